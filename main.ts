@@ -1,0 +1,143 @@
+/**
+ * pods-api: the Kubelet Pods API served from node-local truth.
+ *
+ * `pods-api serve` runs the daemon; `list`, `get UID` and `watch` are its
+ * clients; `version` prints the build. Composition only: every part lives in
+ * `src/`.
+ *
+ * @module
+ */
+
+import { CLIENT_USAGE, runClientCommand } from "./src/client/cli.ts";
+import { systemClock } from "./src/clock.ts";
+import { parseServeConfig, type ServeConfig, serveHelp } from "./src/config.ts";
+import { startDaemon } from "./src/daemon.ts";
+import { createLogger, type Logger } from "./src/log.ts";
+import { createSources } from "./src/sources/create.ts";
+import { BUILD_VERSION } from "./src/version.ts";
+
+/** Exit codes of `pods-api`, documented in the README. */
+export const EXIT = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  noRuntime: 3,
+} as const;
+
+const ENCODER = new TextEncoder();
+const SIGNAL_DEBOUNCE_MS = 300;
+
+function out(text: string): void {
+  Deno.stdout.writeSync(ENCODER.encode(text + "\n"));
+}
+
+function err(text: string): void {
+  Deno.stderr.writeSync(ENCODER.encode(text + "\n"));
+}
+
+const USAGE = `pods-api ${BUILD_VERSION}: the Kubelet Pods API, served from node-local truth
+
+Usage:
+  pods-api serve [flags]      run the daemon (pods-api serve --help for every flag)
+${CLIENT_USAGE.split("\n").slice(1).join("\n")}
+  pods-api version`;
+
+async function serve(config: ServeConfig, log: Logger): Promise<number> {
+  const sources = await createSources(config, { log, clock: systemClock });
+  const daemon = await startDaemon(config, { log, clock: systemClock, sources });
+  log.info("pods-api started", {
+    version: BUILD_VERSION,
+    socket: daemon.socketPath,
+    metrics: `${config.metricsHost}:${daemon.metricsPort}`,
+    sources: sources.map((s) => s.kind),
+    node: config.nodeName,
+  });
+  const stopped = Promise.withResolvers<void>();
+  let firstSignalAt: number | undefined;
+  const onSignal = (name: Deno.Signal) => () => {
+    const now = Date.now();
+    // One kill often reaches us twice (from the shell's process group and a
+    // wrapper forwarding it); only a later, separate signal means "now".
+    if (firstSignalAt !== undefined && now - firstSignalAt < SIGNAL_DEBOUNCE_MS) return;
+    if (firstSignalAt !== undefined) {
+      log.warn("second signal, exiting now", { signal: name });
+      Deno.exit(EXIT.failure);
+    }
+    firstSignalAt = now;
+    log.info("shutting down", { signal: name });
+    stopped.resolve();
+  };
+  const handlers = (["SIGTERM", "SIGINT"] as const).map((s) => [s, onSignal(s)] as const);
+  for (const [s, h] of handlers) Deno.addSignalListener(s, h);
+  await stopped.promise;
+  await daemon.close();
+  for (const [s, h] of handlers) Deno.removeSignalListener(s, h);
+  log.info("stopped");
+  return EXIT.ok;
+}
+
+async function main(args: readonly string[]): Promise<number> {
+  const [command, ...rest] = args;
+  switch (command) {
+    case "serve": {
+      if (rest.includes("--help") || rest.includes("-h")) {
+        out(serveHelp());
+        return EXIT.ok;
+      }
+      let config: ServeConfig;
+      try {
+        config = parseServeConfig(rest);
+      } catch (e) {
+        err(`pods-api serve: ${(e as Error).message}`);
+        return EXIT.usage;
+      }
+      if (config.printConfig) {
+        const { raw: _raw, printConfig: _print, ...effective } = config;
+        out(JSON.stringify(effective, null, 2));
+        return EXIT.ok;
+      }
+      const log = createLogger({ level: config.logLevel });
+      try {
+        return await serve(config, log);
+      } catch (e) {
+        log.error("pods-api failed", { error: e });
+        return (e as { exitCode?: number }).exitCode ?? EXIT.failure;
+      }
+    }
+    case "list":
+    case "get":
+    case "watch": {
+      const interrupt = new AbortController();
+      const onInt = () => interrupt.abort();
+      Deno.addSignalListener("SIGINT", onInt);
+      try {
+        return await runClientCommand(command, rest, {
+          out,
+          err,
+          now: () => Date.now(),
+          signal: interrupt.signal,
+        });
+      } catch (e) {
+        const error = e as { code?: number; details?: string; message: string };
+        err(`pods-api ${command}: ${error.details ?? error.message}`);
+        return error.code === undefined ? EXIT.usage : EXIT.failure;
+      } finally {
+        Deno.removeSignalListener("SIGINT", onInt);
+      }
+    }
+    case "version":
+      out(`pods-api ${BUILD_VERSION}`);
+      return EXIT.ok;
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      out(USAGE);
+      return EXIT.ok;
+    default:
+      err(`pods-api: unknown command "${command}"\n\n${USAGE}`);
+      return EXIT.usage;
+  }
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,113 @@
+/**
+ * The Deno permissions of the `pods-api` executable, in one place: the
+ * compile script bakes them into `dist/pods-api` and the bundle test runs the
+ * bundled daemon with the very same list, so a permission the daemon lacks
+ * fails in CI rather than on a node.
+ *
+ * The rule: scope everything whose location the daemon cannot be told to
+ * change, and name every default location a flag points at. What stays
+ * unscoped and why:
+ * - `--allow-net` is whole: Deno scopes UNIX sockets by exact path only
+ *   (`unix:/a/b.sock`, no directories), the daemon binds a random temporary
+ *   name and renames it into place (SPEC §2), and `--metrics-bind-address`
+ *   and the kubelet URL are flags. Which sockets can be created is still
+ *   bounded by the write scope below, and systemd's
+ *   `RestrictAddressFamilies` / the pod's network bound the rest.
+ * - Process metrics read `/proc/self/*`, which Deno grants only under
+ *   `--allow-all`; they are left out rather than widening everything.
+ *
+ * @module
+ */
+
+/** The socket's directory by default (SPEC §2); the only place the daemon writes. */
+export const DEFAULT_SOCKET_DIR = "/var/lib/kubelet/pods-api";
+
+/**
+ * Well-known CRI runtime sockets. Connecting to a UNIX socket needs read and
+ * write permission on its path, and Deno compares paths without resolving
+ * symlinks, so both the `/run` and `/var/run` spellings are listed.
+ */
+export const CRI_SOCKETS: readonly string[] = [
+  "/run/containerd/containerd.sock",
+  "/var/run/containerd/containerd.sock",
+  "/run/k3s/containerd/containerd.sock",
+  "/run/crio/crio.sock",
+  "/var/run/crio/crio.sock",
+  "/run/cri-dockerd.sock",
+  "/var/run/cri-dockerd.sock",
+];
+
+/**
+ * Files and directories the daemon may read besides its socket directory and
+ * the CRI sockets: `/etc/group` (resolving `--socket-group`), the config file
+ * directory, the static pod manifests, the kubelet's client certificates and a
+ * pod's service account token (for the kubelet `/pods` source).
+ */
+export const READ_PATHS: readonly string[] = [
+  "/etc/group",
+  "/etc/pods-api",
+  "/etc/kubernetes/manifests",
+  "/var/lib/kubelet/pki",
+  "/var/run/secrets/kubernetes.io/serviceaccount",
+  "/run/secrets/kubernetes.io/serviceaccount",
+];
+
+/**
+ * Environment variables the daemon may read: grpc-js's logging switches, for
+ * debugging. Every other variable reads as unset (`--ignore-env`), so grpc-js's
+ * optional knobs neither fail nor leak the environment.
+ */
+export const ENV_VARS: readonly string[] = [
+  "GRPC_TRACE",
+  "GRPC_VERBOSITY",
+  "GRPC_NODE_TRACE",
+  "GRPC_NODE_VERBOSITY",
+];
+
+/** OS information the daemon reads: the node name default and the socket owner check. */
+export const SYS_APIS: readonly string[] = ["hostname", "uid"];
+
+/** Options of {@linkcode daemonPermissionFlags}. */
+export interface PermissionOptions {
+  /**
+   * The directory of `--socket`: the daemon creates it, binds, renames and
+   * removes its socket there. Tests pass a temporary directory.
+   *
+   * @default {DEFAULT_SOCKET_DIR}
+   */
+  socketDir?: string;
+}
+
+/**
+ * The permission flags of `pods-api`, for `deno compile` and `deno run`.
+ *
+ * @example Usage
+ * ```ts
+ * import { daemonPermissionFlags } from "./_permissions.ts";
+ * const flags = daemonPermissionFlags({ socketDir: "/tmp/pods-api-test" });
+ * ```
+ *
+ * @param options The socket directory to allow.
+ * @returns The flags, in a stable order, never `--allow-all`; remote imports
+ *   denied and prompts off (a missing permission is an error, never a question).
+ * @throws {TypeError} When `socketDir` is not an absolute path or holds a comma.
+ */
+export function daemonPermissionFlags(options: PermissionOptions = {}): string[] {
+  const socketDir = (options.socketDir ?? DEFAULT_SOCKET_DIR).replace(/\/+$/, "");
+  if (!socketDir.startsWith("/") || socketDir.includes(",")) {
+    throw new TypeError(
+      `Cannot scope permissions to socket directory "${socketDir}": use an absolute path without commas`,
+    );
+  }
+  return [
+    `--allow-read=${[socketDir, ...CRI_SOCKETS, ...READ_PATHS].join(",")}`,
+    `--allow-write=${[socketDir, ...CRI_SOCKETS].join(",")}`,
+    "--allow-net",
+    `--allow-env=${ENV_VARS.join(",")}`,
+    "--ignore-env",
+    `--allow-sys=${SYS_APIS.join(",")}`,
+    // The bundle imports nothing at run time; a daemon fails, it never prompts.
+    "--deny-import",
+    "--no-prompt",
+  ];
+}

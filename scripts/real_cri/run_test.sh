@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# run_test.sh - the real-containerd end-to-end test, start to finish (as root):
+# starts a private containerd (up.sh), runs tests/real_cri/, tears it down
+# (down.sh --purge) whatever the outcome. Exit status: the test's.
+#
+# Usage: scripts/real_cri/run_test.sh [DIR]   (DIR: where socket and state go;
+#        default: a new directory under /tmp)
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+DENO=${DENO:-npx -y deno@2.9.6}
+DIR=${1:-$(mktemp -d /tmp/pods-api-real-cri.XXXXXX)}
+SOCK=$DIR/containerd.sock
+
+cleanup() {
+  bash "$HERE/down.sh" "$SOCK" "$DIR/state" --purge || true
+  rmdir "$DIR" 2>/dev/null || true
+}
+trap cleanup EXIT
+bash "$HERE/up.sh" "$SOCK" "$DIR/state" >/dev/null
+cd "$REPO"
+# shellcheck disable=SC2086
+PODS_API_REAL_CRI_SOCKET=$SOCK PODS_API_REAL_CRI_STATE=$DIR/state \
+  $DENO test --frozen --allow-read --allow-write --allow-net --allow-env --allow-sys --allow-run \
+  tests/real_cri/

@@ -1,0 +1,110 @@
+/**
+ * Every flag of `pods-api serve`: name, type, default and help, in one table
+ * that drives parsing, the config file, `--help` and `--print-config`.
+ *
+ * @module
+ */
+
+/** How a flag's value is read. */
+export type FlagType = "string" | "boolean" | "integer" | "number" | "duration";
+
+/** One flag of `serve`. */
+export interface FlagSpec {
+  readonly type: FlagType;
+  /** Default as the user would type it. */
+  readonly default: string | boolean;
+  readonly help: string;
+}
+
+/** The flags of `pods-api serve`, by name. */
+export const SERVE_FLAGS = {
+  "config": {
+    type: "string",
+    default: "",
+    help: "Config file (YAML or JSON) whose keys are these flag names; flags win over it",
+  },
+  "socket": {
+    type: "string",
+    default: "/var/lib/kubelet/pods-api/pods-api.sock",
+    help: "UNIX socket the Pods API listens on (directory made 0750, socket 0660)",
+  },
+  "socket-group": {
+    type: "string",
+    default: "root",
+    help: "Group (name or gid) allowed to connect to the socket",
+  },
+  "metrics-bind-address": {
+    type: "string",
+    default: "127.0.0.1:9469",
+    help: "host:port for /metrics, /healthz and /readyz; port 0 picks a free port (logged)",
+  },
+  "hostname-override": {
+    type: "string",
+    default: "",
+    help: "Node name used in pods' spec.nodeName (default: the host name)",
+  },
+  "container-runtime-endpoint": {
+    type: "string",
+    default: "",
+    help:
+      "CRI runtime endpoint, e.g. unix:///run/containerd/containerd.sock (default: autodetect containerd, CRI-O)",
+  },
+  "runtime-request-timeout": {
+    type: "duration",
+    default: "2m",
+    help:
+      "Timeout of one CRI call (list calls of a relist use the shorter of this and the relist timeout)",
+  },
+  "relist-period": {
+    type: "duration",
+    default: "1s",
+    help: "How often pod sources are relisted (the kubelet's PLEG relist period)",
+  },
+  "relist-threshold": {
+    type: "duration",
+    default: "3m",
+    help: "/readyz fails when a source has not relisted successfully for this long",
+  },
+  "rate-limit-qps": {
+    type: "number",
+    default: "100",
+    help: "ListPods and GetPod requests per second (shared token bucket)",
+  },
+  "rate-limit-burst": { type: "integer", default: "10", help: "Token bucket burst size" },
+  "watch-queue-size": {
+    type: "integer",
+    default: "100",
+    help: "Events a watcher may have pending before it is dropped with RESOURCE_EXHAUSTED",
+  },
+  "max-watchers": {
+    type: "integer",
+    default: "1000",
+    help: "Concurrent WatchPods streams allowed; more get RESOURCE_EXHAUSTED",
+  },
+  "simulate": {
+    type: "boolean",
+    default: false,
+    help: "Serve a built-in simulated node instead of the container runtime (demo, tests)",
+  },
+  "simulate-pods": { type: "integer", default: "30", help: "Pods on the simulated node" },
+  "simulate-churn": {
+    type: "number",
+    default: "1",
+    help: "Changes per second on the simulated node (creates, deletes, restarts, phase moves)",
+  },
+  "simulate-seed": { type: "integer", default: "1", help: "Seed of the simulated node" },
+  "simulate-sync-delay": {
+    type: "duration",
+    default: "0s",
+    help: "Delay before the simulated node's first sync (to see FAILED_PRECONDITION)",
+  },
+  "log-level": { type: "string", default: "info", help: "debug, info, warn or error" },
+  "print-config": {
+    type: "boolean",
+    default: false,
+    help: "Print the effective configuration as JSON and exit",
+  },
+} as const satisfies Record<string, FlagSpec>;
+
+/** A flag name of `serve`. */
+export type ServeFlag = keyof typeof SERVE_FLAGS;

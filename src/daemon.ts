@@ -1,0 +1,145 @@
+/**
+ * Composition of the daemon: source → relister → cache → hub → handlers →
+ * gRPC server, plus the metrics endpoint. `main.ts` and the end-to-end tests
+ * both start it from here.
+ *
+ * @module
+ */
+
+import { PodCache } from "./cache/mod.ts";
+import type { Clock } from "./clock.ts";
+import type { ServeConfig } from "./config.ts";
+import { EventHub } from "./events/mod.ts";
+import { FieldMaskCache } from "./fieldmask/mod.ts";
+import type { Logger } from "./log.ts";
+import { serveMetrics } from "./metrics/http.ts";
+import { createMetricsRegistry, type MetricsRegistry } from "./metrics/registry.ts";
+import { encodePod, POD_SCHEMA } from "./proto/mod.ts";
+import { TokenBucket } from "./ratelimit/mod.ts";
+import { Relister, SyncGate } from "./relist/mod.ts";
+import { startGrpcServer } from "./server/grpc_server.ts";
+import { PodsService } from "./server/pods_service.ts";
+import type { PodSource } from "./sources/mod.ts";
+
+/** What the daemon is built from, besides its configuration. */
+export interface DaemonDeps {
+  log: Logger;
+  clock: Clock;
+  /** The pod sources to serve (the caller picks them from the configuration). */
+  sources: readonly PodSource[];
+  /** A registry to use; a new one with process metrics by default. */
+  registry?: MetricsRegistry;
+  /** Start the relist loops. Tests turn this off and call `relistOnce()`. @default {true} */
+  runLoops?: boolean;
+}
+
+/** A running daemon. */
+export interface RunningDaemon extends AsyncDisposable {
+  readonly socketPath: string;
+  readonly metricsPort: number;
+  readonly registry: MetricsRegistry;
+  readonly cache: PodCache;
+  readonly gate: SyncGate;
+  /** Relists every source once, now. @returns Whether every source succeeded. */
+  relistOnce(): Promise<boolean>;
+  /** Stops: watches end with UNAVAILABLE, the socket is removed. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the daemon.
+ *
+ * @param config The effective configuration.
+ * @param deps Log, clock, sources, registry.
+ * @returns The running daemon.
+ * @throws {Error} When the socket or the metrics address cannot be bound.
+ */
+export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promise<RunningDaemon> {
+  const { log, clock, sources } = deps;
+  const registry = deps.registry ?? createMetricsRegistry({ processMetrics: true });
+  const { metrics } = registry;
+  const shutdown = new AbortController();
+  const cache = new PodCache({ encode: encodePod, clock, metrics });
+  const hub = new EventHub({ store: cache, metrics });
+  const gate = new SyncGate({
+    sources: sources.map((s) => s.kind),
+    clock,
+    staleAfter: config.relistThresholdMs,
+  });
+  const relisters = sources.map((source) =>
+    new Relister({
+      source,
+      sink: (snapshots) => {
+        hub.publish(cache.apply(snapshots));
+        gate.markSynced(source.kind);
+      },
+      clock,
+      metrics,
+      log: log.child(`relist-${source.kind}`),
+      period: config.relistPeriodMs,
+      timeout: Math.min(
+        config.runtimeRequestTimeoutMs,
+        Math.max(config.relistPeriodMs * 10, 10_000),
+      ),
+    })
+  );
+  const service = new PodsService({
+    store: cache,
+    hub,
+    gate,
+    limiter: new TokenBucket({ qps: config.rateLimitQps, burst: config.rateLimitBurst, clock }),
+    masks: new FieldMaskCache(POD_SCHEMA),
+    encode: encodePod,
+    metrics,
+    watchQueueLimit: config.watchQueueSize,
+    maxWatchers: config.maxWatchers,
+    shutdown: shutdown.signal,
+  });
+  const grpc = await startGrpcServer(
+    { socketPath: config.socket, socketGroup: config.socketGroup },
+    { service, metrics, log: log.child("grpc") },
+  );
+  let http;
+  try {
+    http = await serveMetrics(
+      { hostname: config.metricsHost, port: config.metricsPort },
+      {
+        registry,
+        readiness: { notReadyReasons: () => gate.notReadyReasons() },
+        log: log.child("http"),
+      },
+    );
+  } catch (err) {
+    await grpc.close(0);
+    throw err;
+  }
+  const loops = deps.runLoops === false
+    ? []
+    : relisters.map((r) =>
+      r.run(shutdown.signal).catch((err) => log.error("relist loop died", { error: err }))
+    );
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      shutdown.abort();
+      hub.close();
+      await grpc.close(2000);
+      await http.close();
+      await Promise.all(loops);
+    })();
+    return closing;
+  };
+  return {
+    socketPath: grpc.socketPath,
+    metricsPort: http.port,
+    registry,
+    cache,
+    gate,
+    async relistOnce() {
+      const results = await Promise.all(relisters.map((r) => r.relistOnce(shutdown.signal)));
+      return results.every(Boolean);
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}

@@ -1,0 +1,191 @@
+/**
+ * Every metric the daemon exports, declared in this one file: name, help,
+ * labels and buckets. Components receive the {@linkcode Metrics} object;
+ * none creates metrics of its own.
+ *
+ * The `kubelet_pod_*` names and labels are the kubelet's Pods API metrics,
+ * kept identical so dashboards and alerts written for the kubelet work here.
+ *
+ * @module
+ */
+
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+
+/** `server_api_version`: `v1alpha1` for `v1alpha1.Pods`, `v1` for the package-less `Pods`. */
+export type ServerApiVersion = "v1alpha1" | "v1";
+
+/** Labels of the kubelet request counters. */
+export type RequestLabel = "server_api_version" | "status_code";
+
+/** The daemon's metrics. */
+export interface Metrics {
+  /** All Pods API requests, by API version and gRPC status code. */
+  readonly requests: Counter<RequestLabel>;
+  readonly requestsList: Counter<RequestLabel>;
+  readonly requestsGet: Counter<RequestLabel>;
+  readonly requestsWatch: Counter<RequestLabel>;
+  /** Watch events lost because a watcher was dropped for falling behind. */
+  readonly watchEventsDropped: Counter<never>;
+  /** Watch events merged into a newer event of the same pod in a watcher's queue. */
+  readonly watchEventsCoalesced: Counter<never>;
+  /** Watchers dropped for falling behind. */
+  readonly watchersDropped: Counter<"server_api_version">;
+  /** Open watch streams. */
+  readonly watchers: Gauge<"server_api_version">;
+  /** Calls rejected by the ListPods/GetPod token bucket. */
+  readonly rateLimited: Counter<"method">;
+  /** Pod events produced by the cache, by type. */
+  readonly podEvents: Counter<"type">;
+  /** Pods in the cache. */
+  readonly cachePods: Gauge<never>;
+  /** Containers (all kinds) of the pods in the cache. */
+  readonly cacheContainers: Gauge<never>;
+  /** Duration of one relist of a source. */
+  readonly relistDuration: Histogram<"source">;
+  /** Failed relists, by source and reason. */
+  readonly relistErrors: Counter<"source" | "reason">;
+  /** Time of a source's last successful relist, Unix seconds. */
+  readonly relistLastSuccess: Gauge<"source">;
+  /** 1 once a source has completed its first full read. */
+  readonly sourceSynced: Gauge<"source">;
+  /** Pods a source contributed at its last successful read. */
+  readonly sourcePods: Gauge<"source">;
+  /** Items a source skipped as invalid (bad manifest, absurd runtime data), by reason. */
+  readonly sourceItemsRejected: Counter<"source" | "reason">;
+  /** 1 when the container runtime answered its last call. */
+  readonly runtimeReachable: Gauge<never>;
+  /** Pod changes the cache refused because they broke a watch invariant. */
+  readonly invariantCorrections: Counter<"kind">;
+}
+
+const RELIST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/**
+ * Creates and registers every metric.
+ *
+ * @param registry The registry to expose (one per daemon; tests make their own).
+ * @returns The metrics.
+ */
+export function createMetrics(registry: Registry): Metrics {
+  const registers = [registry];
+  const requestLabels: RequestLabel[] = ["server_api_version", "status_code"];
+  return {
+    requests: new Counter({
+      name: "kubelet_pod_requests_total",
+      help: "Cumulative number of requests to the Pods API.",
+      labelNames: requestLabels,
+      registers,
+    }),
+    requestsList: new Counter({
+      name: "kubelet_pod_requests_list_total",
+      help: "Number of requests to the ListPods endpoint.",
+      labelNames: requestLabels,
+      registers,
+    }),
+    requestsGet: new Counter({
+      name: "kubelet_pod_requests_get_total",
+      help: "Number of requests to the GetPod endpoint.",
+      labelNames: requestLabels,
+      registers,
+    }),
+    requestsWatch: new Counter({
+      name: "kubelet_pod_requests_watch_total",
+      help: "Number of requests to the WatchPods endpoint, counted when the stream ends.",
+      labelNames: requestLabels,
+      registers,
+    }),
+    watchEventsDropped: new Counter({
+      name: "kubelet_pod_watch_events_dropped_total",
+      help: "Watch events dropped because a client did not consume its stream fast enough.",
+      registers,
+    }),
+    watchEventsCoalesced: new Counter({
+      name: "pods_api_watch_events_coalesced_total",
+      help: "Queued watch events replaced by a newer event of the same pod.",
+      registers,
+    }),
+    watchersDropped: new Counter({
+      name: "pods_api_watchers_dropped_total",
+      help: "Watch streams ended with RESOURCE_EXHAUSTED because their queue overflowed.",
+      labelNames: ["server_api_version"],
+      registers,
+    }),
+    watchers: new Gauge({
+      name: "pods_api_watchers",
+      help: "Open WatchPods streams.",
+      labelNames: ["server_api_version"],
+      registers,
+    }),
+    rateLimited: new Counter({
+      name: "pods_api_rate_limited_total",
+      help: "ListPods and GetPod calls rejected by the token bucket.",
+      labelNames: ["method"],
+      registers,
+    }),
+    podEvents: new Counter({
+      name: "pods_api_pod_events_total",
+      help: "Pod changes published to watchers, by event type.",
+      labelNames: ["type"],
+      registers,
+    }),
+    cachePods: new Gauge({
+      name: "pods_api_cache_pods",
+      help: "Pods held in the cache.",
+      registers,
+    }),
+    cacheContainers: new Gauge({
+      name: "pods_api_cache_containers",
+      help: "Containers (init, regular and ephemeral) of the pods in the cache.",
+      registers,
+    }),
+    relistDuration: new Histogram({
+      name: "pods_api_relist_duration_seconds",
+      help: "Duration of one full read of a pod source.",
+      labelNames: ["source"],
+      buckets: RELIST_BUCKETS,
+      registers,
+    }),
+    relistErrors: new Counter({
+      name: "pods_api_relist_errors_total",
+      help: "Failed reads of a pod source, by reason.",
+      labelNames: ["source", "reason"],
+      registers,
+    }),
+    relistLastSuccess: new Gauge({
+      name: "pods_api_relist_last_success_timestamp_seconds",
+      help: "Unix time of the last successful read of a pod source.",
+      labelNames: ["source"],
+      registers,
+    }),
+    sourceSynced: new Gauge({
+      name: "pods_api_source_synced",
+      help: "1 once a pod source has completed its first full read.",
+      labelNames: ["source"],
+      registers,
+    }),
+    sourcePods: new Gauge({
+      name: "pods_api_source_pods",
+      help: "Pods a source reported at its last successful read.",
+      labelNames: ["source"],
+      registers,
+    }),
+    sourceItemsRejected: new Counter({
+      name: "pods_api_source_items_rejected_total",
+      help: "Items a pod source skipped as invalid, by reason.",
+      labelNames: ["source", "reason"],
+      registers,
+    }),
+    runtimeReachable: new Gauge({
+      name: "pods_api_runtime_reachable",
+      help: "1 when the container runtime answered the last relist.",
+      registers,
+    }),
+    invariantCorrections: new Counter({
+      name: "pods_api_invariant_corrections_total",
+      help:
+        "Pod updates adjusted to keep watch invariants (phase regressions, lost deletionTimestamp).",
+      labelNames: ["kind"],
+      registers,
+    }),
+  };
+}

@@ -1,0 +1,179 @@
+/**
+ * Kubernetes JSON scalar conventions: RFC 3339 times, resource quantities,
+ * int-or-string values, and Go's map key order. Pure functions. Private to
+ * `src/proto/`.
+ *
+ * @module
+ */
+
+const RFC3339 =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+
+/** Seconds and nanoseconds since the Unix epoch, as `meta/v1.Time` carries them. */
+export interface Timestamp {
+  readonly seconds: number;
+  readonly nanos: number;
+}
+
+/**
+ * Parses an RFC 3339 timestamp as Go's `time.RFC3339` parser accepts it.
+ *
+ * @param text The JSON string.
+ * @returns The instant, or `undefined` when the text is not a valid timestamp.
+ */
+export function parseRfc3339(text: string): Timestamp | undefined {
+  const m = RFC3339.exec(text);
+  if (m === null) return undefined;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return undefined;
+  if (day < 1 || day > daysInMonth(year, month)) return undefined;
+  let offset = 0;
+  if (m[9] !== undefined) {
+    const oh = Number(m[10]);
+    const om = Number(m[11]);
+    if (oh > 23 || om > 59) return undefined;
+    offset = (m[9] === "-" ? -1 : 1) * (oh * 3600 + om * 60);
+  }
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, 0);
+  const seconds = date.getTime() / 1000 - offset;
+  const nanos = m[7] === undefined ? 0 : Number(m[7].padEnd(9, "0"));
+  return { seconds, nanos };
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) {
+    const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+    return leap ? 29 : 28;
+  }
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/**
+ * Formats an instant as Kubernetes JSON does: UTC, `Z`, seconds precision for
+ * `Time` (`2024-05-01T10:00:00Z`), six fraction digits for `MicroTime`.
+ *
+ * @param seconds Seconds since the epoch.
+ * @param micros `undefined` for `Time`; the microseconds for `MicroTime`.
+ * @returns The RFC 3339 text.
+ */
+export function formatRfc3339(seconds: number, micros?: number): string {
+  const date = new Date(seconds * 1000);
+  const year = date.getUTCFullYear();
+  const base = `${pad(year, 4)}-${pad(date.getUTCMonth() + 1, 2)}-${pad(date.getUTCDate(), 2)}T` +
+    `${pad(date.getUTCHours(), 2)}:${pad(date.getUTCMinutes(), 2)}:${pad(date.getUTCSeconds(), 2)}`;
+  return micros === undefined ? `${base}Z` : `${base}.${pad(micros, 6)}Z`;
+}
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, "0");
+}
+
+/** Quantity grammar as `resource.ParseQuantity` accepts it (digits required). */
+const QUANTITY = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE]([+-]?\d+)|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?$/;
+
+/**
+ * Reports whether a string is a quantity the Go decoder accepts
+ * (`resource.ParseQuantity`): a signed decimal number and an optional binary
+ * suffix (Ki … Ei), decimal suffix (n u m k M G T P E) or exponent (e3, E-2).
+ * An invalid quantity makes Go reject the whole pod, so it is never emitted.
+ *
+ * @param text The quantity text.
+ * @returns `true` when valid.
+ */
+export function isValidQuantity(text: string): boolean {
+  const m = QUANTITY.exec(text);
+  if (m === null) return false;
+  // Go parses the exponent as an int64 and uses it as an int32 scale.
+  return m[1] === undefined || Math.abs(Number(m[1])) <= 2147483647;
+}
+
+/**
+ * The quantity text of a JSON value: a string without surrounding white
+ * space (Go's JSON decoder trims it), a JSON number in its shortest decimal
+ * form (Go accepts an unquoted quantity).
+ *
+ * @param value A JSON value.
+ * @returns The valid quantity text, or `undefined` when the value is not a valid quantity.
+ */
+export function quantityText(value: unknown): string | undefined {
+  let text: string;
+  if (typeof value === "string") text = value.trim();
+  else if (typeof value === "number" && Number.isFinite(value)) text = String(value);
+  else return undefined;
+  return isValidQuantity(text) ? text : undefined;
+}
+
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+const INT64_LIMIT = 9223372036854775808;
+
+/**
+ * @param value A JSON value.
+ * @returns `true` when it is an integer that fits an int32.
+ */
+export function isInt32(value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) >= INT32_MIN &&
+    (value as number) <= INT32_MAX;
+}
+
+/**
+ * @param value A JSON value.
+ * @returns `true` when it is an integer that fits an int64.
+ */
+export function isInt64(value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) >= -INT64_LIMIT &&
+    (value as number) < INT64_LIMIT;
+}
+
+/**
+ * Orders strings by their UTF-8 bytes, as Go sorts map keys when it marshals.
+ * UTF-16 order differs only for characters above U+FFFF against U+E000–U+FFFF.
+ *
+ * @param a A key.
+ * @param b A key.
+ * @returns Negative, zero or positive.
+ */
+export function compareUtf8(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) {
+      const xs = x >= 0xd800 && x <= 0xdfff;
+      const ys = y >= 0xd800 && y <= 0xdfff;
+      if (xs !== ys) return xs ? 1 : -1;
+      return x - y;
+    }
+  }
+  return a.length - b.length;
+}
+
+/**
+ * Serializes a JSON value with object keys sorted, so equal values always
+ * give the same text (used for `FieldsV1`, carried as raw JSON bytes).
+ *
+ * @param value A JSON value.
+ * @returns The canonical JSON text.
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (typeof value === "object" && value !== null) {
+    const record = value as Record<string, unknown>;
+    const parts: string[] = [];
+    for (const key of Object.keys(record).sort(compareUtf8)) {
+      if (record[key] === undefined) continue;
+      parts.push(`${JSON.stringify(key)}:${canonicalJson(record[key])}`);
+    }
+    return `{${parts.join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}

@@ -1,0 +1,28 @@
+/**
+ * The protobuf side of pods-api: the `v1.Pod` codec (Kubernetes JSON ⇄
+ * Kubernetes protobuf bytes), the field-mask schema of a pod, the framing of
+ * the Pods API messages around pre-encoded pods, and the embedded descriptor
+ * for clients that load the schema with `@grpc/proto-loader`'s `fromJSON`.
+ *
+ * @module
+ */
+
+export { decodePod, encodePod, InvalidQuantityError, unrepresentablePaths } from "./pod_codec.ts";
+export { POD_SCHEMA } from "./pod_schema.ts";
+export {
+  decodeGetPodRequest,
+  decodeGetPodResponse,
+  decodeListPodsResponse,
+  decodePodWatchResponse,
+  decodeWatchPodsEvent,
+  encodeGetPodRequest,
+  encodeGetPodResponse,
+  encodeListPodsResponse,
+  encodePodWatchResponse,
+  encodeWatchPodsEvent,
+  WATCH_EVENT_TYPE,
+  type WatchEventType,
+  type WatchPodsEvent,
+} from "./pods_api_wire.ts";
+export { loadPodsApiRoot, POD_TYPE_NAME } from "./load.ts";
+export { PODS_API_DESCRIPTOR } from "./generated/descriptor.ts";

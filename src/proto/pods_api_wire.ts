@@ -1,0 +1,373 @@
+/**
+ * Hand-written framing of the Pods API messages around pre-encoded pod
+ * bytes, so the server never re-encodes a pod. `ListPodsResponse`,
+ * `GetPodResponse` and `PodWatchResponse` are byte-identical for both
+ * services (`v1alpha1.Pods` carries `bytes`, `Pods` an embedded `v1.Pod`:
+ * both are length-delimited field 1 or 2 on the wire).
+ *
+ * @module
+ */
+
+/** `v1alpha1.EventType` values (SPEC §3.1). */
+export const WATCH_EVENT_TYPE = {
+  UNSPECIFIED: 0,
+  ADDED: 1,
+  MODIFIED: 2,
+  DELETED: 3,
+  INITIAL_SYNC_COMPLETE: 4,
+} as const;
+
+/** One of {@linkcode WATCH_EVENT_TYPE}. */
+export type WatchEventType = typeof WATCH_EVENT_TYPE[keyof typeof WATCH_EVENT_TYPE];
+
+/** A decoded `v1alpha1.WatchPodsEvent`. */
+export interface WatchPodsEvent {
+  readonly type: WatchEventType;
+  /** The serialized `v1.Pod`; absent for INITIAL_SYNC_COMPLETE. */
+  readonly pod: Uint8Array | undefined;
+}
+
+const WIRE_VARINT = 0;
+const WIRE_I64 = 1;
+const WIRE_LEN = 2;
+const WIRE_SGROUP = 3;
+const WIRE_EGROUP = 4;
+const WIRE_I32 = 5;
+/** Bounds recursion on hostile input (protobuf's default recursion limit). */
+const MAX_GROUP_DEPTH = 100;
+
+function varintSize(n: number): number {
+  let size = 1;
+  while (n >= 0x80) {
+    n = Math.floor(n / 128);
+    size++;
+  }
+  return size;
+}
+
+function writeVarint(buf: Uint8Array, pos: number, n: number): number {
+  while (n >= 0x80) {
+    buf[pos++] = (n & 0x7f) | 0x80;
+    n = Math.floor(n / 128);
+  }
+  buf[pos++] = n;
+  return pos;
+}
+
+/** A length-delimited field: tag, length, payload. */
+function lenFieldSize(field: number, payload: Uint8Array): number {
+  return varintSize(field << 3) + varintSize(payload.length) + payload.length;
+}
+
+function writeLenField(buf: Uint8Array, pos: number, field: number, payload: Uint8Array): number {
+  pos = writeVarint(buf, pos, (field << 3) | WIRE_LEN);
+  pos = writeVarint(buf, pos, payload.length);
+  buf.set(payload, pos);
+  return pos + payload.length;
+}
+
+function singleLenField(field: number, payload: Uint8Array): Uint8Array {
+  const buf = new Uint8Array(lenFieldSize(field, payload));
+  writeLenField(buf, 0, field, payload);
+  return buf;
+}
+
+/**
+ * Frames `ListPodsResponse { repeated bytes pods = 1 }` (and
+ * `PodListResponse { repeated v1.Pod pods = 1 }`: the same bytes).
+ *
+ * @example
+ * ```ts
+ * const body = encodeListPodsResponse([encodePod(pod)]);
+ * ```
+ *
+ * @param pods Each pod's serialized `v1.Pod`, in response order.
+ * @returns The serialized response.
+ */
+export function encodeListPodsResponse(pods: readonly Uint8Array[]): Uint8Array {
+  let size = 0;
+  for (const pod of pods) size += lenFieldSize(1, pod);
+  const buf = new Uint8Array(size);
+  let pos = 0;
+  for (const pod of pods) pos = writeLenField(buf, pos, 1, pod);
+  return buf;
+}
+
+/**
+ * Frames `GetPodResponse { bytes pod = 1 }` (and `PodGetResponse`: the same bytes).
+ *
+ * @param pod The serialized `v1.Pod`.
+ * @returns The serialized response.
+ */
+export function encodeGetPodResponse(pod: Uint8Array): Uint8Array {
+  return singleLenField(1, pod);
+}
+
+/**
+ * Frames `PodWatchResponse { v1.Pod pod = 1 }` of the package-less service.
+ *
+ * @param pod The serialized `v1.Pod`.
+ * @returns The serialized response.
+ */
+export function encodePodWatchResponse(pod: Uint8Array): Uint8Array {
+  return singleLenField(1, pod);
+}
+
+/**
+ * Frames `v1alpha1.WatchPodsEvent { EventType type = 1; bytes pod = 2 }`.
+ * Default values are left out, as proto3 does.
+ *
+ * @example
+ * ```ts
+ * encodeWatchPodsEvent(WATCH_EVENT_TYPE.INITIAL_SYNC_COMPLETE); // Uint8Array [8, 4]
+ * ```
+ *
+ * @param type The event type.
+ * @param pod The serialized `v1.Pod`; left out for INITIAL_SYNC_COMPLETE.
+ * @returns The serialized event.
+ */
+export function encodeWatchPodsEvent(type: WatchEventType, pod?: Uint8Array): Uint8Array {
+  const hasPod = pod !== undefined && pod.length > 0;
+  const size = (type !== 0 ? 2 : 0) + (hasPod ? lenFieldSize(2, pod) : 0);
+  const buf = new Uint8Array(size);
+  let pos = 0;
+  if (type !== 0) {
+    buf[pos++] = (1 << 3) | WIRE_VARINT;
+    buf[pos++] = type;
+  }
+  if (hasPod) writeLenField(buf, pos, 2, pod);
+  return buf;
+}
+
+/**
+ * Frames `GetPodRequest { string podUID = 1 }` (and `PodGetRequest`).
+ *
+ * @param podUID The pod UID.
+ * @returns The serialized request.
+ */
+export function encodeGetPodRequest(podUID: string): Uint8Array {
+  if (podUID === "") return new Uint8Array(0);
+  return singleLenField(1, new TextEncoder().encode(podUID));
+}
+
+/** One field read by {@linkcode readFields}. */
+interface WireField {
+  readonly field: number;
+  readonly wireType: number;
+  /** The varint value (wire type 0). */
+  readonly varint: number;
+  /** The payload (wire type 2). */
+  readonly bytes: Uint8Array | undefined;
+}
+
+/** A strict protobuf field reader; every malformation throws a TypeError. */
+class WireReader {
+  readonly #buf: Uint8Array;
+  readonly #what: string;
+  #pos = 0;
+  #depth = 0;
+
+  constructor(buf: Uint8Array, what: string) {
+    this.#buf = buf;
+    this.#what = what;
+  }
+
+  get done(): boolean {
+    return this.#pos >= this.#buf.length;
+  }
+
+  fail(reason: string): never {
+    throw new TypeError(`Cannot decode ${this.#what}: ${reason}`);
+  }
+
+  varint(): number {
+    let result = 0;
+    let scale = 1;
+    for (let i = 0; i < 10; i++) {
+      if (this.#pos >= this.#buf.length) this.fail("truncated varint");
+      const b = this.#buf[this.#pos++]!;
+      result += (b & 0x7f) * scale;
+      if (b < 0x80) {
+        if (i === 9 && b > 1) this.fail("varint overflows 64 bits");
+        return result;
+      }
+      scale *= 128;
+    }
+    return this.fail("varint longer than 10 bytes");
+  }
+
+  take(length: number): Uint8Array {
+    if (length > this.#buf.length - this.#pos) {
+      this.fail("length-delimited field runs past the end");
+    }
+    const out = this.#buf.subarray(this.#pos, this.#pos + length);
+    this.#pos += length;
+    return out;
+  }
+
+  next(): WireField {
+    return this.#body(this.varint());
+  }
+
+  #body(tag: number): WireField {
+    const field = Math.floor(tag / 8);
+    const wireType = tag % 8;
+    if (field === 0) this.fail("field number 0");
+    if (field > 0x1fffffff) this.fail(`field number "${field}" out of range`);
+    switch (wireType) {
+      case WIRE_VARINT:
+        return { field, wireType, varint: this.varint(), bytes: undefined };
+      case WIRE_LEN:
+        return { field, wireType, varint: 0, bytes: this.take(this.varint()) };
+      case WIRE_I64:
+        this.take(8);
+        break;
+      case WIRE_I32:
+        this.take(4);
+        break;
+      case WIRE_SGROUP:
+        this.#skipGroup(field);
+        break;
+      default:
+        this.fail(`invalid wire type "${wireType}" for field "${field}"`);
+    }
+    return { field, wireType, varint: 0, bytes: undefined };
+  }
+
+  #skipGroup(start: number): void {
+    if (++this.#depth > MAX_GROUP_DEPTH) this.fail("groups nested too deeply");
+    for (;;) {
+      if (this.done) this.fail(`unterminated group "${start}"`);
+      const tag = this.varint();
+      const field = Math.floor(tag / 8);
+      if (tag % 8 === WIRE_EGROUP) {
+        if (field !== start) this.fail(`mismatched end of group "${start}"`);
+        this.#depth--;
+        return;
+      }
+      this.#body(tag);
+    }
+  }
+}
+
+function expect(reader: WireReader, f: WireField, wireType: number, name: string): void {
+  if (f.wireType !== wireType) {
+    reader.fail(`field "${name}" has wire type ${f.wireType}, expected ${wireType}`);
+  }
+}
+
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * Decodes `GetPodRequest` / `PodGetRequest { string podUID = 1 }` strictly:
+ * malformed protobuf or invalid UTF-8 throws; unknown fields are skipped
+ * (protobuf allows them); a repeated `podUID` keeps the last, as protobuf does.
+ *
+ * @param bytes The serialized request.
+ * @returns The requested UID (empty when absent).
+ * @throws {TypeError} When the bytes are not a well-formed request.
+ */
+export function decodeGetPodRequest(bytes: Uint8Array): { podUID: string } {
+  const reader = new WireReader(bytes, "GetPodRequest");
+  let podUID = "";
+  while (!reader.done) {
+    const f = reader.next();
+    if (f.field !== 1) continue;
+    expect(reader, f, WIRE_LEN, "podUID");
+    try {
+      podUID = STRICT_UTF8.decode(f.bytes);
+    } catch {
+      reader.fail("podUID is not valid UTF-8");
+    }
+  }
+  return { podUID };
+}
+
+/**
+ * Splits `ListPodsResponse` / `PodListResponse` into each pod's bytes.
+ *
+ * @param bytes The serialized response.
+ * @returns Each serialized `v1.Pod` (views into `bytes`), in order.
+ * @throws {TypeError} When the bytes are malformed.
+ */
+export function decodeListPodsResponse(bytes: Uint8Array): Uint8Array[] {
+  const reader = new WireReader(bytes, "ListPodsResponse");
+  const pods: Uint8Array[] = [];
+  while (!reader.done) {
+    const f = reader.next();
+    if (f.field !== 1) continue;
+    expect(reader, f, WIRE_LEN, "pods");
+    pods.push(f.bytes!);
+  }
+  return pods;
+}
+
+function decodeSinglePod(bytes: Uint8Array, what: string): Uint8Array {
+  const reader = new WireReader(bytes, what);
+  let pod: Uint8Array | undefined;
+  while (!reader.done) {
+    const f = reader.next();
+    if (f.field !== 1) continue;
+    expect(reader, f, WIRE_LEN, "pod");
+    // A repeated singular message field merges; concatenation is its merge.
+    pod = pod === undefined ? f.bytes : concat(pod, f.bytes!);
+  }
+  // Absent is the empty message (proto3 `bytes` default; an empty v1.Pod).
+  return pod ?? new Uint8Array(0);
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/**
+ * Extracts the pod of `GetPodResponse` / `PodGetResponse`.
+ *
+ * @param bytes The serialized response.
+ * @returns The serialized `v1.Pod` (empty when absent).
+ * @throws {TypeError} When the bytes are malformed.
+ */
+export function decodeGetPodResponse(bytes: Uint8Array): Uint8Array {
+  return decodeSinglePod(bytes, "GetPodResponse");
+}
+
+/**
+ * Extracts the pod of `PodWatchResponse` (package-less service).
+ *
+ * @param bytes The serialized response.
+ * @returns The serialized `v1.Pod` (empty when absent).
+ * @throws {TypeError} When the bytes are malformed.
+ */
+export function decodePodWatchResponse(bytes: Uint8Array): Uint8Array {
+  return decodeSinglePod(bytes, "PodWatchResponse");
+}
+
+const EVENT_TYPES: ReadonlySet<number> = new Set(Object.values(WATCH_EVENT_TYPE));
+
+/**
+ * Decodes `v1alpha1.WatchPodsEvent`.
+ *
+ * @param bytes The serialized event.
+ * @returns The event type and pod bytes.
+ * @throws {TypeError} When the bytes are malformed or the event type is unknown.
+ */
+export function decodeWatchPodsEvent(bytes: Uint8Array): WatchPodsEvent {
+  const reader = new WireReader(bytes, "WatchPodsEvent");
+  let type = 0;
+  let pod: Uint8Array | undefined;
+  while (!reader.done) {
+    const f = reader.next();
+    if (f.field === 1) {
+      expect(reader, f, WIRE_VARINT, "type");
+      type = f.varint;
+    } else if (f.field === 2) {
+      expect(reader, f, WIRE_LEN, "pod");
+      pod = f.bytes;
+    }
+  }
+  if (!EVENT_TYPES.has(type)) reader.fail(`unknown event type "${type}"`);
+  return { type: type as WatchEventType, pod };
+}

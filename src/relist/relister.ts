@@ -1,0 +1,246 @@
+/**
+ * The relist loop of one pod source, as the kubelet's PLEG relists the
+ * runtime: read the full view, hand it on, wait, repeat. A failed read keeps
+ * the previous state (the sink is not called), counts, logs and retries
+ * with a short capped backoff.
+ *
+ * @module
+ */
+
+import type { Clock } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+import type { PodSnapshot } from "../model/pod.ts";
+import { type PodSource, SourceUnavailableError } from "../sources/mod.ts";
+import { type Sleep, timerSleep, untilAborted } from "./_abort.ts";
+
+/**
+ * The longest wait between retries of a failing source, in ms. Short on
+ * purpose: a restarted runtime should be re-read within seconds.
+ */
+export const DEFAULT_MAX_BACKOFF = 5_000;
+
+/** Options of {@linkcode Relister}. */
+export interface RelisterOptions {
+  source: PodSource;
+  /** Receives every successful full view (the daemon applies it to the cache and publishes). */
+  sink: (snapshots: readonly PodSnapshot[]) => void;
+  clock: Clock;
+  metrics: Metrics;
+  log: Logger;
+  /** Wait between relists, in ms. */
+  period: number;
+  /** Longest time one `source.list()` may take, in ms. */
+  timeout: number;
+  /** Cap of the retry backoff, in ms (never below `period`). @default {DEFAULT_MAX_BACKOFF} */
+  maxBackoff?: number;
+  /** The `source` metric label and log field. @default {source.kind} */
+  name?: string;
+  /** Waits `ms` or until the signal aborts, never rejecting; tests inject a fake. @default {a timer} */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof SourceUnavailableError ? error.reason : "error";
+}
+
+function checkDuration(name: string, value: number): void {
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new RangeError(`Cannot relist with ${name} "${value}": it must be a positive number`);
+  }
+}
+
+/**
+ * Reads one pod source over and over and feeds its views to a sink.
+ *
+ * @example Usage
+ * ```ts
+ * import { Relister } from "./relister.ts";
+ * import { createMetricsRegistry } from "../metrics/registry.ts";
+ * import { silentLogger } from "../log.ts";
+ * const relister = new Relister({
+ *   source: { kind: "fake", list: () => Promise.resolve([]) },
+ *   sink: (pods) => console.assert(pods.length === 0),
+ *   clock: { now: () => Date.now() },
+ *   metrics: createMetricsRegistry().metrics,
+ *   log: silentLogger,
+ *   period: 1000,
+ *   timeout: 5000,
+ * });
+ * console.assert(await relister.relistOnce(new AbortController().signal));
+ * console.assert(relister.synced);
+ * ```
+ */
+export class Relister {
+  #source: PodSource;
+  #sink: (snapshots: readonly PodSnapshot[]) => void;
+  #clock: Clock;
+  #metrics: Metrics;
+  #log: Logger;
+  #period: number;
+  #timeout: number;
+  #maxBackoff: number;
+  #name: string;
+  #sleep: Sleep;
+  #synced = false;
+  #lastSuccessAt: number | undefined;
+  #lastError: unknown;
+  #lastReason: string | undefined;
+  #failures = 0;
+  #running = false;
+
+  /**
+   * @param options Source, sink, timing and instrumentation.
+   * @throws {RangeError} When `period`, `timeout` or `maxBackoff` is not a positive number.
+   */
+  constructor(options: RelisterOptions) {
+    checkDuration("period", options.period);
+    checkDuration("timeout", options.timeout);
+    if (options.maxBackoff !== undefined) checkDuration("maxBackoff", options.maxBackoff);
+    this.#source = options.source;
+    this.#sink = options.sink;
+    this.#clock = options.clock;
+    this.#metrics = options.metrics;
+    this.#name = options.name ?? options.source.kind;
+    this.#log = options.log;
+    this.#period = options.period;
+    this.#timeout = options.timeout;
+    this.#maxBackoff = Math.max(options.period, options.maxBackoff ?? DEFAULT_MAX_BACKOFF);
+    this.#sleep = options.sleep ?? timerSleep;
+  }
+
+  /** The source's name in metrics and logs. */
+  get name(): string {
+    return this.#name;
+  }
+
+  /** `true` once a relist has succeeded. */
+  get synced(): boolean {
+    return this.#synced;
+  }
+
+  /** Clock time (ms) of the last successful relist, if any. */
+  get lastSuccessAt(): number | undefined {
+    return this.#lastSuccessAt;
+  }
+
+  /** The error of the last relist, or `undefined` when it succeeded. */
+  get lastError(): unknown {
+    return this.#lastError;
+  }
+
+  /** Failed relists since the last success. */
+  get consecutiveFailures(): number {
+    return this.#failures;
+  }
+
+  /** The wait before the next relist, in ms: `period`, doubled per consecutive failure, capped. */
+  get nextDelay(): number {
+    if (this.#failures === 0) return this.#period;
+    return Math.min(this.#period * 2 ** (this.#failures - 1), this.#maxBackoff);
+  }
+
+  /**
+   * Reads the source once (bounded by `timeout`) and passes the view to the sink.
+   *
+   * @param signal Abandons the read (shutdown); an abandoned read is not counted as an error.
+   * @returns `true` when the sink received a fresh view.
+   */
+  async relistOnce(signal: AbortSignal): Promise<boolean> {
+    if (signal.aborted) return false;
+    const started = this.#clock.now();
+    const call = new AbortController();
+    const onAbort = () => call.abort(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    const timer = new AbortController();
+    this.#sleep(this.#timeout, timer.signal).then(() => {
+      if (timer.signal.aborted) return;
+      const message =
+        `Cannot list pods of source "${this.#name}": no answer within ${this.#timeout} ms`;
+      call.abort(new SourceUnavailableError(message, { reason: "timeout" }));
+    }, () => {});
+    let snapshots: readonly PodSnapshot[];
+    try {
+      snapshots = await untilAborted(this.#source.list(call.signal), call.signal);
+    } catch (error) {
+      if (signal.aborted) return false;
+      this.#failed(error, reasonOf(error), started);
+      return false;
+    } finally {
+      timer.abort();
+      signal.removeEventListener("abort", onAbort);
+    }
+    try {
+      this.#sink(snapshots);
+    } catch (error) {
+      this.#failed(error, "sink", started);
+      return false;
+    }
+    this.#succeeded(snapshots.length, started);
+    return true;
+  }
+
+  /**
+   * Relists every `period` ms (backing off while the source fails) until aborted.
+   *
+   * @param signal Stops the loop.
+   * @returns Resolves once stopped.
+   * @throws {TypeError} When the loop is already running.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.#running) throw new TypeError(`Cannot run relister "${this.#name}": already running`);
+    this.#running = true;
+    try {
+      while (!signal.aborted) {
+        await this.relistOnce(signal);
+        if (signal.aborted) break;
+        await this.#sleep(this.nextDelay, signal);
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  #observe(started: number): void {
+    const seconds = Math.max(0, this.#clock.now() - started) / 1000;
+    this.#metrics.relistDuration.observe({ source: this.#name }, seconds);
+  }
+
+  #succeeded(pods: number, started: number): void {
+    const source = this.#name;
+    this.#observe(started);
+    const now = this.#clock.now();
+    if (this.#failures > 0) {
+      this.#log.info("relist recovered", { source, failures: this.#failures });
+    } else if (!this.#synced) {
+      this.#log.info("source synced", { source, pods });
+    }
+    this.#synced = true;
+    this.#lastSuccessAt = now;
+    this.#lastError = undefined;
+    this.#lastReason = undefined;
+    this.#failures = 0;
+    this.#metrics.relistLastSuccess.set({ source }, now / 1000);
+    this.#metrics.sourcePods.set({ source }, pods);
+    this.#metrics.sourceSynced.set({ source }, 1);
+  }
+
+  #failed(error: unknown, reason: string, started: number): void {
+    const source = this.#name;
+    this.#observe(started);
+    const previous = this.#lastReason;
+    this.#failures++;
+    this.#lastError = error;
+    this.#lastReason = reason;
+    this.#metrics.relistErrors.inc({ source, reason });
+    if (!this.#synced) this.#metrics.sourceSynced.set({ source }, 0);
+    // One warning per outage (and per change of cause); the counter has the rest.
+    const level = this.#failures === 1 || previous !== reason ? "warn" : "debug";
+    this.#log[level]("relist failed, keeping the last known pods", {
+      source,
+      reason,
+      failures: this.#failures,
+      error,
+    });
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * ListPods, GetPod and WatchPods as plain async functions of a request and a
+ * {@linkcode CallContext}. Both services (`v1alpha1.Pods` and the
+ * package-less `Pods`) run these same handlers; they differ only in how a
+ * watch event is framed.
+ *
+ * @module
+ */
+
+import { status } from "@grpc/grpc-js";
+import type { CachedPod, PodEncoder, PodEvent, PodStore } from "../cache/types.ts";
+import type { EventHub } from "../events/mod.ts";
+import type { FieldMask, FieldMaskCache } from "../fieldmask/mod.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+import {
+  decodeGetPodRequest,
+  encodeGetPodResponse,
+  encodeListPodsResponse,
+  encodePodWatchResponse,
+  encodeWatchPodsEvent,
+  WATCH_EVENT_TYPE,
+  type WatchEventType,
+} from "../proto/mod.ts";
+import type { CallContext, WatchSink } from "./call_context.ts";
+import { MESSAGES, RpcError } from "./errors.ts";
+import { MaskedBytesCache } from "./masked_bytes_cache.ts";
+import { requestMask } from "./request_mask.ts";
+
+/** What the handlers read. */
+export interface PodsServiceOptions {
+  store: PodStore;
+  hub: EventHub;
+  /** Open once every pod source completed its first read (SPEC §7). */
+  gate: { readonly isOpen: boolean };
+  /** Shared by ListPods and GetPod (SPEC §8). */
+  limiter: { tryTake(): boolean };
+  masks: FieldMaskCache;
+  encode: PodEncoder;
+  metrics: Metrics;
+  /** Events a watcher may have pending before it is dropped. @default {100} */
+  watchQueueLimit?: number;
+  /** Open watch streams allowed at once. @default {1000} */
+  maxWatchers?: number;
+  /** Aborted when the daemon shuts down. */
+  shutdown: AbortSignal;
+}
+
+const UID_MAX_LENGTH = 128;
+const UID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
+
+/** The Pods API handlers. */
+export class PodsService {
+  #o: PodsServiceOptions;
+  #masked: MaskedBytesCache;
+  #watchers = 0;
+
+  /** @param options Store, hub, gate, limiter, masks and metrics. */
+  constructor(options: PodsServiceOptions) {
+    this.#o = options;
+    this.#masked = new MaskedBytesCache({ encode: options.encode });
+  }
+
+  /** Open watch streams. */
+  get watchers(): number {
+    return this.#watchers;
+  }
+
+  /**
+   * ListPods: every cached pod, sorted by UID, masked as asked.
+   *
+   * @param ctx The call.
+   * @returns The encoded `ListPodsResponse` (also a valid `PodListResponse`).
+   * @throws {RpcError} RESOURCE_EXHAUSTED, UNAVAILABLE, FAILED_PRECONDITION, INVALID_ARGUMENT.
+   */
+  listPods(ctx: CallContext): Promise<Uint8Array> {
+    this.#admitUnary("list");
+    const mask = requestMask(ctx, this.#o.masks);
+    const pods = this.#o.store.list();
+    const frames = new Array<Uint8Array>(pods.length);
+    for (let i = 0; i < pods.length; i++) frames[i] = this.#masked.bytesOf(mask, pods[i]!);
+    return Promise.resolve(encodeListPodsResponse(frames));
+  }
+
+  /**
+   * GetPod: one pod by UID.
+   *
+   * @param request The encoded `GetPodRequest`.
+   * @param ctx The call.
+   * @returns The encoded `GetPodResponse`.
+   * @throws {RpcError} NOT_FOUND for an unknown UID, INVALID_ARGUMENT for a malformed one.
+   */
+  getPod(request: Uint8Array, ctx: CallContext): Promise<Uint8Array> {
+    this.#admitUnary("get");
+    let uid: string;
+    try {
+      uid = decodeGetPodRequest(request).podUID;
+    } catch (err) {
+      throw new RpcError(
+        status.INVALID_ARGUMENT,
+        `Cannot decode GetPod request: ${(err as Error).message}`,
+      );
+    }
+    checkUid(uid);
+    const mask = requestMask(ctx, this.#o.masks);
+    const pod = this.#o.store.get(uid);
+    if (pod === undefined) {
+      throw new RpcError(status.NOT_FOUND, `pod with UID ${quote(uid)} not found`);
+    }
+    return Promise.resolve(encodeGetPodResponse(this.#masked.bytesOf(mask, pod)));
+  }
+
+  /**
+   * WatchPods: the current pods as ADDED (sorted by UID), INITIAL_SYNC_COMPLETE
+   * (v1alpha1 only), then every change until the client leaves.
+   *
+   * @param ctx The call.
+   * @param sink Where frames go; its `send` applies the transport's backpressure.
+   * @throws {RpcError} RESOURCE_EXHAUSTED when the watcher falls too far behind,
+   *   UNAVAILABLE on shutdown, CANCELLED when the client leaves.
+   */
+  async watchPods(ctx: CallContext, sink: WatchSink): Promise<void> {
+    this.#checkServing();
+    const maxWatchers = this.#o.maxWatchers ?? 1000;
+    if (this.#watchers >= maxWatchers) {
+      throw new RpcError(status.RESOURCE_EXHAUSTED, MESSAGES.tooManyWatchers);
+    }
+    const mask = requestMask(ctx, this.#o.masks);
+    const signal = AbortSignal.any([ctx.signal, this.#o.shutdown]);
+    const subscription = this.#o.hub.subscribe({
+      queueLimit: this.#o.watchQueueLimit ?? 100,
+      signal,
+      apiVersion: ctx.apiVersion,
+      ...(mask.isAll ? {} : { accept: (event: PodEvent) => this.#maskedChange(mask, event) }),
+    });
+    const gauge = this.#o.metrics.watchers.labels({ "server_api_version": ctx.apiVersion });
+    this.#watchers++;
+    gauge.inc();
+    try {
+      const legacy = ctx.apiVersion === "v1";
+      for (const pod of subscription.snapshot) {
+        await sink.send(this.#frame(legacy, WATCH_EVENT_TYPE.ADDED, mask, pod));
+        this.#checkAlive(ctx);
+      }
+      if (!legacy) {
+        await sink.send(encodeWatchPodsEvent(WATCH_EVENT_TYPE.INITIAL_SYNC_COMPLETE, undefined));
+      }
+      for (;;) {
+        this.#checkAlive(ctx);
+        const item = await subscription.next();
+        if (item.state === "dropped") {
+          throw new RpcError(status.RESOURCE_EXHAUSTED, MESSAGES.tooSlow);
+        }
+        if (item.state === "closed") {
+          this.#checkAlive(ctx);
+          throw new RpcError(status.UNAVAILABLE, MESSAGES.shuttingDown);
+        }
+        const { event } = item;
+        await sink.send(this.#frame(legacy, WATCH_EVENT_TYPE[event.type], mask, event.pod));
+      }
+    } finally {
+      this.#watchers--;
+      gauge.dec();
+    }
+  }
+
+  #frame(legacy: boolean, type: WatchEventType, mask: FieldMask, pod: CachedPod): Uint8Array {
+    const bytes = this.#masked.bytesOf(mask, pod);
+    return legacy ? encodePodWatchResponse(bytes) : encodeWatchPodsEvent(type, bytes);
+  }
+
+  /** A MODIFIED event reaches a masked watcher only if a masked field changed. */
+  #maskedChange(mask: FieldMask, event: PodEvent): boolean {
+    if (event.type !== "MODIFIED" || event.prev === undefined) return true;
+    return !bytesEqual(
+      this.#masked.bytesOf(mask, event.prev),
+      this.#masked.bytesOf(mask, event.pod),
+    );
+  }
+
+  #admitUnary(method: "list" | "get"): void {
+    if (!this.#o.limiter.tryTake()) {
+      this.#o.metrics.rateLimited.inc({ method });
+      throw new RpcError(status.RESOURCE_EXHAUSTED, MESSAGES.rateLimited);
+    }
+    this.#checkServing();
+  }
+
+  #checkServing(): void {
+    if (this.#o.shutdown.aborted) throw new RpcError(status.UNAVAILABLE, MESSAGES.shuttingDown);
+    if (!this.#o.gate.isOpen) throw new RpcError(status.FAILED_PRECONDITION, MESSAGES.notSynced);
+  }
+
+  #checkAlive(ctx: CallContext): void {
+    if (this.#o.shutdown.aborted) throw new RpcError(status.UNAVAILABLE, MESSAGES.shuttingDown);
+    if (ctx.signal.aborted) throw new RpcError(status.CANCELLED, "call cancelled by the client");
+  }
+}
+
+function checkUid(uid: string): void {
+  if (uid === "") throw new RpcError(status.INVALID_ARGUMENT, "podUID must not be empty");
+  if (uid.length > UID_MAX_LENGTH || !UID_PATTERN.test(uid)) {
+    throw new RpcError(status.INVALID_ARGUMENT, `Cannot use podUID ${quote(uid)}: malformed UID`);
+  }
+}
+
+/** Quotes a client-supplied value for a message, bounded and escaped. */
+function quote(value: string): string {
+  const shown = value.length > 64 ? value.slice(0, 64) + "..." : value;
+  return JSON.stringify(shown);
+}
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a === b) return true;
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

@@ -1,0 +1,218 @@
+/**
+ * Derives a pod's `status` from its container statuses the way the kubelet
+ * does: the phase from container states and the restart policy, the five
+ * pod conditions with stable transition times, IPs, start time and QoS.
+ *
+ * @module
+ */
+
+import type { JsonObject } from "../model/json.ts";
+import { POD_PHASE, type PodPhase } from "../model/pod.ts";
+import { rfc3339 } from "./_time.ts";
+
+/** What the runtime knows about a pod, besides its spec. */
+export interface PodRuntime {
+  /** One `v1.ContainerStatus` per init container, in spec order. */
+  readonly initStatuses: readonly JsonObject[];
+  /** One `v1.ContainerStatus` per container, in spec order. */
+  readonly statuses: readonly JsonObject[];
+  /** The sandbox exists and its network is set up. */
+  readonly sandboxReady: boolean;
+  readonly podIP?: string;
+  readonly startTimeMs: number;
+}
+
+/** Inputs of {@linkcode deriveStatus}. */
+export interface DeriveStatusOptions {
+  readonly restartPolicy: string;
+  readonly runtime: PodRuntime;
+  /** The status before this change: keeps condition transition times. */
+  readonly prev: JsonObject | undefined;
+  readonly nowMs: number;
+  readonly hostIP: string;
+  readonly qosClass: string;
+}
+
+function stateOf(status: JsonObject): JsonObject {
+  return (status.state ?? {}) as JsonObject;
+}
+
+function terminatedExit(state: JsonObject): number | undefined {
+  const t = state.terminated as JsonObject | undefined;
+  return t === undefined ? undefined : (t.exitCode as number);
+}
+
+function hasLastTermination(status: JsonObject): boolean {
+  return (status.lastState as JsonObject | undefined)?.terminated !== undefined;
+}
+
+/**
+ * The pod phase from its container statuses, by the kubelet's rules.
+ *
+ * @param restartPolicy `Always`, `OnFailure` or `Never`.
+ * @param initStatuses Init container statuses.
+ * @param statuses Container statuses.
+ * @returns The phase.
+ */
+export function phaseOf(
+  restartPolicy: string,
+  initStatuses: readonly JsonObject[],
+  statuses: readonly JsonObject[],
+): PodPhase {
+  let pendingInit = 0;
+  let failedInit = 0;
+  for (const s of initStatuses) {
+    const state = stateOf(s);
+    const exit = terminatedExit(state) ??
+      (state.waiting && hasLastTermination(s)
+        ? terminatedExit(s.lastState as JsonObject)
+        : undefined);
+    if (exit === undefined) pendingInit++;
+    else if (exit !== 0) failedInit++;
+  }
+  let running = 0;
+  let waiting = 0;
+  let stopped = 0;
+  let succeeded = 0;
+  for (const s of statuses) {
+    const state = stateOf(s);
+    if (state.running) running++;
+    else if (state.terminated) {
+      stopped++;
+      if (terminatedExit(state) === 0) succeeded++;
+    } else if (hasLastTermination(s)) stopped++;
+    else waiting++;
+  }
+  if (failedInit > 0 && restartPolicy === "Never") return POD_PHASE.failed;
+  if (pendingInit > 0 || waiting > 0) return POD_PHASE.pending;
+  if (running > 0) return POD_PHASE.running;
+  if (stopped > 0) {
+    if (restartPolicy === "Always") return POD_PHASE.running;
+    if (stopped === succeeded) return POD_PHASE.succeeded;
+    return restartPolicy === "OnFailure" ? POD_PHASE.running : POD_PHASE.failed;
+  }
+  return POD_PHASE.pending;
+}
+
+function isTerminal(phase: unknown): boolean {
+  return phase === POD_PHASE.succeeded || phase === POD_PHASE.failed;
+}
+
+interface Condition {
+  type: string;
+  status: "True" | "False";
+  reason?: string;
+  message?: string;
+}
+
+function notReady(type: string, names: string[], phase: PodPhase): Condition {
+  if (phase === POD_PHASE.succeeded) return { type, status: "False", reason: "PodCompleted" };
+  if (phase === POD_PHASE.failed) return { type, status: "False", reason: "PodFailed" };
+  if (names.length === 0) return { type, status: "True" };
+  return {
+    type,
+    status: "False",
+    reason: "ContainersNotReady",
+    message: `containers with unready status: [${names.join(" ")}]`,
+  };
+}
+
+function conditionsOf(o: DeriveStatusOptions, phase: PodPhase): Condition[] {
+  const { runtime } = o;
+  const terminal = isTerminal(phase);
+  const incomplete = runtime.initStatuses
+    .filter((s) => terminatedExit(stateOf(s)) !== 0)
+    .map((s) => s.name as string);
+  const anyStarted = runtime.statuses.some((s) =>
+    stateOf(s).running !== undefined || stateOf(s).terminated !== undefined ||
+    hasLastTermination(s)
+  );
+  let initialized: Condition;
+  if (phase === POD_PHASE.succeeded) {
+    initialized = { type: "Initialized", status: "True", reason: "PodCompleted" };
+  } else if (incomplete.length === 0 || anyStarted) {
+    initialized = { type: "Initialized", status: "True" };
+  } else {
+    initialized = {
+      type: "Initialized",
+      status: "False",
+      reason: "ContainersNotInitialized",
+      message: `containers with incomplete status: [${incomplete.join(" ")}]`,
+    };
+  }
+  const unready = runtime.statuses.filter((s) => s.ready !== true).map((s) => s.name as string);
+  unready.sort();
+  return [
+    {
+      type: "PodReadyToStartContainers",
+      status: runtime.sandboxReady && !terminal ? "True" : "False",
+    },
+    initialized,
+    notReady("Ready", unready, phase),
+    notReady("ContainersReady", unready, phase),
+    { type: "PodScheduled", status: "True" },
+  ];
+}
+
+function withTransitionTimes(
+  conditions: Condition[],
+  prev: JsonObject | undefined,
+  now: string,
+): JsonObject[] {
+  const before = new Map<string, JsonObject>();
+  for (const c of (prev?.conditions ?? []) as JsonObject[]) before.set(c.type as string, c);
+  return conditions.map((c) => {
+    const old = before.get(c.type);
+    // Like the kubelet: the transition time moves only when the status flips.
+    const since = old && old.status === c.status ? old.lastTransitionTime as string : now;
+    const out: JsonObject = { type: c.type, status: c.status, lastProbeTime: null };
+    out.lastTransitionTime = since;
+    if (c.reason) out.reason = c.reason;
+    if (c.message) out.message = c.message;
+    if (old && sameCondition(old, out)) return old;
+    return out;
+  });
+}
+
+function sameCondition(a: JsonObject, b: JsonObject): boolean {
+  return a.status === b.status && a.reason === b.reason && a.message === b.message &&
+    a.lastTransitionTime === b.lastTransitionTime;
+}
+
+function byName(a: JsonObject, b: JsonObject): number {
+  const x = a.name as string;
+  const y = b.name as string;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/**
+ * Builds `status` for a pod. A terminal phase never changes and a Running
+ * pod never goes back to Pending, as the kubelet's status manager enforces.
+ *
+ * @param options Restart policy, runtime view, previous status, time, host IP, QoS.
+ * @returns The status in its JSON shape.
+ */
+export function deriveStatus(options: DeriveStatusOptions): JsonObject {
+  const { runtime, prev } = options;
+  let phase = phaseOf(options.restartPolicy, runtime.initStatuses, runtime.statuses);
+  const prevPhase = prev?.phase;
+  if (isTerminal(prevPhase)) phase = prevPhase as PodPhase;
+  else if (prevPhase === POD_PHASE.running && phase === POD_PHASE.pending) {
+    phase = POD_PHASE.running;
+  }
+  const status: JsonObject = {
+    phase,
+    conditions: withTransitionTimes(conditionsOf(options, phase), prev, rfc3339(options.nowMs)),
+    hostIP: options.hostIP,
+    hostIPs: [{ ip: options.hostIP }],
+  };
+  if (runtime.podIP) {
+    status.podIP = runtime.podIP;
+    status.podIPs = [{ ip: runtime.podIP }];
+  }
+  status.startTime = rfc3339(runtime.startTimeMs);
+  if (runtime.initStatuses.length > 0) status.initContainerStatuses = [...runtime.initStatuses];
+  status.containerStatuses = [...runtime.statuses].sort(byName);
+  status.qosClass = options.qosClass;
+  return status;
+}

@@ -1,0 +1,753 @@
+/**
+ * A simulated CRI runtime: an in-memory `runtime.v1.RuntimeService` state
+ * machine (pod sandboxes and containers with their states, IPs, attempts,
+ * exit codes, OOM kills and events). Tests and benchmarks use it in process
+ * (it implements the same interface as {@linkcode CriClient}) or over a UNIX
+ * socket through `cri_server.ts`, so the CRI client and relist code run
+ * exactly as in production.
+ *
+ * It also has the controls a real node has and a test needs: a container
+ * exits or is OOM-killed, a sandbox dies, a call fails, the runtime is down,
+ * stored data is corrupted on purpose.
+ *
+ * @module
+ */
+
+import type { Clock } from "../clock.ts";
+import { systemClock } from "../clock.ts";
+import {
+  CONTAINER_EVENT_TYPE,
+  CONTAINER_STATE,
+  type ContainerEventResponse,
+  type ContainerIdRequest,
+  type ContainerStatusRequest,
+  type ContainerStatusResponse,
+  type CreateContainerRequest,
+  type CreateContainerResponse,
+  CRI_STATUS,
+  CriCallError,
+  type CriMethodName,
+  type EmptyResponse,
+  type GetEventsRequest,
+  type ListContainersRequest,
+  type ListContainersResponse,
+  type ListPodSandboxRequest,
+  type ListPodSandboxResponse,
+  type MessageInit,
+  NAMESPACE_MODE,
+  POD_SANDBOX_STATE,
+  type PodSandboxIdRequest,
+  type PodSandboxStatusRequest,
+  type PodSandboxStatusResponse,
+  type RunPodSandboxRequest,
+  type RunPodSandboxResponse,
+  type RuntimeService,
+  type StatusRequest,
+  type StatusResponse,
+  type StopContainerRequest,
+  type StringMap,
+  type VersionRequest,
+  type VersionResponse,
+} from "../sources/cri/mod.ts";
+
+/** A sandbox as the simulated runtime stores it (tests may tamper with it). */
+export interface SimSandbox {
+  id: string;
+  name: string;
+  uid: string;
+  namespace: string;
+  attempt: number;
+  state: number;
+  createdAt: number;
+  labels: StringMap;
+  annotations: StringMap;
+  runtimeHandler: string;
+  ip: string;
+  additionalIps: string[];
+  network: number;
+  pid: number;
+  ipc: number;
+}
+
+/** A container as the simulated runtime stores it (tests may tamper with it). */
+export interface SimContainer {
+  id: string;
+  sandboxId: string;
+  name: string;
+  attempt: number;
+  image: string;
+  imageRef: string;
+  state: number;
+  createdAt: number;
+  startedAt: number;
+  finishedAt: number;
+  exitCode: number;
+  reason: string;
+  message: string;
+  labels: StringMap;
+  annotations: StringMap;
+  logPath: string;
+  memoryLimitBytes: number;
+}
+
+/** Options of {@linkcode SimCriRuntime}. */
+export interface SimCriRuntimeOptions {
+  /** Source of creation, start and finish times. @default {systemClock} */
+  clock?: Clock;
+  /** `runtimeName` of Version, the prefix of container IDs. @default {"simcri"} */
+  runtimeName?: string;
+  /** First two octets of pod IPs (a /16: about 65000 pods). @default {"10.88"} */
+  ipv4Prefix?: string;
+  /** Also give each pod an IPv6 address under this prefix (e.g. `fd00::`). */
+  ipv6Prefix?: string;
+  /** Whether GetContainerEvents is implemented (false: UNIMPLEMENTED, as containerd 1.6). @default {true} */
+  eventsImplemented?: boolean;
+}
+
+/** Every RuntimeService method name, for the call counters. */
+const METHODS: readonly CriMethodName[] = [
+  "version",
+  "status",
+  "runPodSandbox",
+  "stopPodSandbox",
+  "removePodSandbox",
+  "podSandboxStatus",
+  "listPodSandbox",
+  "createContainer",
+  "startContainer",
+  "stopContainer",
+  "removeContainer",
+  "listContainers",
+  "containerStatus",
+  "getContainerEvents",
+];
+
+/** Exit code of a container stopped by StopContainer or with its sandbox (SIGKILL). */
+const KILLED_EXIT_CODE = 137;
+
+function fnvHex(text: string, length: number): string {
+  let out = "";
+  let seed = 0x811c9dc5;
+  while (out.length < length) {
+    let h = seed;
+    for (let i = 0; i < text.length; i++) {
+      h ^= text.charCodeAt(i);
+      h = Math.imul(h, 0x01000193) >>> 0;
+    }
+    out += h.toString(16).padStart(8, "0");
+    seed = (seed + 0x9e3779b9) >>> 0;
+  }
+  return out.slice(0, length);
+}
+
+function matches(
+  labels: StringMap,
+  selector: Readonly<Record<string, unknown>> | null | undefined,
+) {
+  if (!selector) return true;
+  for (const [k, v] of Object.entries(selector)) if (labels[k] !== v) return false;
+  return true;
+}
+
+function copyMap(map: Readonly<Record<string, unknown>> | null | undefined): StringMap {
+  const out: StringMap = {};
+  for (const [k, v] of Object.entries(map ?? {})) if (typeof v === "string") out[k] = v;
+  return out;
+}
+
+/**
+ * An in-memory CRI runtime. Every read returns fresh objects, as decoding a
+ * gRPC answer does, so callers cannot rely on object identity by accident.
+ *
+ * @example Usage
+ * ```ts
+ * import { SimCriRuntime } from "./cri_runtime.ts";
+ * const runtime = new SimCriRuntime();
+ * const { podSandboxId } = await runtime.runPodSandbox({
+ *   config: { metadata: { name: "web", namespace: "default", uid: "u1" } },
+ * });
+ * (await runtime.listPodSandbox({})).items.length; // 1
+ * runtime.calls.listPodSandbox; // 1
+ * ```
+ */
+export class SimCriRuntime implements RuntimeService {
+  /** Calls per method since creation or {@linkcode SimCriRuntime.resetCalls}. */
+  readonly calls: Record<CriMethodName, number>;
+  /** Whether GetContainerEvents is served (false: UNIMPLEMENTED). */
+  eventsImplemented: boolean;
+  /** While true, every call fails with UNAVAILABLE (the runtime is down). */
+  down = false;
+  readonly #clock: Clock;
+  readonly #runtimeName: string;
+  readonly #ipv4Prefix: string;
+  readonly #ipv6Prefix: string | undefined;
+  readonly #sandboxes = new Map<string, SimSandbox>();
+  readonly #containers = new Map<string, SimContainer>();
+  readonly #usedIps = new Set<number>();
+  readonly #failures = new Map<CriMethodName, { code: number; times: number; message: string }>();
+  readonly #stalls = new Set<CriMethodName>();
+  readonly #listeners = new Set<(event: ContainerEventResponse) => void>();
+  #ipCursor = 2;
+  #lastNs = 0;
+  #nextId = 1;
+
+  /**
+   * @param options Clock, runtime name, IP prefixes, events switch.
+   */
+  constructor(options: SimCriRuntimeOptions = {}) {
+    this.#clock = options.clock ?? systemClock;
+    this.#runtimeName = options.runtimeName ?? "simcri";
+    this.#ipv4Prefix = options.ipv4Prefix ?? "10.88";
+    this.#ipv6Prefix = options.ipv6Prefix;
+    this.eventsImplemented = options.eventsImplemented ?? true;
+    this.calls = Object.fromEntries(METHODS.map((m) => [m, 0])) as Record<CriMethodName, number>;
+  }
+
+  // ---------------------------------------------------------------- controls
+
+  /** Sets every call counter back to 0. */
+  resetCalls(): void {
+    for (const m of METHODS) this.calls[m] = 0;
+  }
+
+  /**
+   * Makes the next `times` calls of `method` fail with `code`.
+   *
+   * @param method The method.
+   * @param code A gRPC status code ({@linkcode CRI_STATUS}).
+   * @param options How many calls fail and with what message.
+   */
+  failNext(
+    method: CriMethodName,
+    code: number,
+    options: { times?: number; message?: string } = {},
+  ): void {
+    this.#failures.set(method, {
+      code,
+      times: options.times ?? 1,
+      message: options.message ?? "injected failure",
+    });
+  }
+
+  /**
+   * Makes the next call of `method` never answer (a hung runtime); the
+   * caller's deadline has to end it.
+   *
+   * @param method The method.
+   */
+  stallNext(method: CriMethodName): void {
+    this.#stalls.add(method);
+  }
+
+  /**
+   * Ends a running container, as its process exiting would.
+   *
+   * @param containerId The container.
+   * @param options Exit code, and the runtime's reason and message.
+   * @throws {RangeError} When the container does not exist.
+   */
+  exitContainer(
+    containerId: string,
+    options: { exitCode: number; reason?: string; message?: string },
+  ): void {
+    const c = this.#container(containerId);
+    if (c.state === CONTAINER_STATE.exited) return;
+    c.state = CONTAINER_STATE.exited;
+    if (c.startedAt === 0) c.startedAt = this.#nowNs();
+    c.finishedAt = this.#nowNs();
+    c.exitCode = options.exitCode;
+    c.reason = options.reason ?? (options.exitCode === 0 ? "Completed" : "Error");
+    c.message = options.message ?? "";
+    this.#emit(c.id, CONTAINER_EVENT_TYPE.stopped);
+  }
+
+  /**
+   * Kills a container for exceeding its memory limit: exit 137, reason OOMKilled.
+   *
+   * @param containerId The container.
+   */
+  oomKill(containerId: string): void {
+    this.exitContainer(containerId, { exitCode: 137, reason: "OOMKilled" });
+  }
+
+  /**
+   * Makes a sandbox NOTREADY, as when its infra process dies.
+   *
+   * @param podSandboxId The sandbox.
+   */
+  killSandbox(podSandboxId: string): void {
+    const s = this.#sandbox(podSandboxId);
+    s.state = POD_SANDBOX_STATE.notReady;
+  }
+
+  /**
+   * Replaces a sandbox's pod IPs (its own allocated address goes back to the
+   * pool), as a CNI plugin with its own IPAM would: lets a mirror of another
+   * pod model (`sim_cri_bridge.ts`) keep that model's IPs. Addresses outside
+   * the runtime's prefix are never returned to its pool.
+   *
+   * @param podSandboxId The sandbox.
+   * @param ips The primary IP (`""` for none) and any further ones.
+   * @throws {CriCallError} When the sandbox does not exist (NOT_FOUND).
+   */
+  setSandboxIps(
+    podSandboxId: string,
+    ips: { ip: string; additionalIps?: readonly string[] },
+  ): void {
+    const s = this.#sandbox(podSandboxId);
+    this.#releaseIp(s);
+    s.ip = ips.ip;
+    s.additionalIps = [...(ips.additionalIps ?? [])];
+  }
+
+  /**
+   * Gives a test direct access to a stored sandbox (for hostile data).
+   *
+   * @param podSandboxId The sandbox.
+   * @param edit Changes it in place.
+   */
+  tamperSandbox(podSandboxId: string, edit: (sandbox: SimSandbox) => void): void {
+    edit(this.#sandbox(podSandboxId));
+  }
+
+  /**
+   * Gives a test direct access to a stored container (for hostile data).
+   *
+   * @param containerId The container.
+   * @param edit Changes it in place.
+   */
+  tamperContainer(containerId: string, edit: (container: SimContainer) => void): void {
+    edit(this.#container(containerId));
+  }
+
+  /** Number of sandboxes held. */
+  get sandboxCount(): number {
+    return this.#sandboxes.size;
+  }
+
+  /** Number of containers held. */
+  get containerCount(): number {
+    return this.#containers.size;
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  #nowNs(): number {
+    const ns = Math.max(this.#clock.now() * 1e6, this.#lastNs + 1000);
+    this.#lastNs = ns;
+    return ns;
+  }
+
+  #newId(kind: string): string {
+    return fnvHex(`${kind}/${this.#nextId++}`, 64);
+  }
+
+  #enter(method: CriMethodName): void {
+    this.calls[method]++;
+    if (this.down) {
+      throw new CriCallError("connection refused", { code: CRI_STATUS.unavailable, method });
+    }
+    const failure = this.#failures.get(method);
+    if (failure !== undefined) {
+      if (--failure.times <= 0) this.#failures.delete(method);
+      throw new CriCallError(failure.message, { code: failure.code, method });
+    }
+  }
+
+  #sandbox(id: string, method = "PodSandboxStatus"): SimSandbox {
+    const s = this.#sandboxes.get(id);
+    if (s === undefined) {
+      throw new CriCallError(`an error occurred when try to find sandbox "${id}": not found`, {
+        code: CRI_STATUS.notFound,
+        method,
+      });
+    }
+    return s;
+  }
+
+  #container(id: string, method = "ContainerStatus"): SimContainer {
+    const c = this.#containers.get(id);
+    if (c === undefined) {
+      throw new CriCallError(`an error occurred when try to find container "${id}": not found`, {
+        code: CRI_STATUS.notFound,
+        method,
+      });
+    }
+    return c;
+  }
+
+  #allocateIp(): string {
+    for (let i = 0; i < 65536; i++) {
+      const n = this.#ipCursor;
+      this.#ipCursor = this.#ipCursor >= 65533 ? 2 : this.#ipCursor + 1;
+      const last = n & 255;
+      if (last === 0 || last === 255 || this.#usedIps.has(n)) continue;
+      this.#usedIps.add(n);
+      return `${this.#ipv4Prefix}.${n >> 8}.${last}`;
+    }
+    throw new CriCallError("no IP addresses left", {
+      code: CRI_STATUS.internal,
+      method: "RunPodSandbox",
+    });
+  }
+
+  #releaseIp(s: SimSandbox): void {
+    const [, , a, b] = s.ip.split(".");
+    if (s.ip.startsWith(`${this.#ipv4Prefix}.`) && a !== undefined && b !== undefined) {
+      this.#usedIps.delete(Number(a) * 256 + Number(b));
+    }
+    s.ip = "";
+    s.additionalIps = [];
+  }
+
+  #emit(containerId: string, type: number): void {
+    const event: ContainerEventResponse = {
+      containerId,
+      containerEventType: type,
+      createdAt: this.#nowNs(),
+    };
+    for (const listener of this.#listeners) listener(event);
+  }
+
+  #stop(c: SimContainer, exitCode: number): void {
+    if (c.state === CONTAINER_STATE.exited) return;
+    const now = this.#nowNs();
+    if (c.state === CONTAINER_STATE.created) c.startedAt = 0;
+    c.state = CONTAINER_STATE.exited;
+    c.finishedAt = now;
+    c.exitCode = exitCode;
+    c.reason = exitCode === 0 ? "Completed" : "Error";
+    this.#emit(c.id, CONTAINER_EVENT_TYPE.stopped);
+  }
+
+  // ---------------------------------------------------------------- RuntimeService
+
+  /** `Version`. */
+  version(_request: MessageInit<VersionRequest> = {}): Promise<VersionResponse> {
+    return this.#run("version", () => ({
+      version: "0.1.0",
+      runtimeName: this.#runtimeName,
+      runtimeVersion: "0.1.0",
+      runtimeApiVersion: "v1",
+    }));
+  }
+
+  /** `Status`: always ready. */
+  status(_request: MessageInit<StatusRequest> = {}): Promise<StatusResponse> {
+    return this.#run("status", () => ({
+      status: {
+        conditions: [
+          { type: "RuntimeReady", status: true, reason: "", message: "" },
+          { type: "NetworkReady", status: true, reason: "", message: "" },
+        ],
+      },
+      info: {},
+    }));
+  }
+
+  /** `RunPodSandbox`: a READY sandbox with an IP (none for host network). */
+  runPodSandbox(request: MessageInit<RunPodSandboxRequest>): Promise<RunPodSandboxResponse> {
+    return this.#run("runPodSandbox", () => {
+      const config = request.config;
+      const meta = config?.metadata;
+      if (!meta?.name || !meta.uid || !meta.namespace) {
+        throw new CriCallError("sandbox config must include metadata", {
+          code: CRI_STATUS.invalidArgument,
+          method: "RunPodSandbox",
+        });
+      }
+      const ns = config?.linux?.securityContext?.namespaceOptions;
+      const hostNetwork = ns?.network === NAMESPACE_MODE.node;
+      const id = this.#newId("sandbox");
+      const ip = hostNetwork ? "" : this.#allocateIp();
+      const sandbox: SimSandbox = {
+        id,
+        name: meta.name,
+        uid: meta.uid,
+        namespace: meta.namespace,
+        attempt: meta.attempt ?? 0,
+        state: POD_SANDBOX_STATE.ready,
+        createdAt: this.#nowNs(),
+        labels: copyMap(config?.labels),
+        annotations: copyMap(config?.annotations),
+        runtimeHandler: request.runtimeHandler ?? "",
+        ip,
+        additionalIps: ip !== "" && this.#ipv6Prefix !== undefined
+          ? [`${this.#ipv6Prefix}${ip.split(".").slice(2).join(":")}`]
+          : [],
+        network: ns?.network ?? NAMESPACE_MODE.pod,
+        pid: ns?.pid ?? NAMESPACE_MODE.container,
+        ipc: ns?.ipc ?? NAMESPACE_MODE.pod,
+      };
+      this.#sandboxes.set(id, sandbox);
+      return { podSandboxId: id };
+    });
+  }
+
+  /** `StopPodSandbox`: stops its containers, releases its IP, NOTREADY. */
+  stopPodSandbox(request: MessageInit<PodSandboxIdRequest>): Promise<EmptyResponse> {
+    return this.#run("stopPodSandbox", () => {
+      const s = this.#sandboxes.get(request.podSandboxId ?? "");
+      if (s === undefined) return {};
+      for (const c of this.#containers.values()) {
+        if (c.sandboxId === s.id) this.#stop(c, KILLED_EXIT_CODE);
+      }
+      this.#releaseIp(s);
+      s.state = POD_SANDBOX_STATE.notReady;
+      return {};
+    });
+  }
+
+  /** `RemovePodSandbox`: removes it and its containers (idempotent). */
+  removePodSandbox(request: MessageInit<PodSandboxIdRequest>): Promise<EmptyResponse> {
+    return this.#run("removePodSandbox", () => {
+      const s = this.#sandboxes.get(request.podSandboxId ?? "");
+      if (s === undefined) return {};
+      for (const c of [...this.#containers.values()]) {
+        if (c.sandboxId !== s.id) continue;
+        this.#stop(c, KILLED_EXIT_CODE);
+        this.#containers.delete(c.id);
+        this.#emit(c.id, CONTAINER_EVENT_TYPE.deleted);
+      }
+      this.#releaseIp(s);
+      this.#sandboxes.delete(s.id);
+      return {};
+    });
+  }
+
+  /** `PodSandboxStatus`. */
+  podSandboxStatus(
+    request: MessageInit<PodSandboxStatusRequest>,
+  ): Promise<PodSandboxStatusResponse> {
+    return this.#run("podSandboxStatus", () => {
+      const s = this.#sandbox(request.podSandboxId ?? "");
+      return {
+        status: {
+          id: s.id,
+          metadata: { name: s.name, uid: s.uid, namespace: s.namespace, attempt: s.attempt },
+          state: s.state,
+          createdAt: s.createdAt,
+          network: { ip: s.ip, additionalIps: s.additionalIps.map((ip) => ({ ip })) },
+          linux: { namespaces: { options: { network: s.network, pid: s.pid, ipc: s.ipc } } },
+          labels: { ...s.labels },
+          annotations: { ...s.annotations },
+          runtimeHandler: s.runtimeHandler,
+        },
+      };
+    });
+  }
+
+  /** `ListPodSandbox` with its filter (ID, state, labels). */
+  listPodSandbox(
+    request: MessageInit<ListPodSandboxRequest> = {},
+  ): Promise<ListPodSandboxResponse> {
+    return this.#run("listPodSandbox", () => {
+      const f = request.filter;
+      const items = [];
+      for (const s of this.#sandboxes.values()) {
+        if (f?.id && s.id !== f.id) continue;
+        if (f?.state && s.state !== (f.state.state ?? 0)) continue;
+        if (!matches(s.labels, f?.labelSelector)) continue;
+        items.push({
+          id: s.id,
+          metadata: { name: s.name, uid: s.uid, namespace: s.namespace, attempt: s.attempt },
+          state: s.state,
+          createdAt: s.createdAt,
+          labels: { ...s.labels },
+          annotations: { ...s.annotations },
+          runtimeHandler: s.runtimeHandler,
+        });
+      }
+      return { items };
+    });
+  }
+
+  /** `CreateContainer`: CREATED, in a READY sandbox. */
+  createContainer(request: MessageInit<CreateContainerRequest>): Promise<CreateContainerResponse> {
+    return this.#run("createContainer", () => {
+      const s = this.#sandbox(request.podSandboxId ?? "", "CreateContainer");
+      if (s.state !== POD_SANDBOX_STATE.ready) {
+        throw new CriCallError(`sandbox "${s.id}" is not running`, {
+          code: CRI_STATUS.failedPrecondition,
+          method: "CreateContainer",
+        });
+      }
+      const config = request.config;
+      if (!config?.metadata?.name) {
+        throw new CriCallError("container config must include metadata", {
+          code: CRI_STATUS.invalidArgument,
+          method: "CreateContainer",
+        });
+      }
+      const image = config.image?.image ?? "";
+      const id = this.#newId("container");
+      this.#containers.set(id, {
+        id,
+        sandboxId: s.id,
+        name: config.metadata.name,
+        attempt: config.metadata.attempt ?? 0,
+        image,
+        imageRef: `sha256:${fnvHex(`image/${image}`, 64)}`,
+        state: CONTAINER_STATE.created,
+        createdAt: this.#nowNs(),
+        startedAt: 0,
+        finishedAt: 0,
+        exitCode: 0,
+        reason: "",
+        message: "",
+        labels: copyMap(config.labels),
+        annotations: copyMap(config.annotations),
+        logPath: config.logPath ?? "",
+        memoryLimitBytes: config.linux?.resources?.memoryLimitInBytes ?? 0,
+      });
+      this.#emit(id, CONTAINER_EVENT_TYPE.created);
+      return { containerId: id };
+    });
+  }
+
+  /** `StartContainer`: CREATED → RUNNING. */
+  startContainer(request: MessageInit<ContainerIdRequest>): Promise<EmptyResponse> {
+    return this.#run("startContainer", () => {
+      const c = this.#container(request.containerId ?? "", "StartContainer");
+      if (c.state !== CONTAINER_STATE.created) {
+        throw new CriCallError(`container "${c.id}" is not in created state`, {
+          code: CRI_STATUS.failedPrecondition,
+          method: "StartContainer",
+        });
+      }
+      c.state = CONTAINER_STATE.running;
+      c.startedAt = this.#nowNs();
+      this.#emit(c.id, CONTAINER_EVENT_TYPE.started);
+      return {};
+    });
+  }
+
+  /** `StopContainer`: RUNNING → EXITED (137, as after the grace period). */
+  stopContainer(request: MessageInit<StopContainerRequest>): Promise<EmptyResponse> {
+    return this.#run("stopContainer", () => {
+      const c = this.#container(request.containerId ?? "", "StopContainer");
+      this.#stop(c, KILLED_EXIT_CODE);
+      return {};
+    });
+  }
+
+  /** `RemoveContainer` (idempotent). */
+  removeContainer(request: MessageInit<ContainerIdRequest>): Promise<EmptyResponse> {
+    return this.#run("removeContainer", () => {
+      const c = this.#containers.get(request.containerId ?? "");
+      if (c === undefined) return {};
+      this.#stop(c, KILLED_EXIT_CODE);
+      this.#containers.delete(c.id);
+      this.#emit(c.id, CONTAINER_EVENT_TYPE.deleted);
+      return {};
+    });
+  }
+
+  /** `ListContainers` with its filter (ID, state, sandbox, labels). */
+  listContainers(
+    request: MessageInit<ListContainersRequest> = {},
+  ): Promise<ListContainersResponse> {
+    return this.#run("listContainers", () => {
+      const f = request.filter;
+      const containers = [];
+      for (const c of this.#containers.values()) {
+        if (f?.id && c.id !== f.id) continue;
+        if (f?.podSandboxId && c.sandboxId !== f.podSandboxId) continue;
+        if (f?.state && c.state !== (f.state.state ?? 0)) continue;
+        if (!matches(c.labels, f?.labelSelector)) continue;
+        containers.push({
+          id: c.id,
+          podSandboxId: c.sandboxId,
+          metadata: { name: c.name, attempt: c.attempt },
+          image: { image: c.image, userSpecifiedImage: "" },
+          imageRef: c.imageRef,
+          state: c.state,
+          createdAt: c.createdAt,
+          labels: { ...c.labels },
+          annotations: { ...c.annotations },
+          imageId: "",
+        });
+      }
+      return { containers };
+    });
+  }
+
+  /** `ContainerStatus`. */
+  containerStatus(request: MessageInit<ContainerStatusRequest>): Promise<ContainerStatusResponse> {
+    return this.#run("containerStatus", () => {
+      const c = this.#container(request.containerId ?? "");
+      return {
+        status: {
+          id: c.id,
+          metadata: { name: c.name, attempt: c.attempt },
+          state: c.state,
+          createdAt: c.createdAt,
+          startedAt: c.startedAt,
+          finishedAt: c.finishedAt,
+          exitCode: c.exitCode,
+          image: { image: c.image, userSpecifiedImage: "" },
+          imageRef: c.imageRef,
+          reason: c.reason,
+          message: c.message,
+          labels: { ...c.labels },
+          annotations: { ...c.annotations },
+          logPath: c.logPath,
+          imageId: "",
+        },
+      };
+    });
+  }
+
+  /**
+   * `GetContainerEvents`: the events from now on, until `signal` aborts.
+   * Fails with UNIMPLEMENTED while {@linkcode SimCriRuntime.eventsImplemented}
+   * is false.
+   */
+  async *getContainerEvents(
+    _request: MessageInit<GetEventsRequest>,
+    options: { signal: AbortSignal },
+  ): AsyncGenerator<ContainerEventResponse> {
+    this.#enter("getContainerEvents");
+    if (!this.eventsImplemented) {
+      throw new CriCallError("method GetContainerEvents not implemented", {
+        code: CRI_STATUS.unimplemented,
+        method: "GetContainerEvents",
+      });
+    }
+    const { signal } = options;
+    const queue: ContainerEventResponse[] = [];
+    let wake: (() => void) | undefined;
+    const listener = (event: ContainerEventResponse) => {
+      queue.push(event);
+      wake?.();
+    };
+    const onAbort = () => wake?.();
+    this.#listeners.add(listener);
+    signal.addEventListener("abort", onAbort);
+    try {
+      while (!signal.aborted) {
+        const event = queue.shift();
+        if (event !== undefined) yield event;
+        else await new Promise<void>((resolve) => wake = resolve);
+      }
+    } finally {
+      this.#listeners.delete(listener);
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** Number of open GetContainerEvents subscriptions. */
+  get eventSubscribers(): number {
+    return this.#listeners.size;
+  }
+
+  #run<T>(method: CriMethodName, fn: () => T): Promise<T> {
+    try {
+      this.#enter(method);
+      if (this.#stalls.delete(method)) return new Promise<T>(() => {});
+      return Promise.resolve(fn());
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+}

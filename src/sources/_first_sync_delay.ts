@@ -1,0 +1,40 @@
+/**
+ * Holds a source's first successful read back until a delay has passed, so
+ * the sync gate stays closed for a while (demo and tests of FAILED_PRECONDITION).
+ *
+ * @module
+ */
+
+import type { Clock } from "../clock.ts";
+import type { PodSnapshot } from "../model/pod.ts";
+import { type PodSource, SourceUnavailableError } from "./mod.ts";
+
+/**
+ * Wraps a source so that reads fail with reason `initializing` until
+ * `delayMs` after the first read.
+ *
+ * @param source The source to wrap.
+ * @param options The delay and the clock measuring it.
+ * @returns A source of the same kind.
+ */
+export function withFirstSyncDelay(
+  source: PodSource,
+  options: { delayMs: number; clock: Clock },
+): PodSource {
+  if (options.delayMs <= 0) return source;
+  let readyAt: number | undefined;
+  return {
+    kind: source.kind,
+    list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
+      readyAt ??= options.clock.now() + options.delayMs;
+      if (options.clock.now() < readyAt) {
+        return Promise.reject(
+          new SourceUnavailableError("simulated node is still starting", {
+            reason: "initializing",
+          }),
+        );
+      }
+      return source.list(signal);
+    },
+  };
+}

@@ -1,0 +1,881 @@
+/**
+ * Pure mapping from what a CRI runtime reports (pod sandboxes, containers and
+ * their statuses) to `v1.Pod` objects, following the kubelet's own rules
+ * (`kuberuntime` labels, `convertToAPIContainerStatuses`, `getPhase`, the
+ * status manager's condition generators).
+ *
+ * What CRI does not carry is derived or left out, and documented here:
+ * - `spec.restartPolicy` is unknown; the phase is derived as the kubelet does
+ *   for `Always` (the default), unless the caller passes the real policy.
+ * - A pod is never "terminal" from CRI alone, so a pod whose containers have
+ *   all exited stays `Running` (restartPolicy Always) until its sandbox is
+ *   removed.
+ * - Readiness and startup probes are the kubelet's: a container is `ready`
+ *   and `started` when it is running.
+ * - Init containers are known by the kubelet's `io.kubernetes.container.type`
+ *   annotation; they count as regular (non-sidecar) init containers: ready
+ *   once they exited 0.
+ * - `lastTransitionTime` of a condition is derived from the runtime's own
+ *   times (sandbox creation, container start and finish), so it is the same
+ *   after a restart of this daemon.
+ * - `metadata.creationTimestamp` and `status.startTime` are the creation time
+ *   of the pod's first sandbox still known.
+ * - `qosClass`, volumes, env and other spec fields are not in CRI: omitted.
+ *
+ * @module
+ */
+
+import type { JsonObject } from "../../model/json.ts";
+import type { PodObject } from "../../model/pod.ts";
+import {
+  cleanMap,
+  criTime,
+  freeText,
+  identifier,
+  type IpFamily,
+  ipFamily,
+  MAX_ID_LENGTH,
+  MAX_MESSAGE_LENGTH,
+  MAX_NAME_LENGTH,
+  MAX_NAMESPACE_LENGTH,
+  MAX_SHORT_TEXT_LENGTH,
+  MAX_UID_LENGTH,
+  type RejectHandler,
+  type RejectReason,
+  sortableTime,
+} from "./_sanitize.ts";
+import {
+  type Container,
+  CONTAINER_STATE,
+  type ContainerStatus,
+  NAMESPACE_MODE,
+  POD_SANDBOX_STATE,
+  type PodSandbox,
+  type PodSandboxStatus,
+} from "./_types.ts";
+
+export type { RejectHandler, RejectReason };
+
+/** Labels the kubelet puts on sandboxes and containers (`kubelet/types/labels.go`). */
+export const KUBELET_LABEL = {
+  podName: "io.kubernetes.pod.name",
+  podNamespace: "io.kubernetes.pod.namespace",
+  podUid: "io.kubernetes.pod.uid",
+  containerName: "io.kubernetes.container.name",
+} as const;
+
+/** Annotations the kubelet puts on containers (`kuberuntime/labels.go`). */
+export const KUBELET_ANNOTATION = {
+  podDeletionGracePeriod: "io.kubernetes.pod.deletionGracePeriod",
+  podTerminationGracePeriod: "io.kubernetes.pod.terminationGracePeriod",
+  containerHash: "io.kubernetes.container.hash",
+  containerHashWithoutResources: "io.kubernetes.container.hashWithoutResources",
+  restartCount: "io.kubernetes.container.restartCount",
+  terminationMessagePath: "io.kubernetes.container.terminationMessagePath",
+  terminationMessagePolicy: "io.kubernetes.container.terminationMessagePolicy",
+  preStopHandler: "io.kubernetes.container.preStopHandler",
+  ports: "io.kubernetes.container.ports",
+  containerType: "io.kubernetes.container.type",
+} as const;
+
+/** The kubelet's own keys: never shown as a pod's labels or annotations. */
+const INTERNAL_KEYS: ReadonlySet<string> = new Set<string>([
+  ...Object.values(KUBELET_LABEL),
+  ...Object.values(KUBELET_ANNOTATION),
+]);
+
+/** Container state reasons the kubelet (and CRI runtimes) use. */
+export const CONTAINER_REASON = {
+  containerCreating: "ContainerCreating",
+  completed: "Completed",
+  error: "Error",
+  statusUnknown: "ContainerStatusUnknown",
+} as const;
+
+/** A pod sandbox as listed, plus its inspected status when known. */
+export interface SandboxInput {
+  readonly sandbox: PodSandbox;
+  readonly status?: PodSandboxStatus | undefined;
+}
+
+/** A container as listed, plus its inspected status when known. */
+export interface ContainerInput {
+  readonly container: Container;
+  readonly status?: ContainerStatus | undefined;
+}
+
+/** Options of {@linkcode convertPod} and {@linkcode convertPods}. */
+export interface ConvertOptions {
+  /** `spec.nodeName` of every pod. */
+  nodeName?: string;
+  /** The node's IPs (`status.hostIP(s)`; also the pod IPs of host-network pods). */
+  hostIPs?: readonly string[];
+  /** Prefix of container IDs, from the runtime's Version (`containerd`, `cri-o`). @default {"containerd"} */
+  runtimeName?: string;
+  /** The pod's real restart policy when another source knows it. @default {"Always"} */
+  restartPolicy?: RestartPolicy;
+  /** Receives each skipped item or field (for the rejection metric and the log). */
+  onReject?: RejectHandler;
+}
+
+/** `v1.RestartPolicy`. */
+export type RestartPolicy = "Always" | "OnFailure" | "Never";
+
+/**
+ * Returns the pod UID a sandbox belongs to: its metadata UID, else the
+ * kubelet's UID label.
+ *
+ * @param sandbox A listed sandbox.
+ * @returns The UID, or `undefined` when it has no valid one.
+ */
+export function sandboxPodUid(sandbox: PodSandbox): string | undefined {
+  return identifier(sandbox.metadata?.uid, MAX_UID_LENGTH) ??
+    identifier(sandbox.labels?.[KUBELET_LABEL.podUid], MAX_UID_LENGTH);
+}
+
+/**
+ * Returns the pod UID a container's labels name (for a container whose
+ * sandbox is not listed).
+ *
+ * @param container A listed container.
+ * @returns The UID, or `undefined`.
+ */
+export function containerPodUid(container: Container): string | undefined {
+  return identifier(container.labels?.[KUBELET_LABEL.podUid], MAX_UID_LENGTH);
+}
+
+/**
+ * Reports whether a CRI ID is usable as a key.
+ *
+ * @param id The ID.
+ * @returns `true` when valid.
+ */
+export function isValidCriId(id: unknown): id is string {
+  return identifier(id, MAX_ID_LENGTH) !== undefined;
+}
+
+/**
+ * Groups sandboxes and containers by pod UID and converts each group. Items
+ * without a valid UID are skipped and reported; containers whose pod has no
+ * sandbox are ignored (the kubelet removes such orphans).
+ *
+ * @example Usage
+ * ```ts
+ * import { convertPods } from "./convert.ts";
+ * const pods = convertPods([], [], { nodeName: "node-1" });
+ * pods.length; // 0
+ * ```
+ *
+ * @param sandboxes All listed sandboxes (with statuses where inspected).
+ * @param containers All listed containers (with statuses where inspected).
+ * @param options Node name, host IPs, runtime name, rejection handler.
+ * @returns One pod per UID.
+ */
+export function convertPods(
+  sandboxes: readonly SandboxInput[],
+  containers: readonly ContainerInput[],
+  options: ConvertOptions = {},
+): PodObject[] {
+  const onReject = options.onReject ?? ignoreRejection;
+  const groups = new Map<string, { sandboxes: SandboxInput[]; containers: ContainerInput[] }>();
+  const uidBySandboxId = new Map<string, string>();
+  for (const input of sandboxes) {
+    const uid = sandboxPodUid(input.sandbox);
+    if (uid === undefined) {
+      onReject(
+        "invalid_identity",
+        `sandbox ${JSON.stringify(input.sandbox.id)} has no valid pod UID`,
+      );
+      continue;
+    }
+    uidBySandboxId.set(input.sandbox.id, uid);
+    let group = groups.get(uid);
+    if (group === undefined) groups.set(uid, group = { sandboxes: [], containers: [] });
+    group.sandboxes.push(input);
+  }
+  for (const input of containers) {
+    const uid = uidBySandboxId.get(input.container.podSandboxId) ??
+      containerPodUid(input.container);
+    const group = uid === undefined ? undefined : groups.get(uid);
+    group?.containers.push(input);
+  }
+  const pods: PodObject[] = [];
+  for (const group of groups.values()) {
+    const pod = convertPod(group.sandboxes, group.containers, options);
+    if (pod !== undefined) pods.push(pod);
+  }
+  return pods;
+}
+
+/**
+ * Builds one pod from all the sandboxes (attempts) and containers the runtime
+ * holds for one pod UID. The newest ready sandbox names the pod and gives its
+ * IPs (else the newest one); the newest instance of each container is its
+ * state and the one before it its `lastState`.
+ *
+ * @param sandboxes The pod's sandboxes; at least one.
+ * @param containers The pod's containers, all instances.
+ * @param options Node name, host IPs, runtime name, rejection handler.
+ * @returns The pod, or `undefined` when its identity is invalid (reported).
+ */
+export function convertPod(
+  sandboxes: readonly SandboxInput[],
+  containers: readonly ContainerInput[],
+  options: ConvertOptions = {},
+): PodObject | undefined {
+  const onReject = options.onReject ?? ignoreRejection;
+  if (sandboxes.length === 0) return undefined;
+  const ordered = [...sandboxes].sort(compareSandboxes);
+  const newest = ordered[0]!;
+  const chosen = ordered.find((s) => sandboxState(s) === POD_SANDBOX_STATE.ready) ?? newest;
+  const sandboxId = JSON.stringify(chosen.sandbox.id);
+
+  const meta = chosen.status?.metadata ?? chosen.sandbox.metadata;
+  const labels = chosen.status?.labels ?? chosen.sandbox.labels ?? {};
+  const name = identifier(meta?.name || labels[KUBELET_LABEL.podName], MAX_NAME_LENGTH);
+  const namespace = identifier(
+    meta?.namespace || labels[KUBELET_LABEL.podNamespace],
+    MAX_NAMESPACE_LENGTH,
+  );
+  const uid = identifier(meta?.uid || labels[KUBELET_LABEL.podUid], MAX_UID_LENGTH);
+  if (name === undefined || namespace === undefined || uid === undefined) {
+    onReject("invalid_identity", `sandbox ${sandboxId} has no valid pod name, namespace or UID`);
+    return undefined;
+  }
+
+  const firstCreated = ordered.reduce(
+    (min, s) => Math.min(min, sortableTime(s.sandbox.createdAt) || Infinity),
+    Infinity,
+  );
+  const startTime = Number.isFinite(firstCreated)
+    ? criTime(firstCreated, onReject, `sandbox ${sandboxId} createdAt`)
+    : undefined;
+
+  const metadata: PodObject["metadata"] = { name, namespace, uid };
+  if (startTime !== undefined) metadata.creationTimestamp = startTime;
+  const podLabels = cleanMap(labels, {
+    omit: INTERNAL_KEYS,
+    onReject,
+    what: `labels of sandbox ${sandboxId}`,
+  });
+  if (podLabels !== undefined) metadata.labels = podLabels;
+  const podAnnotations = cleanMap(chosen.status?.annotations ?? chosen.sandbox.annotations, {
+    omit: INTERNAL_KEYS,
+    onReject,
+    what: `annotations of sandbox ${sandboxId}`,
+  });
+  if (podAnnotations !== undefined) metadata.annotations = podAnnotations;
+
+  const nsOptions = chosen.status?.linux?.namespaces?.options;
+  const hostNetwork = nsOptions?.network === NAMESPACE_MODE.node;
+  const hostIPs = validIps(options.hostIPs ?? [], onReject, "host IP");
+
+  const groups = groupContainers(containers, options.runtimeName ?? "containerd", onReject);
+
+  const spec: JsonObject = {};
+  if (options.nodeName) spec.nodeName = options.nodeName;
+  if (groups.init.length > 0) spec.initContainers = groups.init.map((g) => g.spec);
+  spec.containers = groups.regular.map((g) => g.spec);
+  if (groups.ephemeral.length > 0) spec.ephemeralContainers = groups.ephemeral.map((g) => g.spec);
+  if (hostNetwork) spec.hostNetwork = true;
+  if (nsOptions?.pid === NAMESPACE_MODE.node) spec.hostPID = true;
+  if (nsOptions?.ipc === NAMESPACE_MODE.node) spec.hostIPC = true;
+  const grace = terminationGracePeriod(containers);
+  if (grace !== undefined) spec.terminationGracePeriodSeconds = grace;
+
+  const initStatuses = groups.init.map((g) => g.status);
+  const regularStatuses = groups.regular.map((g) => g.status);
+  const phase = derivePodPhase({
+    initContainerStatuses: initStatuses,
+    containerStatuses: regularStatuses,
+    restartPolicy: options.restartPolicy ?? "Always",
+  });
+
+  const status: JsonObject = { phase };
+  status.conditions = podConditions({
+    phase,
+    sandboxes: ordered,
+    hostNetwork,
+    init: groups.init,
+    regular: groups.regular,
+    startTime,
+    onReject,
+  });
+  if (hostIPs.length > 0) {
+    status.hostIP = hostIPs[0]!;
+    status.hostIPs = hostIPs.map((ip) => ({ ip }));
+  }
+  let podIPs = sandboxState(chosen) === POD_SANDBOX_STATE.ready
+    ? sandboxIps(chosen, hostIPs, onReject)
+    : [];
+  if (hostNetwork && podIPs.length === 0) podIPs = hostIPs.slice(0, 2);
+  if (podIPs.length > 0) {
+    status.podIP = podIPs[0]!;
+    status.podIPs = podIPs.map((ip) => ({ ip }));
+  }
+  if (startTime !== undefined) status.startTime = startTime;
+  if (initStatuses.length > 0) status.initContainerStatuses = initStatuses;
+  if (regularStatuses.length > 0) status.containerStatuses = regularStatuses;
+  if (groups.ephemeral.length > 0) {
+    status.ephemeralContainerStatuses = groups.ephemeral.map((g) => g.status);
+  }
+  return { metadata, spec, status };
+}
+
+// ------------------------------------------------------------------ phase
+
+/** Inputs of {@linkcode derivePodPhase}: container statuses in `v1.ContainerStatus` JSON shape. */
+export interface PodPhaseInput {
+  readonly initContainerStatuses: readonly JsonObject[];
+  readonly containerStatuses: readonly JsonObject[];
+  /** @default {"Always"} */
+  readonly restartPolicy?: RestartPolicy;
+  /** The pod will not run again (deleted, evicted); the kubelet knows, CRI does not. @default {false} */
+  readonly podIsTerminal?: boolean;
+}
+
+/**
+ * Derives `status.phase` from container statuses as the kubelet's `getPhase`
+ * does, for the containers the runtime knows (init containers are treated as
+ * regular, non-restartable ones). Exported so that a merge with a source that
+ * knows the real restart policy can recompute it.
+ *
+ * @example Usage
+ * ```ts
+ * import { derivePodPhase } from "./convert.ts";
+ * derivePodPhase({
+ *   initContainerStatuses: [],
+ *   containerStatuses: [{ name: "app", state: { terminated: { exitCode: 0 } }, lastState: {} }],
+ *   restartPolicy: "Never",
+ * }); // "Succeeded"
+ * ```
+ *
+ * @param input Statuses, restart policy, terminal flag.
+ * @returns `Pending`, `Running`, `Succeeded` or `Failed`.
+ */
+export function derivePodPhase(
+  input: PodPhaseInput,
+): "Pending" | "Running" | "Succeeded" | "Failed" {
+  const restartPolicy = input.restartPolicy ?? "Always";
+  let pendingInitialization = 0;
+  let failedInitialization = 0;
+  for (const cs of input.initContainerStatuses) {
+    const state = stateKind(cs.state);
+    if (state === "running") pendingInitialization++;
+    else if (state === "terminated") {
+      if (exitCode(cs.state) !== 0) failedInitialization++;
+    } else if (state === "waiting" && stateKind(cs.lastState) === "terminated") {
+      if (exitCode(cs.lastState) !== 0) failedInitialization++;
+    } else pendingInitialization++;
+  }
+  let running = 0;
+  let waiting = 0;
+  let stopped = 0;
+  let succeeded = 0;
+  for (const cs of input.containerStatuses) {
+    const state = stateKind(cs.state);
+    if (state === "running") running++;
+    else if (state === "terminated") {
+      stopped++;
+      if (exitCode(cs.state) === 0) succeeded++;
+    } else if (state === "waiting" && stateKind(cs.lastState) === "terminated") stopped++;
+    else waiting++;
+  }
+  if (failedInitialization > 0 && restartPolicy === "Never") return "Failed";
+  if (
+    (pendingInitialization > 0 && !anyRegularContainerStarted(input.containerStatuses)) ||
+    waiting > 0
+  ) {
+    return "Pending";
+  }
+  if (running > 0) return "Running";
+  if (stopped > 0) {
+    if (input.podIsTerminal) return stopped === succeeded ? "Succeeded" : "Failed";
+    if (restartPolicy === "Always") return "Running";
+    if (stopped === succeeded) return "Succeeded";
+    if (restartPolicy === "Never") return "Failed";
+    return "Running";
+  }
+  return "Pending";
+}
+
+function anyRegularContainerStarted(statuses: readonly JsonObject[]): boolean {
+  return statuses.some((cs) => {
+    const state = stateKind(cs.state);
+    const last = stateKind(cs.lastState);
+    return state === "running" || state === "terminated" || last === "running" ||
+      last === "terminated";
+  });
+}
+
+function stateKind(state: unknown): "running" | "terminated" | "waiting" | undefined {
+  if (typeof state !== "object" || state === null) return undefined;
+  if ("running" in state) return "running";
+  if ("terminated" in state) return "terminated";
+  if ("waiting" in state) return "waiting";
+  return undefined;
+}
+
+function exitCode(state: unknown): number | undefined {
+  if (typeof state !== "object" || state === null || !("terminated" in state)) return undefined;
+  const terminated = state.terminated;
+  if (typeof terminated !== "object" || terminated === null || !("exitCode" in terminated)) {
+    return undefined;
+  }
+  return typeof terminated.exitCode === "number" ? terminated.exitCode : undefined;
+}
+
+// ------------------------------------------------------------------ sandboxes
+
+function sandboxState(input: SandboxInput): number {
+  return input.status?.state ?? input.sandbox.state;
+}
+
+/** Newest first: creation time, then attempt, then ID (for a stable order). */
+function compareSandboxes(a: SandboxInput, b: SandboxInput): number {
+  return sortableTime(b.sandbox.createdAt) - sortableTime(a.sandbox.createdAt) ||
+    (b.sandbox.metadata?.attempt ?? 0) - (a.sandbox.metadata?.attempt ?? 0) ||
+    (a.sandbox.id < b.sandbox.id ? 1 : a.sandbox.id > b.sandbox.id ? -1 : 0);
+}
+
+function validIps(
+  candidates: readonly unknown[],
+  onReject: RejectHandler,
+  what: string,
+): string[] {
+  const out: string[] = [];
+  for (const ip of candidates) {
+    if (typeof ip === "string" && ip !== "" && ipFamily(ip) !== undefined) out.push(ip);
+    else if (ip !== "") onReject("invalid_ip", `${what} ${JSON.stringify(ip)} dropped`);
+  }
+  return out;
+}
+
+/**
+ * The pod IPs of a sandbox, ordered as the kubelet's `sortPodIPs`: the first
+ * IP of the node's family, then the first of the other family.
+ */
+function sandboxIps(
+  input: SandboxInput,
+  hostIPs: readonly string[],
+  onReject: RejectHandler,
+): string[] {
+  const network = input.status?.network;
+  if (!network) return [];
+  const all = validIps(
+    [network.ip, ...(network.additionalIps ?? []).map((p) => p?.ip)],
+    onReject,
+    `pod IP of sandbox ${JSON.stringify(input.sandbox.id)}`,
+  );
+  const primary: IpFamily = hostIPs.length > 0 && ipFamily(hostIPs[0]!) === 6 ? 6 : 4;
+  const first = all.find((ip) => ipFamily(ip) === primary);
+  const second = all.find((ip) => ipFamily(ip) !== primary);
+  return [first, second].filter((ip): ip is string => ip !== undefined);
+}
+
+// ------------------------------------------------------------------ containers
+
+interface ContainerGroup {
+  readonly name: string;
+  readonly kind: "init" | "regular" | "ephemeral";
+  /** Newest instance first. */
+  readonly instances: readonly ContainerInput[];
+  readonly spec: JsonObject;
+  readonly status: JsonObject;
+}
+
+interface ContainerGroups {
+  readonly init: ContainerGroup[];
+  readonly regular: ContainerGroup[];
+  readonly ephemeral: ContainerGroup[];
+}
+
+function containerName(input: ContainerInput): string | undefined {
+  const meta = input.status?.metadata ?? input.container.metadata;
+  return identifier(
+    meta?.name || input.container.labels?.[KUBELET_LABEL.containerName],
+    MAX_NAME_LENGTH,
+  );
+}
+
+function containerCreatedAt(input: ContainerInput): number {
+  return sortableTime(input.status?.createdAt || input.container.createdAt);
+}
+
+function containerAttempt(input: ContainerInput): number {
+  return (input.status?.metadata ?? input.container.metadata)?.attempt ?? 0;
+}
+
+/** Newest first: creation time, then attempt, then ID. */
+function compareInstances(a: ContainerInput, b: ContainerInput): number {
+  return containerCreatedAt(b) - containerCreatedAt(a) ||
+    containerAttempt(b) - containerAttempt(a) ||
+    (a.container.id < b.container.id ? 1 : a.container.id > b.container.id ? -1 : 0);
+}
+
+function annotation(input: ContainerInput, key: string): string | undefined {
+  const value = (input.status?.annotations ?? input.container.annotations)?.[key];
+  return typeof value === "string" ? value : undefined;
+}
+
+function groupContainers(
+  containers: readonly ContainerInput[],
+  runtimeName: string,
+  onReject: RejectHandler,
+): ContainerGroups {
+  const byName = new Map<string, ContainerInput[]>();
+  for (const input of containers) {
+    const name = containerName(input);
+    if (name === undefined) {
+      onReject(
+        "invalid_identity",
+        `container ${JSON.stringify(input.container.id)} has no valid name`,
+      );
+      continue;
+    }
+    let list = byName.get(name);
+    if (list === undefined) byName.set(name, list = []);
+    list.push(input);
+  }
+  const groups: ContainerGroups = { init: [], regular: [], ephemeral: [] };
+  for (const [name, list] of byName) {
+    list.sort(compareInstances);
+    const newest = list[0]!;
+    const type = annotation(newest, KUBELET_ANNOTATION.containerType);
+    const kind = type === "init" ? "init" : type === "ephemeral" ? "ephemeral" : "regular";
+    groups[kind].push({
+      name,
+      kind,
+      instances: list,
+      spec: containerSpec(name, newest, onReject),
+      status: containerStatus(name, kind, list, runtimeName, onReject),
+    });
+  }
+  // Regular and ephemeral containers by name: the spec order is not in CRI, and
+  // a stable order keeps unchanged pods unchanged. Init containers in the order
+  // they ran (newest instance creation), as that order is their meaning.
+  groups.regular.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  groups.ephemeral.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  groups.init.sort((a, b) =>
+    containerCreatedAt(a.instances[0]!) - containerCreatedAt(b.instances[0]!) ||
+    (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+  );
+  return groups;
+}
+
+function imageOf(input: ContainerInput): { image: string; userImage: string; ref: string } {
+  const spec = input.status?.image ?? input.container.image;
+  const image = freeText(spec?.image, MAX_SHORT_TEXT_LENGTH);
+  const userImage = freeText(spec?.userSpecifiedImage, MAX_SHORT_TEXT_LENGTH) || image;
+  const ref = freeText(
+    input.status?.imageRef || input.container.imageRef || input.status?.imageId ||
+      input.container.imageId,
+    MAX_SHORT_TEXT_LENGTH,
+  );
+  return { image, userImage, ref };
+}
+
+function containerSpec(name: string, newest: ContainerInput, onReject: RejectHandler): JsonObject {
+  const spec: JsonObject = { name };
+  const { userImage } = imageOf(newest);
+  if (userImage !== "") spec.image = userImage;
+  const ports = containerPorts(newest, onReject);
+  if (ports !== undefined) spec.ports = ports;
+  const path = annotation(newest, KUBELET_ANNOTATION.terminationMessagePath);
+  if (path !== undefined && identifier(path, 4096) !== undefined) {
+    spec.terminationMessagePath = path;
+  }
+  const policy = annotation(newest, KUBELET_ANNOTATION.terminationMessagePolicy);
+  if (policy === "File" || policy === "FallbackToLogsOnError") {
+    spec.terminationMessagePolicy = policy;
+  }
+  return spec;
+}
+
+const PORT_PROTOCOLS: ReadonlySet<string> = new Set(["TCP", "UDP", "SCTP"]);
+const MAX_PORTS_JSON_LENGTH = 64 * 1024;
+
+/**
+ * Parses the kubelet's `io.kubernetes.container.ports` annotation (the JSON of
+ * `[]v1.ContainerPort`), keeping only well-formed ports: one bad entry drops
+ * the whole annotation (reported), as it cannot be trusted.
+ */
+function containerPorts(input: ContainerInput, onReject: RejectHandler): JsonObject[] | undefined {
+  const raw = annotation(input, KUBELET_ANNOTATION.ports);
+  if (raw === undefined || raw === "" || raw === "null") return undefined;
+  const reject = (why: string) => {
+    onReject(
+      "invalid_annotation",
+      `ports of container ${JSON.stringify(input.container.id)} dropped: ${why}`,
+    );
+    return undefined;
+  };
+  if (raw.length > MAX_PORTS_JSON_LENGTH) return reject("too long");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return reject("not JSON");
+  }
+  if (!Array.isArray(parsed) || parsed.length > 1024) return reject("not a list of ports");
+  const ports: JsonObject[] = [];
+  for (const item of parsed) {
+    if (typeof item !== "object" || item === null || Array.isArray(item)) {
+      return reject("not an object");
+    }
+    const p = item as Record<string, unknown>;
+    if (!isPort(p.containerPort, 1)) return reject("bad containerPort");
+    const port: JsonObject = {};
+    if (p.name !== undefined) {
+      if (identifier(p.name, 15) === undefined) return reject("bad name");
+      port.name = p.name as string;
+    }
+    if (p.hostPort !== undefined) {
+      if (!isPort(p.hostPort, 0)) return reject("bad hostPort");
+      if (p.hostPort !== 0) port.hostPort = p.hostPort as number;
+    }
+    port.containerPort = p.containerPort as number;
+    const protocol = p.protocol ?? "TCP";
+    if (typeof protocol !== "string" || !PORT_PROTOCOLS.has(protocol)) {
+      return reject("bad protocol");
+    }
+    port.protocol = protocol;
+    if (p.hostIP !== undefined && p.hostIP !== "") {
+      if (typeof p.hostIP !== "string" || ipFamily(p.hostIP) === undefined) {
+        return reject("bad hostIP");
+      }
+      port.hostIP = p.hostIP;
+    }
+    ports.push(port);
+  }
+  return ports.length > 0 ? ports : undefined;
+}
+
+function isPort(value: unknown, min: number): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= 65535;
+}
+
+function parseCount(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\d{1,10}$/.test(value)) return undefined;
+  const n = Number(value);
+  return n <= 2147483647 ? n : undefined;
+}
+
+function terminationGracePeriod(containers: readonly ContainerInput[]): number | undefined {
+  let best: { at: number; value: number } | undefined;
+  for (const input of containers) {
+    const raw = annotation(input, KUBELET_ANNOTATION.podTerminationGracePeriod);
+    if (raw === undefined || !/^\d{1,15}$/.test(raw)) continue;
+    const at = containerCreatedAt(input);
+    if (best === undefined || at > best.at) best = { at, value: Number(raw) };
+  }
+  return best?.value;
+}
+
+function containerStatus(
+  name: string,
+  kind: ContainerGroup["kind"],
+  instances: readonly ContainerInput[],
+  runtimeName: string,
+  onReject: RejectHandler,
+): JsonObject {
+  const newest = instances[0]!;
+  const previous = instances[1];
+  const state = containerState(newest, runtimeName, onReject);
+  const { image, ref } = imageOf(newest);
+  const running = "running" in state;
+  let ready = running;
+  // Init containers count as regular ones (CRI cannot tell a sidecar): ready
+  // once they have succeeded, as the kubelet marks a completed init container.
+  if (kind === "init") ready = exitCode(state) === 0;
+  if (kind === "ephemeral") ready = false;
+  const status: JsonObject = {
+    name,
+    state,
+    lastState: previous === undefined ? {} : containerState(previous, runtimeName, onReject),
+    ready,
+    restartCount: parseCount(annotation(newest, KUBELET_ANNOTATION.restartCount)) ??
+      containerAttempt(newest),
+    image,
+    imageID: ref,
+    containerID: `${runtimeName}://${newest.container.id}`,
+    started: running,
+  };
+  return status;
+}
+
+/** The kubelet's state rules for one container instance. */
+function containerState(
+  input: ContainerInput,
+  runtimeName: string,
+  onReject: RejectHandler,
+): JsonObject {
+  const id = JSON.stringify(input.container.id);
+  const st = input.status;
+  const state = st?.state ?? input.container.state;
+  switch (state) {
+    case CONTAINER_STATE.running: {
+      const running: JsonObject = {};
+      const startedAt = st
+        ? criTime(st.startedAt, onReject, `container ${id} startedAt`)
+        : undefined;
+      if (startedAt !== undefined) running.startedAt = startedAt;
+      return { running };
+    }
+    case CONTAINER_STATE.created:
+      return { waiting: { reason: CONTAINER_REASON.containerCreating } };
+    case CONTAINER_STATE.exited: {
+      if (st === undefined) {
+        // Exited, but its status could not be read: the kubelet's wording for a
+        // container it cannot locate.
+        return {
+          terminated: {
+            exitCode: 137,
+            reason: CONTAINER_REASON.statusUnknown,
+            message: "The container status could not be read from the runtime",
+            containerID: `${runtimeName}://${input.container.id}`,
+          },
+        };
+      }
+      const code = Number.isInteger(st.exitCode) ? st.exitCode : 0;
+      const terminated: JsonObject = {
+        exitCode: code,
+        reason: freeText(st.reason, MAX_SHORT_TEXT_LENGTH) ||
+          (code === 0 ? CONTAINER_REASON.completed : CONTAINER_REASON.error),
+      };
+      const message = freeText(st.message, MAX_MESSAGE_LENGTH);
+      if (message !== "") terminated.message = message;
+      const startedAt = criTime(st.startedAt, onReject, `container ${id} startedAt`);
+      if (startedAt !== undefined) terminated.startedAt = startedAt;
+      const finishedAt = criTime(st.finishedAt, onReject, `container ${id} finishedAt`);
+      if (finishedAt !== undefined) terminated.finishedAt = finishedAt;
+      terminated.containerID = `${runtimeName}://${input.container.id}`;
+      return { terminated };
+    }
+    default:
+      if (state !== CONTAINER_STATE.unknown) {
+        onReject("invalid_status", `container ${id} has unknown state ${state}`);
+      }
+      return { waiting: { reason: CONTAINER_REASON.statusUnknown } };
+  }
+}
+
+// ------------------------------------------------------------------ conditions
+
+interface ConditionInputs {
+  readonly phase: string;
+  /** Newest first. */
+  readonly sandboxes: readonly SandboxInput[];
+  readonly hostNetwork: boolean;
+  readonly init: readonly ContainerGroup[];
+  readonly regular: readonly ContainerGroup[];
+  readonly startTime: string | undefined;
+  readonly onReject: RejectHandler;
+}
+
+function condition(
+  type: string,
+  ok: boolean,
+  at: string | undefined,
+  reason?: string,
+  message?: string,
+): JsonObject {
+  const c: JsonObject = { type, status: ok ? "True" : "False" };
+  if (at !== undefined) c.lastTransitionTime = at;
+  if (reason !== undefined) c.reason = reason;
+  if (message !== undefined) c.message = message;
+  return c;
+}
+
+/** Go's `fmt` rendering of a `[]string`: `[a b]`. */
+function goList(names: readonly string[]): string {
+  return `[${names.join(" ")}]`;
+}
+
+/** The latest of some CRI times (ns), as RFC 3339, or `fallback`. */
+function latest(times: readonly number[], fallback: string | undefined): string | undefined {
+  let max = 0;
+  for (const t of times) max = Math.max(max, sortableTime(t));
+  return max === 0 ? fallback : criTime(max, ignoreRejection, "condition time");
+}
+
+function instanceTime(group: ContainerGroup, field: "startedAt" | "finishedAt"): number {
+  const newest = group.instances[0]!;
+  return newest.status?.[field] || newest.status?.createdAt || newest.container.createdAt;
+}
+
+function podConditions(inputs: ConditionInputs): JsonObject[] {
+  const { phase, sandboxes, init, regular, startTime } = inputs;
+  const newest = sandboxes[0]!;
+  const readyCount = sandboxes.filter((s) => sandboxState(s) === POD_SANDBOX_STATE.ready).length;
+  const hasIp = (newest.status?.network?.ip ?? "") !== "";
+  const sandboxOk = readyCount <= 1 && sandboxState(newest) === POD_SANDBOX_STATE.ready &&
+    (inputs.hostNetwork || hasIp);
+  const newestCreated = criTime(sortableTime(newest.sandbox.createdAt), ignoreRejection, "");
+
+  const regularStatuses = regular.map((g) => g.status);
+  const terminalReason = phase === "Succeeded"
+    ? "PodCompleted"
+    : phase === "Failed"
+    ? "PodFailed"
+    : undefined;
+
+  // Initialized
+  let initialized: JsonObject;
+  const initDone = latest(init.map((g) => instanceTime(g, "finishedAt")), startTime);
+  if (phase === "Succeeded") {
+    initialized = condition("Initialized", true, initDone, "PodCompleted");
+  } else if (anyRegularContainerStarted(regularStatuses)) {
+    initialized = condition("Initialized", true, initDone);
+  } else {
+    const incomplete = init.filter((g) => g.status.ready !== true).map((g) => g.name);
+    initialized = incomplete.length > 0
+      ? condition(
+        "Initialized",
+        false,
+        latest(init.map((g) => instanceTime(g, "finishedAt")), startTime),
+        "ContainersNotInitialized",
+        `containers with incomplete status: ${goList(incomplete)}`,
+      )
+      : condition("Initialized", true, initDone);
+  }
+
+  // ContainersReady, and Ready (no readiness gates known: the same)
+  let containersReady: JsonObject;
+  const unready = regular.filter((g) => g.status.ready !== true);
+  if (terminalReason !== undefined) {
+    containersReady = condition(
+      "ContainersReady",
+      false,
+      latest(regular.map((g) => instanceTime(g, "finishedAt")), startTime),
+      terminalReason,
+    );
+  } else if (regular.length === 0) {
+    containersReady = condition("ContainersReady", false, startTime, "UnknownContainerStatuses");
+  } else if (unready.length > 0) {
+    containersReady = condition(
+      "ContainersReady",
+      false,
+      latest(unready.map((g) => instanceTime(g, "finishedAt")), startTime),
+      "ContainersNotReady",
+      `containers with unready status: ${goList(unready.map((g) => g.name))}`,
+    );
+  } else {
+    containersReady = condition(
+      "ContainersReady",
+      true,
+      latest(regular.map((g) => instanceTime(g, "startedAt")), startTime),
+    );
+  }
+  const ready = { ...containersReady, type: "Ready" };
+
+  return [
+    condition("PodReadyToStartContainers", sandboxOk, newestCreated),
+    initialized,
+    ready,
+    containersReady,
+    condition("PodScheduled", true, startTime),
+  ];
+}
+
+function ignoreRejection(): void {}

@@ -1,0 +1,463 @@
+/**
+ * The CRI pod source: reads the node's pods from the container runtime the
+ * way the kubelet's generic PLEG does. Each {@linkcode CriPodSource.list}
+ * lists sandboxes and containers (two calls), inspects only what is new or
+ * changed state since the last list (and whatever failed inspection last
+ * time), then rebuilds only the pods whose inputs changed. An unchanged pod is
+ * returned as the very same {@linkcode PodSnapshot} object, so the cache can
+ * skip it by identity: the work grows with what changed, not with the node.
+ *
+ * @module
+ */
+
+import type { Logger } from "../../log.ts";
+import { silentLogger } from "../../log.ts";
+import type { Metrics } from "../../metrics/metrics.ts";
+import type { PodSnapshot } from "../../model/pod.ts";
+import { snapshotOf } from "../../model/pod.ts";
+import { type PodSource, SourceUnavailableError } from "../mod.ts";
+import { containerPodUid, convertPod, isValidCriId, sandboxPodUid } from "./convert.ts";
+import type { RejectReason } from "./convert.ts";
+import {
+  type Container,
+  type ContainerStatus,
+  CRI_STATUS,
+  CriCallError,
+  type CriCallOptions,
+  type PodSandbox,
+  type PodSandboxStatus,
+  type RuntimeReader,
+  type RuntimeService,
+} from "./_types.ts";
+
+/** Default deadline of each CRI call made by a relist, in milliseconds. */
+export const DEFAULT_RELIST_CALL_TIMEOUT_MS = 10_000;
+
+/** Default number of status inspections in flight at once. */
+export const DEFAULT_INSPECT_CONCURRENCY = 8;
+
+/** Options of {@linkcode CriPodSource}. */
+export interface CriPodSourceOptions {
+  /** The runtime: a {@linkcode CriClient}, or an in-process fake. */
+  runtime: RuntimeReader & Partial<Pick<RuntimeService, "version">>;
+  /** `spec.nodeName` of every pod (the kubelet's `--hostname-override`). */
+  nodeName?: string;
+  /** The node's IPs, for `status.hostIP(s)` and host-network pods. */
+  hostIPs?: readonly string[];
+  /**
+   * Container ID prefix (`containerd`, `cri-o`): the runtime name from its
+   * Version. When omitted, the first list asks the runtime.
+   */
+  runtimeName?: string;
+  /**
+   * Deadline of each call a list makes, in milliseconds. Shorter than the
+   * kubelet's 2-minute `--runtime-request-timeout` on purpose: a relist runs
+   * every second, and a runtime that cannot list its pods in 10 s is better
+   * reported unavailable (the cache keeps the last known pods) than waited on.
+   * @default {10000}
+   */
+  callTimeoutMs?: number;
+  /** Status inspections in flight at once. @default {8} */
+  inspectConcurrency?: number;
+  /** `runtimeReachable` and `sourceItemsRejected` are updated. */
+  metrics?: Pick<Metrics, "runtimeReachable" | "sourceItemsRejected">;
+  log?: Logger;
+}
+
+interface SandboxRecord {
+  readonly item: PodSandbox;
+  /** The pod UID it belongs to, or `undefined` when it names none validly. */
+  readonly uid: string | undefined;
+  readonly status: PodSandboxStatus | undefined;
+  /** Inspect at the next list (new, changed, or the last inspection failed). */
+  readonly inspect: boolean;
+}
+
+interface ContainerRecord {
+  readonly item: Container;
+  readonly status: ContainerStatus | undefined;
+  readonly inspect: boolean;
+}
+
+interface PodEntry {
+  /** The records the snapshot was built from (identity compared). */
+  readonly inputs: ReadonlySet<SandboxRecord | ContainerRecord>;
+  readonly snapshot: PodSnapshot | undefined;
+}
+
+interface PodInputs {
+  readonly sandboxes: SandboxRecord[];
+  readonly containers: ContainerRecord[];
+}
+
+/** Failure reasons that mean the runtime did not answer. */
+const NO_ANSWER_REASONS: ReadonlySet<string> = new Set(["unavailable", "timeout", "cancelled"]);
+
+/** The metric label of this source. */
+const SOURCE = "cri";
+
+/**
+ * Reads pods from a CRI runtime. Not safe for concurrent `list()` calls from
+ * several callers: calls are queued.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { CriClient } from "./client.ts";
+ * import { CriPodSource } from "./cri_source.ts";
+ * using client = new CriClient("unix:///run/containerd/containerd.sock");
+ * const source = new CriPodSource({ runtime: client, nodeName: "node-1" });
+ * const pods = await source.list(AbortSignal.timeout(30_000));
+ * ```
+ */
+export class CriPodSource implements PodSource {
+  /** Always `"cri"`. */
+  readonly kind = "cri" as const;
+  readonly #runtime: CriPodSourceOptions["runtime"];
+  readonly #options: CriPodSourceOptions;
+  readonly #log: Logger;
+  readonly #callTimeoutMs: number;
+  readonly #concurrency: number;
+  #runtimeName: string | undefined;
+  #sandboxes = new Map<string, SandboxRecord>();
+  #containers = new Map<string, ContainerRecord>();
+  #pods = new Map<string, PodEntry>();
+  /** Raw keys of items rejected at the last list, so each is counted once. */
+  #rejected = new Set<string>();
+  #queue: Promise<unknown> = Promise.resolve();
+
+  /**
+   * @param options The runtime, node facts, deadlines, metrics and logger.
+   */
+  constructor(options: CriPodSourceOptions) {
+    this.#runtime = options.runtime;
+    this.#options = options;
+    this.#log = options.log ?? silentLogger;
+    this.#callTimeoutMs = options.callTimeoutMs ?? DEFAULT_RELIST_CALL_TIMEOUT_MS;
+    this.#concurrency = Math.max(1, options.inspectConcurrency ?? DEFAULT_INSPECT_CONCURRENCY);
+    this.#runtimeName = options.runtimeName;
+  }
+
+  /**
+   * Lists the runtime's pods: one snapshot per pod UID. Snapshots of pods
+   * whose runtime data did not change are the same objects as last time.
+   *
+   * @param signal Aborts the relist.
+   * @returns Every pod the runtime holds.
+   * @throws {SourceUnavailableError} When the runtime cannot be read; `reason`
+   * is `unavailable`, `timeout`, `cancelled`, `unimplemented` or `runtime_error`.
+   */
+  list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
+    const run = this.#queue.then(() => this.#list(signal));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  async #list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
+    try {
+      const result = await this.#relist(signal);
+      this.#options.metrics?.runtimeReachable.set(1);
+      return result;
+    } catch (err) {
+      const error = toSourceError(err, signal);
+      // A call the runtime answered, even with an error, proves it reachable;
+      // no answer in time (or a relist cut short) does not.
+      const reachable = !NO_ANSWER_REASONS.has(error.reason);
+      this.#options.metrics?.runtimeReachable.set(reachable ? 1 : 0);
+      throw error;
+    }
+  }
+
+  async #relist(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
+    signal.throwIfAborted();
+    const call = (): CriCallOptions => ({ signal, timeoutMs: this.#callTimeoutMs });
+    if (this.#runtimeName === undefined) this.#runtimeName = await this.#askRuntimeName(call());
+    const [sandboxList, containerList] = await Promise.all([
+      this.#runtime.listPodSandbox({}, call()),
+      this.#runtime.listContainers({}, call()),
+    ]);
+    const rejected = new Set<string>();
+    const reject = (key: string, reason: RejectReason, detail: string) => {
+      rejected.add(key);
+      if (!this.#rejected.has(key)) this.#reject(reason, detail);
+    };
+
+    // 1. Match listed items with known records: same state and creation time
+    // keeps the record (and its inspected status) as is.
+    const sandboxes = new Map<string, SandboxRecord>();
+    for (const item of sandboxList.items ?? []) {
+      const id = item.id;
+      const known = this.#sandboxes.get(id);
+      // A known ID was validated when first seen.
+      if (known === undefined && !isValidCriId(id)) {
+        reject(`sandbox-id:${String(id)}`, "invalid_id", `sandbox ID ${JSON.stringify(id)}`);
+        continue;
+      }
+      if (sandboxes.has(id)) {
+        reject(`sandbox-dup:${id}`, "duplicate_id", `sandbox ${JSON.stringify(id)} listed twice`);
+        continue;
+      }
+      sandboxes.set(
+        id,
+        known && !known.inspect && known.item.state === item.state &&
+          known.item.createdAt === item.createdAt
+          ? known
+          : { item, uid: sandboxPodUid(item), status: known?.status, inspect: true },
+      );
+    }
+    const containers = new Map<string, ContainerRecord>();
+    for (const item of containerList.containers ?? []) {
+      const id = item.id;
+      const known = this.#containers.get(id);
+      if (known === undefined && !isValidCriId(id)) {
+        reject(`container-id:${String(id)}`, "invalid_id", `container ID ${JSON.stringify(id)}`);
+        continue;
+      }
+      if (containers.has(id)) {
+        reject(
+          `container-dup:${id}`,
+          "duplicate_id",
+          `container ${JSON.stringify(id)} listed twice`,
+        );
+        continue;
+      }
+      containers.set(
+        id,
+        known && !known.inspect && known.item.state === item.state &&
+          known.item.createdAt === item.createdAt
+          ? known
+          : { item, status: known?.status, inspect: true },
+      );
+    }
+
+    // 2. Inspect what is new or changed.
+    await this.#inspectAll(sandboxes, containers, signal);
+
+    // 3. Group by pod UID; rebuild only pods whose set of records changed.
+    const groups = new Map<string, PodInputs>();
+    const uidBySandbox = new Map<string, string>();
+    for (const [id, record] of sandboxes) {
+      const uid = record.uid;
+      if (uid === undefined) {
+        reject(`sandbox-uid:${id}`, "invalid_identity", `sandbox ${JSON.stringify(id)} has no UID`);
+        continue;
+      }
+      uidBySandbox.set(id, uid);
+      const group = groups.get(uid);
+      if (group === undefined) groups.set(uid, { sandboxes: [record], containers: [] });
+      else group.sandboxes.push(record);
+    }
+    for (const record of containers.values()) {
+      const uid = uidBySandbox.get(record.item.podSandboxId) ?? containerPodUid(record.item);
+      if (uid !== undefined) groups.get(uid)?.containers.push(record);
+    }
+
+    const pods = new Map<string, PodEntry>();
+    const out: PodSnapshot[] = [];
+    for (const [uid, group] of groups) {
+      const known = this.#pods.get(uid);
+      const entry = known !== undefined && sameInputs(known.inputs, group)
+        ? known
+        : this.#build(uid, group);
+      pods.set(uid, entry);
+      if (entry.snapshot !== undefined) out.push(entry.snapshot);
+    }
+
+    this.#sandboxes = sandboxes;
+    this.#containers = containers;
+    this.#pods = pods;
+    this.#rejected = rejected;
+    return out;
+  }
+
+  async #askRuntimeName(options: CriCallOptions): Promise<string> {
+    if (this.#runtime.version === undefined) return "containerd";
+    const version = await this.#runtime.version({ version: "v1" }, options);
+    return version.runtimeName || "containerd";
+  }
+
+  /**
+   * Converts one pod. Problems found in its data are reported each time it is
+   * rebuilt, which happens only when its runtime data changed.
+   */
+  #build(uid: string, group: PodInputs): PodEntry {
+    const inputs = new Set<SandboxRecord | ContainerRecord>([
+      ...group.sandboxes,
+      ...group.containers,
+    ]);
+    const pod = convertPod(
+      group.sandboxes.map((r) => ({ sandbox: r.item, status: r.status })),
+      group.containers.map((r) => ({ container: r.item, status: r.status })),
+      {
+        nodeName: this.#options.nodeName,
+        hostIPs: this.#options.hostIPs,
+        runtimeName: this.#runtimeName,
+        onReject: (reason, detail) => this.#reject(reason, `pod ${uid}: ${detail}`),
+      },
+    );
+    return { inputs, snapshot: pod === undefined ? undefined : snapshotOf(pod) };
+  }
+
+  #reject(reason: RejectReason, detail: string): void {
+    this.#options.metrics?.sourceItemsRejected.inc({ source: SOURCE, reason });
+    this.#log.warn("skipped invalid runtime data", { reason, detail });
+  }
+
+  async #inspectAll(
+    sandboxes: Map<string, SandboxRecord>,
+    containers: Map<string, ContainerRecord>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const jobs: (() => Promise<void>)[] = [];
+    for (const [id, record] of sandboxes) {
+      if (!record.inspect) continue;
+      jobs.push(async () => {
+        const status = await this.#inspect(
+          () =>
+            this.#runtime.podSandboxStatus(
+              { podSandboxId: id },
+              { signal, timeoutMs: this.#callTimeoutMs },
+            ),
+          id,
+        );
+        if (status === "gone") sandboxes.delete(id);
+        else if (status === "failed") sandboxes.set(id, { ...record, inspect: true });
+        else if (status.status?.id !== id) {
+          sandboxes.set(id, { ...record, inspect: true });
+          this.#reject("invalid_status", `status of sandbox ${JSON.stringify(id)} names another`);
+        } else sandboxes.set(id, { ...record, status: status.status, inspect: false });
+      });
+    }
+    for (const [id, record] of containers) {
+      if (!record.inspect) continue;
+      jobs.push(async () => {
+        const status = await this.#inspect(
+          () =>
+            this.#runtime.containerStatus(
+              { containerId: id },
+              { signal, timeoutMs: this.#callTimeoutMs },
+            ),
+          id,
+        );
+        if (status === "gone") containers.delete(id);
+        else if (status === "failed") containers.set(id, { ...record, inspect: true });
+        else if (status.status?.id !== id) {
+          containers.set(id, { ...record, inspect: true });
+          this.#reject("invalid_status", `status of container ${JSON.stringify(id)} names another`);
+        } else containers.set(id, { item: record.item, status: status.status, inspect: false });
+      });
+    }
+    let next = 0;
+    const worker = async () => {
+      while (next < jobs.length) await jobs[next++]!();
+    };
+    await Promise.all(Array.from({ length: Math.min(this.#concurrency, jobs.length) }, worker));
+  }
+
+  /**
+   * Runs one inspection. `gone`: the item vanished since the list (dropped
+   * now, seen again if still listed). `failed`: any other per-item error (the
+   * previous status is kept and the item re-inspected next time). An error
+   * that means the runtime itself is unreachable fails the whole list.
+   */
+  async #inspect<T>(fn: () => Promise<T>, id: string): Promise<T | "gone" | "failed"> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof CriCallError) || isRuntimeDown(err.code)) throw err;
+      if (err.code === CRI_STATUS.notFound) return "gone";
+      this.#log.debug("runtime status call failed; retrying at next relist", {
+        id,
+        method: err.method,
+        error: err,
+      });
+      return "failed";
+    }
+  }
+
+  /**
+   * Subscribes to the runtime's container events and calls `onHint` for each,
+   * so the caller can relist early; the relist stays the authority. On
+   * UNIMPLEMENTED (containerd 1.6) it logs once at info and returns; on other
+   * failures it resubscribes with backoff (250 ms doubling to 30 s).
+   *
+   * @param signal Stops the subscription.
+   * @param onHint Called once per runtime event.
+   * @returns Resolves when `signal` aborts or the runtime has no events.
+   */
+  async watchHints(signal: AbortSignal, onHint: () => void): Promise<void> {
+    let backoffMs = 250;
+    while (!signal.aborted) {
+      try {
+        for await (const _event of this.#runtime.getContainerEvents({}, { signal })) {
+          backoffMs = 250;
+          onHint();
+        }
+        if (signal.aborted) return;
+        this.#log.debug("container event stream ended; resubscribing", { backoffMs });
+      } catch (err) {
+        if (signal.aborted) return;
+        if (err instanceof CriCallError && err.code === CRI_STATUS.unimplemented) {
+          this.#log.info(
+            "runtime does not implement GetContainerEvents; relying on periodic relist",
+          );
+          return;
+        }
+        this.#log.debug("container event stream failed; resubscribing", { backoffMs, error: err });
+      }
+      await abortableDelay(backoffMs, signal);
+      backoffMs = Math.min(backoffMs * 2, 30_000);
+    }
+  }
+}
+
+function sameInputs(known: ReadonlySet<object>, group: PodInputs): boolean {
+  if (known.size !== group.sandboxes.length + group.containers.length) return false;
+  for (const r of group.sandboxes) if (!known.has(r)) return false;
+  for (const r of group.containers) if (!known.has(r)) return false;
+  return true;
+}
+
+function isRuntimeDown(code: number): boolean {
+  return code === CRI_STATUS.unavailable || code === CRI_STATUS.deadlineExceeded ||
+    code === CRI_STATUS.cancelled;
+}
+
+const REASON_BY_CODE: ReadonlyMap<number, string> = new Map([
+  [CRI_STATUS.unavailable, "unavailable"],
+  [CRI_STATUS.deadlineExceeded, "timeout"],
+  [CRI_STATUS.cancelled, "cancelled"],
+  [CRI_STATUS.unimplemented, "unimplemented"],
+]);
+
+function toSourceError(err: unknown, signal: AbortSignal): SourceUnavailableError {
+  if (err instanceof SourceUnavailableError) return err;
+  if (signal.aborted) {
+    return new SourceUnavailableError("CRI relist was aborted", {
+      reason: "cancelled",
+      cause: signal.reason,
+    });
+  }
+  if (err instanceof CriCallError) {
+    return new SourceUnavailableError(`CRI call "${err.method}" failed: ${err.message}`, {
+      reason: REASON_BY_CODE.get(err.code) ?? "runtime_error",
+      cause: err,
+    });
+  }
+  return new SourceUnavailableError(`CRI relist failed: ${String(err)}`, {
+    reason: "runtime_error",
+    cause: err,
+  });
+}
+
+function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

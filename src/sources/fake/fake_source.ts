@@ -1,0 +1,156 @@
+/**
+ * A scriptable in-memory pod source for tests: set the pods it reports,
+ * make its next reads fail or hang, delay its first successful read.
+ *
+ * @module
+ */
+
+import type { Clock } from "../../clock.ts";
+import { type PodObject, type PodSnapshot, snapshotOf } from "../../model/pod.ts";
+import { type PodSource, SourceUnavailableError } from "../mod.ts";
+
+/** Options of {@linkcode FakePodSource}. */
+export interface FakePodSourceOptions {
+  /** The pods reported until {@linkcode FakePodSource.set} is called. @default {[]} */
+  pods?: readonly PodObject[];
+  /**
+   * Until this much clock time has passed since construction, `list()`
+   * throws a {@linkcode SourceUnavailableError} with reason `"initializing"`
+   * (keeps the sync gate closed). Needs `clock`. @default {0}
+   */
+  firstSyncDelayMs?: number;
+  /** Measures `firstSyncDelayMs`. */
+  clock?: Clock;
+}
+
+type Scripted = { kind: "fail"; error: Error } | { kind: "hang" };
+
+/**
+ * A {@linkcode PodSource} whose view a test sets directly. Snapshots are
+ * reused for pod objects already seen, so an unchanged pod keeps its
+ * snapshot identity across `set()` calls.
+ *
+ * @example Usage
+ * ```ts
+ * import { FakePodSource } from "./fake_source.ts";
+ * const source = new FakePodSource();
+ * source.set([{ metadata: { uid: "u1", name: "a", namespace: "default" } }]);
+ * source.failNext();
+ * await source.list(AbortSignal.timeout(1000)).catch(() => {});
+ * console.log((await source.list(AbortSignal.timeout(1000))).length);
+ * ```
+ */
+export class FakePodSource implements PodSource {
+  /** Always `"fake"`. */
+  readonly kind = "fake" as const;
+
+  #snapshots: readonly PodSnapshot[] = Object.freeze([]);
+  #known = new WeakMap<PodObject, PodSnapshot>();
+  #script: Scripted[] = [];
+  #clock: Clock | undefined;
+  #readyAtMs: number | undefined;
+  #calls = 0;
+
+  /**
+   * @param options Initial pods and an optional first-sync delay.
+   * @throws {TypeError} When `firstSyncDelayMs` is set without a clock.
+   * @throws {RangeError} When `firstSyncDelayMs` is negative or not finite.
+   */
+  constructor(options: FakePodSourceOptions = {}) {
+    const delay = options.firstSyncDelayMs ?? 0;
+    if (!(Number.isFinite(delay) && delay >= 0)) {
+      throw new RangeError(`First sync delay must be a finite number >= 0: got "${delay}"`);
+    }
+    if (delay > 0) {
+      if (!options.clock) throw new TypeError("A first sync delay needs a clock");
+      this.#clock = options.clock;
+      this.#readyAtMs = options.clock.now() + delay;
+    }
+    if (options.pods) this.set(options.pods);
+  }
+
+  /** Number of `list()` calls so far (including failed ones). */
+  get listCalls(): number {
+    return this.#calls;
+  }
+
+  /**
+   * Replaces the reported pods.
+   *
+   * @param pods The new view; each pod needs a `metadata.uid`.
+   * @throws {TypeError} When a pod has no UID.
+   */
+  set(pods: readonly PodObject[]): void {
+    const next: PodSnapshot[] = [];
+    for (const pod of pods) {
+      let snapshot = this.#known.get(pod);
+      if (snapshot === undefined) {
+        snapshot = snapshotOf(pod);
+        this.#known.set(pod, snapshot);
+      }
+      next.push(snapshot);
+    }
+    this.#snapshots = Object.freeze(next);
+  }
+
+  /**
+   * Replaces the reported view with raw snapshots, unchecked (to feed
+   * malformed or duplicate entries to the code under test).
+   *
+   * @param snapshots The new view.
+   */
+  setSnapshots(snapshots: readonly PodSnapshot[]): void {
+    this.#snapshots = Object.freeze([...snapshots]);
+  }
+
+  /**
+   * Makes the next `list()` throw. Calls queue up: two calls fail the next
+   * two reads.
+   *
+   * @param error What to throw. @default {a SourceUnavailableError with reason "injected"}
+   */
+  failNext(error?: Error): void {
+    this.#script.push({
+      kind: "fail",
+      error: error ??
+        new SourceUnavailableError("Fake source failure injected", { reason: "injected" }),
+    });
+  }
+
+  /** Makes the next `list()` wait until its signal aborts, then reject with the reason. */
+  hangNext(): void {
+    this.#script.push({ kind: "hang" });
+  }
+
+  /**
+   * Reports the current view, or plays the next scripted failure.
+   *
+   * @param signal Aborts the read.
+   * @returns The snapshots last set.
+   * @throws {SourceUnavailableError} When a failure was scripted or the first sync is not due yet.
+   */
+  list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
+    this.#calls++;
+    if (signal.aborted) return Promise.reject(signal.reason);
+    const step = this.#script.shift();
+    if (step?.kind === "fail") return Promise.reject(step.error);
+    if (step?.kind === "hang") return hang(signal);
+    if (this.#readyAtMs !== undefined) {
+      if (this.#clock!.now() < this.#readyAtMs) {
+        return Promise.reject(
+          new SourceUnavailableError("Fake source is still initializing", {
+            reason: "initializing",
+          }),
+        );
+      }
+      this.#readyAtMs = undefined;
+    }
+    return Promise.resolve(this.#snapshots);
+  }
+}
+
+function hang(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+}

@@ -1,0 +1,482 @@
+/**
+ * The kubelet pod source: the local kubelet's `/pods` endpoint (a
+ * `v1.PodList` in JSON with every pod's full spec), over HTTPS with a bearer
+ * token or a client certificate, or over the read-only HTTP port.
+ *
+ * TLS and Deno: `Deno.createHttpClient()` takes extra CA certificates and a
+ * client certificate, but has no way to skip server certificate
+ * verification per client. `insecureSkipTlsVerify` therefore cannot be done
+ * by this code alone: the process must run with Deno's
+ * `--unsafely-ignore-certificate-errors=127.0.0.1` (on `deno run`, or baked
+ * in with `deno compile`). Without it the kubelet's self-signed certificate
+ * fails with reason `tls`; the better fix is `caFile` pointing at the
+ * kubelet's serving certificate or CA (`/var/lib/kubelet/pki/kubelet.crt`
+ * holds both when the kubelet made its own).
+ *
+ * @module
+ */
+
+import type { Logger } from "../../log.ts";
+import type { Metrics } from "../../metrics/metrics.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../../model/json.ts";
+import type { PodObject, PodSnapshot } from "../../model/pod.ts";
+import { type PodSource, SourceUnavailableError } from "../mod.ts";
+
+/** The kubelet's authenticated port on the node. */
+export const DEFAULT_KUBELET_URL = "https://127.0.0.1:10250";
+
+/** The token a pod's service account gets (the daemon as a DaemonSet). */
+export const DEFAULT_TOKEN_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+
+/** Longest wait for one `/pods` answer, in ms. */
+export const DEFAULT_KUBELET_TIMEOUT_MS = 10_000;
+
+/** How often `/pods` is polled by default, in ms (it is a full list of large objects). */
+export const DEFAULT_KUBELET_POLL_MS = 10_000;
+
+/** Largest `/pods` body accepted, in bytes (110 full pods are a few MiB). */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+/** Why a read of the kubelet failed: the `reason` of {@linkcode SourceUnavailableError}. */
+export type KubeletFailureReason =
+  | "http_401"
+  | "http_403"
+  | "http_4xx"
+  | "http_5xx"
+  | "http_other"
+  | "invalid_json"
+  | "too_large"
+  | "timeout"
+  | "connect"
+  | "tls"
+  | "credentials";
+
+/** Options of {@linkcode KubeletPodSource}. */
+export interface KubeletPodSourceOptions {
+  /** Base URL of the kubelet. @default {DEFAULT_KUBELET_URL} */
+  url?: string;
+  /**
+   * Bearer token file, read at every request (projected tokens rotate).
+   * `undefined`: {@linkcode DEFAULT_TOKEN_FILE} when it exists and no client
+   * certificate is set; `""`: no token.
+   */
+  tokenFile?: string;
+  /** PEM client certificate (with `clientKeyFile`), for x509 authentication. */
+  clientCertFile?: string;
+  /** PEM private key of `clientCertFile`. */
+  clientKeyFile?: string;
+  /** PEM CA certificates the kubelet's serving certificate is checked against. */
+  caFile?: string;
+  /**
+   * Do not verify the kubelet's certificate. Deno cannot do this per client:
+   * the process must also run with `--unsafely-ignore-certificate-errors`
+   * (see the module documentation). @default {false}
+   */
+  insecureSkipTlsVerify?: boolean;
+  /** The poll period the daemon should relist this source at, in ms. @default {DEFAULT_KUBELET_POLL_MS} */
+  pollPeriodMs?: number;
+  /** Per-request timeout in ms. @default {DEFAULT_KUBELET_TIMEOUT_MS} */
+  timeoutMs?: number;
+  /** @default {DEFAULT_MAX_RESPONSE_BYTES} */
+  maxResponseBytes?: number;
+  log: Logger;
+  /** `sourceItemsRejected{source="kubelet"}` counts skipped pods. */
+  metrics?: Pick<Metrics, "sourceItemsRejected">;
+  /** Reads token, certificate and key files. @default {Deno.readFile} */
+  readFile?: (path: string) => Promise<Uint8Array>;
+}
+
+interface Credentials {
+  readonly token: string | undefined;
+  readonly ca: string | undefined;
+  readonly cert: string | undefined;
+  readonly key: string | undefined;
+}
+
+const DECODER = new TextDecoder("utf-8", { fatal: true });
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Structural equality of two JSON values (key order ignored). */
+export function jsonEqual(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (isJsonObject(a)) {
+    if (!isJsonObject(b)) return false;
+    const keys = Object.keys(a);
+    if (keys.length !== Object.keys(b).length) return false;
+    for (const k of keys) if (!(k in b) || !jsonEqual(a[k], b[k])) return false;
+    return true;
+  }
+  return false;
+}
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function statusReason(status: number): KubeletFailureReason {
+  if (status === 401) return "http_401";
+  if (status === 403) return "http_403";
+  if (status >= 500 && status < 600) return "http_5xx";
+  if (status >= 400 && status < 500) return "http_4xx";
+  return "http_other";
+}
+
+const TLS_ERROR_REGEXP = /certificate|tls|handshake|UnknownIssuer|NotValidForName|CertExpired/i;
+
+function withoutTypeMeta(item: JsonObject): PodObject {
+  const { kind: _kind, apiVersion: _apiVersion, ...pod } = item;
+  return pod as PodObject;
+}
+
+/**
+ * Reads the node's pods from the local kubelet.
+ *
+ * Every `list()` fetches `/pods` once. When the body's bytes are the same as
+ * last time it is not parsed again and the previous snapshots (the same
+ * array) are returned; when it changed, a pod equal to its previous version
+ * keeps its previous snapshot object. Pods without a UID (or a name, or a
+ * namespace) and repeated UIDs are skipped and counted. HTTP errors, invalid
+ * JSON, timeouts and connection failures throw {@linkcode SourceUnavailableError}
+ * with a reason ({@linkcode KubeletFailureReason}); the relister counts,
+ * logs and backs off, and the merged view keeps the last good pods.
+ *
+ * Close it (`using`, or `close()`) to release its HTTP client.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { KubeletPodSource } from "./kubelet_source.ts";
+ * import { silentLogger } from "../../log.ts";
+ * using source = new KubeletPodSource({ caFile: "/var/lib/kubelet/pki/kubelet.crt", log: silentLogger });
+ * const pods = await source.list(AbortSignal.timeout(15_000));
+ * ```
+ */
+export class KubeletPodSource implements PodSource, Disposable {
+  /** Always `"kubelet"`. */
+  readonly kind = "kubelet" as const;
+  /** The period (ms) this source should be relisted at. */
+  readonly periodMs: number;
+  readonly #url: string;
+  readonly #https: boolean;
+  readonly #options: KubeletPodSourceOptions;
+  readonly #log: Logger;
+  readonly #timeoutMs: number;
+  readonly #maxBytes: number;
+  readonly #readFile: (path: string) => Promise<Uint8Array>;
+  #client: Deno.HttpClient | undefined;
+  #clientKey = "";
+  #lastBody: Uint8Array | undefined;
+  #last: PodSnapshot[] = [];
+  #byUid = new Map<string, PodSnapshot>();
+  #reported = new Set<string>();
+  #warnedInsecure = false;
+
+  /**
+   * @param options URL, credentials, TLS, limits, log and metrics.
+   * @throws {TypeError} When the URL is not an http(s) URL, or only one of
+   *   the client certificate and key is set.
+   * @throws {RangeError} When a limit is not a positive number.
+   */
+  constructor(options: KubeletPodSourceOptions) {
+    const raw = options.url ?? DEFAULT_KUBELET_URL;
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new TypeError(`Cannot use kubelet URL "${raw}": it is not a URL`);
+    }
+    if (url.protocol !== "https:" && url.protocol !== "http:") {
+      throw new TypeError(`Cannot use kubelet URL "${raw}": the scheme must be http or https`);
+    }
+    if ((options.clientCertFile ?? "") === "" !== ((options.clientKeyFile ?? "") === "")) {
+      throw new TypeError(
+        "Cannot use a kubelet client certificate without its key, or a key without its certificate",
+      );
+    }
+    const timeoutMs = options.timeoutMs ?? DEFAULT_KUBELET_TIMEOUT_MS;
+    const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    const periodMs = options.pollPeriodMs ?? DEFAULT_KUBELET_POLL_MS;
+    const limits = [["timeoutMs", timeoutMs], ["maxResponseBytes", maxBytes], [
+      "pollPeriodMs",
+      periodMs,
+    ]];
+    for (const [name, value] of limits as [string, number][]) {
+      if (!Number.isFinite(value) || value <= 0) {
+        throw new RangeError(
+          `Cannot read the kubelet with ${name} "${value}": it must be positive`,
+        );
+      }
+    }
+    this.periodMs = periodMs;
+    this.#url = `${url.href.replace(/\/+$/, "")}/pods`;
+    this.#https = url.protocol === "https:";
+    this.#options = options;
+    this.#log = options.log;
+    this.#timeoutMs = timeoutMs;
+    this.#maxBytes = maxBytes;
+    this.#readFile = options.readFile ?? ((path) => Deno.readFile(path));
+  }
+
+  /** The URL fetched by {@linkcode KubeletPodSource.list}. */
+  get url(): string {
+    return this.#url;
+  }
+
+  /**
+   * Fetches and parses `/pods`.
+   *
+   * @param signal Abandons the request.
+   * @returns Every valid pod the kubelet lists.
+   * @throws {SourceUnavailableError} When the kubelet cannot be read now.
+   */
+  async list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
+    signal.throwIfAborted();
+    const credentials = await this.#credentials();
+    const client = this.#httpClient(credentials);
+    const body = await this.#fetch(signal, credentials, client);
+    if (this.#lastBody !== undefined && bytesEqual(body, this.#lastBody)) return this.#last;
+    const pods = this.#parse(body);
+    this.#lastBody = body;
+    return pods;
+  }
+
+  /** Releases the HTTP client. */
+  close(): void {
+    this.#client?.close();
+    this.#client = undefined;
+    this.#clientKey = "";
+  }
+
+  /** Same as {@linkcode KubeletPodSource.close}. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  async #readText(path: string, what: string): Promise<string> {
+    try {
+      return DECODER.decode(await this.#readFile(path));
+    } catch (error) {
+      throw new SourceUnavailableError(
+        `Cannot read kubelet ${what} "${path}": ${errorText(error)}`,
+        { reason: "credentials", cause: error },
+      );
+    }
+  }
+
+  async #credentials(): Promise<Credentials> {
+    const o = this.#options;
+    const cert = o.clientCertFile
+      ? await this.#readText(o.clientCertFile, "client certificate")
+      : undefined;
+    const key = o.clientKeyFile ? await this.#readText(o.clientKeyFile, "client key") : undefined;
+    const ca = o.caFile ? await this.#readText(o.caFile, "CA file") : undefined;
+    let token: string | undefined;
+    if (o.tokenFile !== undefined && o.tokenFile !== "") {
+      token = (await this.#readText(o.tokenFile, "token file")).trim();
+    } else if (o.tokenFile === undefined && cert === undefined) {
+      // The default token only exists when the daemon runs in a pod.
+      try {
+        token = DECODER.decode(await this.#readFile(DEFAULT_TOKEN_FILE)).trim();
+      } catch {
+        token = undefined;
+      }
+    }
+    return { token: token === "" ? undefined : token, ca, cert, key };
+  }
+
+  #httpClient(credentials: Credentials): Deno.HttpClient | undefined {
+    if (!this.#https) return undefined;
+    if (this.#options.insecureSkipTlsVerify && !this.#warnedInsecure) {
+      this.#warnedInsecure = true;
+      this.#log.warn(
+        "kubelet TLS verification can only be skipped process-wide: run with --unsafely-ignore-certificate-errors",
+        { url: this.#url },
+      );
+    }
+    const { ca, cert, key } = credentials;
+    if (ca === undefined && cert === undefined) return undefined;
+    const clientKey = `${ca ?? ""}\0${cert ?? ""}\0${key ?? ""}`;
+    if (this.#client !== undefined && clientKey === this.#clientKey) return this.#client;
+    this.close();
+    try {
+      this.#client = cert !== undefined && key !== undefined
+        ? Deno.createHttpClient({ caCerts: ca === undefined ? [] : [ca], cert, key })
+        : Deno.createHttpClient({ caCerts: ca === undefined ? [] : [ca] });
+    } catch (error) {
+      throw new SourceUnavailableError(
+        `Cannot use the kubelet TLS credentials: ${errorText(error)}`,
+        { reason: "credentials", cause: error },
+      );
+    }
+    this.#clientKey = clientKey;
+    return this.#client;
+  }
+
+  async #fetch(
+    signal: AbortSignal,
+    credentials: Credentials,
+    client: Deno.HttpClient | undefined,
+  ): Promise<Uint8Array> {
+    signal.throwIfAborted();
+    const call = new AbortController();
+    const timeout = new SourceUnavailableError(
+      `Cannot read kubelet pods from "${this.#url}": no answer within ${this.#timeoutMs} ms`,
+      { reason: "timeout" },
+    );
+    const timer = setTimeout(() => call.abort(timeout), this.#timeoutMs);
+    const onAbort = () => call.abort(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (credentials.token !== undefined) headers.authorization = `Bearer ${credentials.token}`;
+    const fail = (reason: KubeletFailureReason, why: string, cause?: unknown) =>
+      new SourceUnavailableError(`Cannot read kubelet pods from "${this.#url}": ${why}`, {
+        reason,
+        cause,
+      });
+    try {
+      let response: Response;
+      try {
+        const init: RequestInit & { client?: Deno.HttpClient } = { headers, signal: call.signal };
+        if (client !== undefined) init.client = client;
+        response = await fetch(this.#url, init);
+      } catch (error) {
+        if (call.signal.aborted) throw call.signal.reason;
+        const text = errorText(error) +
+          (error instanceof Error && error.cause ? ` ${errorText(error.cause)}` : "");
+        throw fail(TLS_ERROR_REGEXP.test(text) ? "tls" : "connect", text, error);
+      }
+      if (!response.ok) {
+        await response.body?.cancel().catch(() => {});
+        throw fail(statusReason(response.status), `HTTP status ${response.status}`);
+      }
+      try {
+        return await this.#readBody(response, fail);
+      } catch (error) {
+        if (call.signal.aborted) throw call.signal.reason;
+        throw error;
+      }
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  async #readBody(
+    response: Response,
+    fail: (reason: KubeletFailureReason, why: string, cause?: unknown) => Error,
+  ): Promise<Uint8Array> {
+    const reader = response.body?.getReader();
+    if (reader === undefined) return new Uint8Array();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    try {
+      while (true) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.length;
+        if (size > this.#maxBytes) {
+          await reader.cancel().catch(() => {});
+          throw fail("too_large", `the answer is larger than ${this.#maxBytes} bytes`);
+        }
+        chunks.push(value);
+      }
+    } catch (error) {
+      if (error instanceof SourceUnavailableError) throw error;
+      throw fail("connect", `reading the answer failed: ${errorText(error)}`, error);
+    } finally {
+      reader.releaseLock();
+    }
+    const body = new Uint8Array(size);
+    let offset = 0;
+    for (const chunk of chunks) {
+      body.set(chunk, offset);
+      offset += chunk.length;
+    }
+    return body;
+  }
+
+  #parse(body: Uint8Array): PodSnapshot[] {
+    let doc: unknown;
+    try {
+      doc = JSON.parse(DECODER.decode(body));
+    } catch (error) {
+      throw new SourceUnavailableError(
+        `Cannot parse kubelet pods from "${this.#url}": ${errorText(error)}`,
+        { reason: "invalid_json", cause: error },
+      );
+    }
+    if (!isJsonObject(doc) || !Array.isArray(doc.items) || (doc.kind ?? "PodList") !== "PodList") {
+      throw new SourceUnavailableError(
+        `Cannot parse kubelet pods from "${this.#url}": the answer is not a PodList`,
+        { reason: "invalid_json" },
+      );
+    }
+    const out: PodSnapshot[] = [];
+    const byUid = new Map<string, PodSnapshot>();
+    const problems: { key: string; reason: string; detail: string }[] = [];
+    doc.items.forEach((item, index) => {
+      const metadata = isJsonObject(item) ? item.metadata : undefined;
+      const where = isJsonObject(metadata) && typeof metadata.name === "string"
+        ? `${String(metadata.namespace)}/${metadata.name}`
+        : `#${index}`;
+      if (
+        !isJsonObject(item) || !isJsonObject(metadata) || typeof metadata.uid !== "string" ||
+        metadata.uid === "" || typeof metadata.name !== "string" || metadata.name === "" ||
+        typeof metadata.namespace !== "string" || metadata.namespace === ""
+      ) {
+        problems.push({
+          key: `invalid:${where}`,
+          reason: "invalid_pod",
+          detail: `pod ${where} has no UID, name or namespace`,
+        });
+        return;
+      }
+      const uid = metadata.uid;
+      if (byUid.has(uid)) {
+        problems.push({
+          key: `dup:${uid}`,
+          reason: "duplicate_uid",
+          detail: `pod ${where} repeats UID "${uid}"`,
+        });
+        return;
+      }
+      // Items may carry TypeMeta; a v1.Pod message has no place for it.
+      const pod = item.kind === undefined && item.apiVersion === undefined
+        ? item as PodObject
+        : withoutTypeMeta(item);
+      const previous = this.#byUid.get(uid);
+      const snapshot = previous !== undefined && jsonEqual(previous.pod as JsonObject, pod)
+        ? previous
+        : { uid, pod };
+      byUid.set(uid, snapshot);
+      out.push(snapshot);
+    });
+    this.#report(problems);
+    this.#byUid = byUid;
+    if (out.length === this.#last.length && out.every((s, i) => s === this.#last[i])) {
+      return this.#last;
+    }
+    this.#last = out;
+    return out;
+  }
+
+  #report(problems: readonly { key: string; reason: string; detail: string }[]): void {
+    const now = new Set<string>();
+    for (const { key, reason, detail } of problems) {
+      now.add(key);
+      if (this.#reported.has(key)) continue;
+      this.#options.metrics?.sourceItemsRejected.inc({ source: "kubelet", reason });
+      this.#log.warn("skipping kubelet pod", { reason, detail });
+    }
+    this.#reported = now;
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * Where pods come from. A source returns its full current view on every
+ * call; the relister diffs views, so a source need not track changes itself.
+ *
+ * @module
+ */
+
+import type { PodSnapshot } from "../model/pod.ts";
+
+/** The kinds of pod source the daemon can run. */
+export type PodSourceKind = "cri" | "kubelet" | "static" | "fake";
+
+/** A provider of the node's pods (kubelet: a pod source plus the runtime). */
+export interface PodSource {
+  /** What kind of source this is, for logs and metric labels. */
+  readonly kind: PodSourceKind;
+  /**
+   * Reads the source's complete current view.
+   *
+   * @param signal Aborts the read (timeout or shutdown).
+   * @returns Every pod the source knows, each once.
+   * @throws {SourceUnavailableError} When the source cannot be read now.
+   */
+  list(signal: AbortSignal): Promise<readonly PodSnapshot[]>;
+}
+
+/** Raised by a source that cannot produce a full view right now. */
+export class SourceUnavailableError extends Error {
+  /** A short machine-readable reason, used as a metric label. */
+  readonly reason: string;
+
+  /**
+   * @param message What failed, for the log.
+   * @param options `reason` for metrics and the underlying `cause`.
+   */
+  constructor(message: string, options: { reason: string; cause?: unknown }) {
+    super(message, { cause: options.cause });
+    this.name = "SourceUnavailableError";
+    this.reason = options.reason;
+  }
+}

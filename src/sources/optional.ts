@@ -1,0 +1,177 @@
+/**
+ * The optional pod sources (static manifests, the local kubelet) built from
+ * plain configuration values, for the daemon's composition root. Without
+ * `podManifestPath` or `kubeletUrl` nothing is built.
+ *
+ * @module
+ */
+
+import type { Clock } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+import { KubeletPodSource } from "./kubelet/mod.ts";
+import type { PodSource, PodSourceKind } from "./mod.ts";
+import { StaticPodSource } from "./static/mod.ts";
+
+/** Configuration of the optional sources (the `serve` flags in brackets). */
+export interface OptionalSourcesOptions {
+  /** `spec.nodeName` and the static pod name suffix (`--hostname-override`). */
+  nodeName: string;
+  /** Static pod manifest directory or file; `""`: none (`--pod-manifest-path`). */
+  podManifestPath?: string;
+  /** Rescan period of the manifests, ms (`--file-check-frequency`). @default {20000} */
+  fileCheckFrequencyMs?: number;
+  /** Kubelet base URL; `""`: none (`--kubelet-url`). */
+  kubeletUrl?: string;
+  /** Bearer token file; `undefined`: the service account token if present (`--kubelet-token-file`). */
+  kubeletTokenFile?: string;
+  /** `--kubelet-client-cert`. */
+  kubeletClientCert?: string;
+  /** `--kubelet-client-key`. */
+  kubeletClientKey?: string;
+  /** `--kubelet-ca-file`. */
+  kubeletCaFile?: string;
+  /** `--kubelet-insecure-skip-tls-verify`. */
+  kubeletInsecureSkipTlsVerify?: boolean;
+  /** `/pods` poll period, ms (`--kubelet-poll-period`). @default {10000} */
+  kubeletPollPeriodMs?: number;
+  /** Timeout of one `/pods` request, ms. @default {10000} */
+  kubeletTimeoutMs?: number;
+}
+
+/** What the optional sources need besides their configuration. */
+export interface OptionalSourcesDeps {
+  clock: Clock;
+  log: Logger;
+  metrics?: Pick<Metrics, "sourceItemsRejected">;
+}
+
+/** The kinds an operator may mark best-effort (`--source-best-effort`). */
+export const BEST_EFFORT_KINDS: readonly PodSourceKind[] = ["cri", "kubelet", "static"];
+
+/**
+ * Builds the configured optional sources: a {@linkcode StaticPodSource} when
+ * a manifest path is set, a {@linkcode KubeletPodSource} when a kubelet URL
+ * is set.
+ *
+ * @example Usage
+ * ```ts
+ * import { createOptionalSources } from "./optional.ts";
+ * import { silentLogger } from "../log.ts";
+ * const sources = createOptionalSources(
+ *   { nodeName: "node-1", podManifestPath: "/etc/kubernetes/manifests" },
+ *   { clock: { now: () => Date.now() }, log: silentLogger },
+ * );
+ * console.assert(sources.length === 1 && sources[0]!.kind === "static");
+ * ```
+ *
+ * @param options Configuration values.
+ * @param deps Clock, log and metrics.
+ * @returns The sources, static first; empty when neither is configured.
+ * @throws {TypeError} When a value is invalid (bad URL, certificate without key).
+ * @throws {RangeError} When a period or timeout is not positive.
+ */
+export function createOptionalSources(
+  options: OptionalSourcesOptions,
+  deps: OptionalSourcesDeps,
+): PodSource[] {
+  const sources: PodSource[] = [];
+  if (options.podManifestPath) {
+    sources.push(
+      new StaticPodSource({
+        dir: options.podManifestPath,
+        nodeName: options.nodeName,
+        clock: deps.clock,
+        log: deps.log.child("static-source"),
+        ...(deps.metrics ? { metrics: deps.metrics } : {}),
+        ...(options.fileCheckFrequencyMs ? { rescanMs: options.fileCheckFrequencyMs } : {}),
+      }),
+    );
+  }
+  if (options.kubeletUrl) {
+    const kubelet: ConstructorParameters<typeof KubeletPodSource>[0] = {
+      url: options.kubeletUrl,
+      log: deps.log.child("kubelet-source"),
+      insecureSkipTlsVerify: options.kubeletInsecureSkipTlsVerify ?? false,
+    };
+    if (deps.metrics) kubelet.metrics = deps.metrics;
+    if (options.kubeletTokenFile !== undefined) kubelet.tokenFile = options.kubeletTokenFile;
+    if (options.kubeletClientCert) kubelet.clientCertFile = options.kubeletClientCert;
+    if (options.kubeletClientKey) kubelet.clientKeyFile = options.kubeletClientKey;
+    if (options.kubeletCaFile) kubelet.caFile = options.kubeletCaFile;
+    if (options.kubeletPollPeriodMs) kubelet.pollPeriodMs = options.kubeletPollPeriodMs;
+    if (options.kubeletTimeoutMs) kubelet.timeoutMs = options.kubeletTimeoutMs;
+    sources.push(new KubeletPodSource(kubelet));
+  }
+  return sources;
+}
+
+/**
+ * The relist period of a source: its own (`periodMs` of the static and
+ * kubelet sources), else the daemon's.
+ *
+ * @param source A source.
+ * @param fallbackMs The daemon's relist period (`--relist-period`).
+ * @returns The period in ms.
+ */
+export function relistPeriodOf(source: PodSource, fallbackMs: number): number {
+  const own = (source as Partial<{ periodMs: number }>).periodMs;
+  return typeof own === "number" && own > 0 ? own : fallbackMs;
+}
+
+/**
+ * Parses `--source-best-effort`: a comma-separated list of source kinds.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseBestEffortSources } from "./optional.ts";
+ * parseBestEffortSources("kubelet, static"); // ["kubelet", "static"]
+ * ```
+ *
+ * @param value The flag's value; `""` for none.
+ * @returns The kinds, without repeats.
+ * @throws {TypeError} When a name is not a source kind.
+ */
+export function parseBestEffortSources(value: string): PodSourceKind[] {
+  const out: PodSourceKind[] = [];
+  for (const raw of value.split(",")) {
+    const name = raw.trim();
+    if (name === "") continue;
+    const kind = BEST_EFFORT_KINDS.find((k) => k === name);
+    if (kind === undefined) {
+      throw new TypeError(
+        `Cannot use best-effort source "${name}": expected one of ${BEST_EFFORT_KINDS.join(", ")}`,
+      );
+    }
+    if (!out.includes(kind)) out.push(kind);
+  }
+  return out;
+}
+
+/**
+ * Starts the file watch of every static source, so a manifest change
+ * triggers a relist at once instead of at the next rescan.
+ *
+ * @param sources The daemon's sources (others are ignored).
+ * @param signal Stops watching.
+ * @param onChange Called with the source whose files changed (relist it).
+ * @returns One promise per watch, settled once the signal aborts.
+ */
+export function watchOptionalSources(
+  sources: readonly PodSource[],
+  signal: AbortSignal,
+  onChange: (source: PodSource) => void,
+): Promise<void>[] {
+  return sources
+    .filter((s): s is StaticPodSource => s instanceof StaticPodSource)
+    .map((s) => s.watch(signal, () => onChange(s)));
+}
+
+/**
+ * Releases what the sources hold (the kubelet source's HTTP client).
+ *
+ * @param sources The daemon's sources.
+ */
+export function closeOptionalSources(sources: readonly PodSource[]): void {
+  for (const s of sources) if (s instanceof KubeletPodSource) s.close();
+}

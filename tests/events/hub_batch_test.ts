@@ -1,0 +1,47 @@
+import assert from "node:assert/strict";
+import { PodCache } from "../../src/cache/mod.ts";
+import { EventHub } from "../../src/events/mod.ts";
+import { createMetricsRegistry } from "../../src/metrics/registry.ts";
+import { canonicalEncoder, FakeClock, makeSnapshot } from "../_fixtures/pods.ts";
+
+function setup() {
+  const { metrics } = createMetricsRegistry();
+  const cache = new PodCache({ encode: canonicalEncoder, clock: new FakeClock(), metrics });
+  const hub = new EventHub({ store: cache, metrics });
+  return { cache, hub };
+}
+
+function view(count: number, generation: number) {
+  return Array.from({ length: count }, (_, i) =>
+    makeSnapshot({
+      uid: `uid-${String(i).padStart(4, "0")}`,
+      name: `p${i}`,
+      labels: { generation: String(generation) },
+    }));
+}
+
+Deno.test("EventHub.publish() keeps a drained watcher when one batch exceeds its queue bound", async () => {
+  const { cache, hub } = setup();
+  const controller = new AbortController();
+  const sub = hub.subscribe({ signal: controller.signal, queueLimit: 5 });
+  hub.publish(cache.apply(view(20, 0)));
+  let received = 0;
+  while (sub.pending > 0) {
+    const item = await sub.next();
+    assert.equal(item.state, "event");
+    received++;
+  }
+  assert.equal(received, 20);
+  controller.abort();
+});
+
+Deno.test("EventHub.publish() drops a watcher still behind from an earlier batch once over its bound", async () => {
+  const { cache, hub } = setup();
+  const controller = new AbortController();
+  const sub = hub.subscribe({ signal: controller.signal, queueLimit: 5 });
+  hub.publish(cache.apply(view(20, 0)));
+  hub.publish(cache.apply(view(20, 1)));
+  const item = await sub.next();
+  assert.deepEqual(item, { state: "dropped", lost: 20 });
+  controller.abort();
+});

@@ -1,0 +1,323 @@
+import assert from "node:assert/strict";
+import { Registry } from "prom-client";
+import { createLogger, type Logger } from "../../../src/log.ts";
+import { createMetrics, type Metrics } from "../../../src/metrics/metrics.ts";
+import type { PodSnapshot } from "../../../src/model/pod.ts";
+import { runKubeletPod } from "../../../src/sim/cri_kubelet.ts";
+import { SimCriRuntime } from "../../../src/sim/cri_runtime.ts";
+import { type CriServer, startCriServer } from "../../../src/sim/cri_server.ts";
+import { SourceUnavailableError } from "../../../src/sources/mod.ts";
+import {
+  CRI_STATUS,
+  CriClient,
+  CriPodSource,
+  detectRuntimeEndpoint,
+  parseRuntimeEndpoint,
+} from "../../../src/sources/cri/mod.ts";
+
+/** A simulated runtime served on a temporary socket, with a client and a source. */
+class Harness implements AsyncDisposable {
+  readonly runtime = new SimCriRuntime({ runtimeName: "containerd" });
+  readonly metrics: Metrics = createMetrics(new Registry());
+  readonly logLines: Record<string, unknown>[] = [];
+  readonly log: Logger = createLogger({
+    level: "debug",
+    write: (line) => this.logLines.push(JSON.parse(line)),
+  });
+  readonly socketPath: string;
+  server!: CriServer;
+  readonly client: CriClient;
+  readonly source: CriPodSource;
+  readonly #dir: string;
+
+  private constructor(dir: string) {
+    this.#dir = dir;
+    this.socketPath = `${dir}/cri.sock`;
+    this.client = new CriClient(`unix://${this.socketPath}`, { requestTimeoutMs: 5000 });
+    this.source = new CriPodSource({
+      runtime: this.client,
+      nodeName: "node-1",
+      hostIPs: ["192.168.1.10"],
+      callTimeoutMs: 5000,
+      metrics: this.metrics,
+      log: this.log,
+    });
+  }
+
+  static async start(options: { eventsImplemented?: boolean } = {}): Promise<Harness> {
+    const h = new Harness(await Deno.makeTempDir({ prefix: "cri-src-" }));
+    h.server = await startCriServer(h.runtime, {
+      socketPath: h.socketPath,
+      eventsImplemented: options.eventsImplemented,
+    });
+    return h;
+  }
+
+  async restartServer(): Promise<void> {
+    await this.server.close();
+    this.server = await startCriServer(this.runtime, {
+      socketPath: this.socketPath,
+      eventsImplemented: this.server.eventsImplemented,
+    });
+  }
+
+  list(): Promise<readonly PodSnapshot[]> {
+    return this.source.list(AbortSignal.timeout(10_000));
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.client.close();
+    await this.server.close();
+    await Deno.remove(this.#dir, { recursive: true });
+  }
+}
+
+function byUid(snapshots: readonly PodSnapshot[]): Map<string, PodSnapshot> {
+  return new Map(snapshots.map((s) => [s.uid, s]));
+}
+
+/** Polls `fn` until it returns a value other than `undefined`, within a deadline. */
+async function poll<T>(fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+async function gaugeValue(metrics: Metrics): Promise<number | undefined> {
+  return (await metrics.runtimeReachable.get()).values[0]?.value;
+}
+
+async function runPods(runtime: SimCriRuntime, n: number) {
+  const handles = [];
+  for (let i = 0; i < n; i++) {
+    handles.push(
+      await runKubeletPod(runtime, {
+        name: `pod-${i}`,
+        uid: `uid-${i}`,
+        labels: { app: `a${i}` },
+        containers: [{ name: "app", image: "busybox:1" }],
+      }),
+    );
+  }
+  return handles;
+}
+
+Deno.test("CriPodSource.list() inspects only new or changed items and reuses snapshots", async () => {
+  await using h = await Harness.start();
+  const [, second] = await runPods(h.runtime, 3);
+  h.runtime.resetCalls();
+
+  const first = byUid(await h.list());
+  assert.equal(first.size, 3);
+  assert.equal(h.runtime.calls.podSandboxStatus, 3);
+  assert.equal(h.runtime.calls.containerStatus, 3);
+  assert.equal(h.runtime.calls.version, 1, "runtime name asked once");
+
+  h.runtime.resetCalls();
+  const again = byUid(await h.list());
+  assert.deepEqual(
+    { ...h.runtime.calls },
+    {
+      ...h.runtime.calls,
+      listPodSandbox: 1,
+      listContainers: 1,
+      podSandboxStatus: 0,
+      containerStatus: 0,
+    },
+  );
+  assert.equal(h.runtime.calls.version, 0);
+  for (const [uid, snap] of first) assert.equal(again.get(uid), snap, `${uid} reused`);
+
+  h.runtime.exitContainer(second!.containerIds.app!, { exitCode: 7 });
+  h.runtime.resetCalls();
+  const third = byUid(await h.list());
+  assert.equal(h.runtime.calls.containerStatus, 1);
+  assert.equal(h.runtime.calls.podSandboxStatus, 0);
+  assert.equal(third.get("uid-0"), first.get("uid-0"));
+  assert.equal(third.get("uid-2"), first.get("uid-2"));
+  assert.notEqual(third.get("uid-1"), first.get("uid-1"));
+  const status = third.get("uid-1")!.pod.status!;
+  const [cs] = status.containerStatuses as {
+    state: { terminated?: { exitCode: number; reason: string } };
+  }[];
+  assert.deepEqual(
+    { exitCode: cs!.state.terminated?.exitCode, reason: cs!.state.terminated?.reason },
+    { exitCode: 7, reason: "Error" },
+  );
+  assert.match(
+    String((status.containerStatuses as { containerID: string }[])[0]!.containerID),
+    /^containerd:\/\//,
+  );
+  assert.equal(await gaugeValue(h.metrics), 1);
+});
+
+Deno.test("CriPodSource.list() drops a removed pod and adds a new one", async () => {
+  await using h = await Harness.start();
+  const [first] = await runPods(h.runtime, 2);
+  const before = byUid(await h.list());
+  await h.runtime.stopPodSandbox({ podSandboxId: first!.sandboxId });
+  await h.runtime.removePodSandbox({ podSandboxId: first!.sandboxId });
+  await runKubeletPod(h.runtime, {
+    name: "late",
+    uid: "uid-late",
+    containers: [{ name: "app", image: "busybox:1" }],
+  });
+  const after = byUid(await h.list());
+  assert.deepEqual([...after.keys()].sort(), ["uid-1", "uid-late"]);
+  assert.equal(after.get("uid-1"), before.get("uid-1"));
+});
+
+Deno.test("CriPodSource.list() re-inspects an item whose inspection failed", async () => {
+  await using h = await Harness.start();
+  await runPods(h.runtime, 1);
+  h.runtime.failNext("containerStatus", CRI_STATUS.internal);
+  const first = await h.list();
+  assert.equal(first.length, 1, "the pod is listed from what is known");
+  h.runtime.resetCalls();
+  const second = await h.list();
+  assert.equal(h.runtime.calls.containerStatus, 1, "inspected again");
+  const cs =
+    (second[0]!.pod.status!.containerStatuses as { state: { running?: { startedAt?: string } } }[])[
+      0
+    ];
+  assert.ok(cs?.state.running?.startedAt, "startedAt from the status");
+  h.runtime.resetCalls();
+  const third = await h.list();
+  assert.equal(h.runtime.calls.containerStatus, 0);
+  assert.equal(third[0], second[0]);
+});
+
+Deno.test("CriPodSource.list() fails while the runtime is down and recovers after its restart", async () => {
+  await using h = await Harness.start();
+  await runPods(h.runtime, 2);
+  const before = byUid(await h.list());
+
+  await h.server.close();
+  await assert.rejects(h.list(), (err) => {
+    assert.ok(err instanceof SourceUnavailableError);
+    assert.equal(err.reason, "unavailable");
+    return true;
+  });
+  assert.equal(await gaugeValue(h.metrics), 0);
+
+  await h.restartServer();
+  const after = await poll(async () => {
+    try {
+      return byUid(await h.list());
+    } catch {
+      return undefined;
+    }
+  });
+  assert.equal(after.size, 2);
+  for (const [uid, snap] of before) assert.equal(after.get(uid), snap, `${uid} unchanged`);
+  assert.equal(await gaugeValue(h.metrics), 1);
+});
+
+Deno.test("CriPodSource.list() reports a timeout when a call exceeds its deadline", async () => {
+  await using h = await Harness.start();
+  const source = new CriPodSource({
+    runtime: h.client,
+    runtimeName: "containerd",
+    callTimeoutMs: 200,
+  });
+  h.runtime.stallNext("listContainers");
+  await assert.rejects(source.list(AbortSignal.timeout(10_000)), (err) => {
+    assert.ok(err instanceof SourceUnavailableError);
+    assert.equal(err.reason, "timeout");
+    return true;
+  });
+});
+
+Deno.test("CriPodSource.list() skips hostile items, counts each once, keeps the others", async () => {
+  await using h = await Harness.start();
+  const [bad] = await runPods(h.runtime, 2);
+  // A lone surrogate encodes as invalid UTF-8 on the wire.
+  h.runtime.tamperSandbox(bad!.sandboxId, (s) => {
+    s.name = "bad\ud800";
+    s.labels["io.kubernetes.pod.name"] = "bad\ud800";
+  });
+  const pods = await h.list();
+  assert.deepEqual(pods.map((p) => p.uid), ["uid-1"]);
+  await h.list();
+  const rejected = await h.metrics.sourceItemsRejected.get();
+  assert.deepEqual(
+    rejected.values.map((v) => [v.labels.reason, v.value]),
+    [["invalid_identity", 1]],
+  );
+});
+
+Deno.test("CriPodSource.watchHints() calls onHint per runtime event", async () => {
+  await using h = await Harness.start();
+  const controller = new AbortController();
+  let hints = 0;
+  const done = h.source.watchHints(controller.signal, () => hints++);
+  await poll(() => h.runtime.eventSubscribers > 0 ? true : undefined);
+  await runPods(h.runtime, 1);
+  await poll(() => hints >= 2 ? true : undefined);
+  controller.abort();
+  await done;
+});
+
+Deno.test("CriPodSource.watchHints() resubscribes after the runtime restarts", async () => {
+  await using h = await Harness.start();
+  const controller = new AbortController();
+  let hints = 0;
+  const done = h.source.watchHints(controller.signal, () => hints++);
+  await poll(() => h.runtime.eventSubscribers > 0 ? true : undefined);
+  await h.restartServer();
+  await poll(() => h.runtime.eventSubscribers > 0 ? true : undefined);
+  await runPods(h.runtime, 1);
+  await poll(() => hints >= 1 ? true : undefined);
+  controller.abort();
+  await done;
+});
+
+Deno.test("CriPodSource.watchHints() stops quietly on UNIMPLEMENTED", async () => {
+  await using h = await Harness.start({ eventsImplemented: false });
+  let hints = 0;
+  await h.source.watchHints(new AbortController().signal, () => hints++);
+  assert.equal(hints, 0);
+  const infos = h.logLines.filter((l) => l.level === "info");
+  assert.equal(infos.length, 1);
+  assert.match(String(infos[0]!.msg), /GetContainerEvents/);
+  assert.equal(h.logLines.filter((l) => l.level === "warn" || l.level === "error").length, 0);
+});
+
+Deno.test("CriClient.version() answers the handshake with the runtime's name", async () => {
+  await using h = await Harness.start();
+  const v = await h.client.version();
+  assert.equal(v.runtimeName, "containerd");
+  assert.equal(v.runtimeApiVersion, "v1");
+});
+
+Deno.test("detectRuntimeEndpoint() picks the first socket that answers", async () => {
+  await using h = await Harness.start();
+  const found = await detectRuntimeEndpoint({
+    candidates: ["unix:///nonexistent/cri.sock", `unix://${h.socketPath}`],
+  });
+  assert.equal(found.endpoint, `unix://${h.socketPath}`);
+  assert.equal(found.version.runtimeName, "containerd");
+  await assert.rejects(
+    detectRuntimeEndpoint({ candidates: ["unix:///nonexistent/cri.sock"] }),
+    (err) =>
+      err instanceof SourceUnavailableError && err.reason === "not_found" &&
+      err.message.includes('"unix:///nonexistent/cri.sock" (absent)'),
+  );
+});
+
+Deno.test("parseRuntimeEndpoint() accepts unix endpoints and plain paths only", () => {
+  assert.deepEqual(parseRuntimeEndpoint("unix:///run/containerd/containerd.sock"), {
+    path: "/run/containerd/containerd.sock",
+    target: "unix:///run/containerd/containerd.sock",
+  });
+  assert.equal(
+    parseRuntimeEndpoint("/var/run/crio/crio.sock").target,
+    "unix:///var/run/crio/crio.sock",
+  );
+  assert.throws(() => parseRuntimeEndpoint("tcp://127.0.0.1:1234"), TypeError);
+  assert.throws(() => parseRuntimeEndpoint("relative.sock"), TypeError);
+});

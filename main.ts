@@ -13,6 +13,7 @@ import { systemClock } from "./src/clock.ts";
 import { parseServeConfig, type ServeConfig, serveHelp } from "./src/config.ts";
 import { startDaemon } from "./src/daemon.ts";
 import { createLogger, type Logger } from "./src/log.ts";
+import { createMetricsRegistry } from "./src/metrics/registry.ts";
 import { createSources } from "./src/sources/create.ts";
 import { BUILD_VERSION } from "./src/version.ts";
 
@@ -43,13 +44,20 @@ ${CLIENT_USAGE.split("\n").slice(1).join("\n")}
   pods-api version`;
 
 async function serve(config: ServeConfig, log: Logger): Promise<number> {
-  const sources = await createSources(config, { log, clock: systemClock });
-  const daemon = await startDaemon(config, { log, clock: systemClock, sources });
+  const registry = createMetricsRegistry({ processMetrics: true });
+  await using created = await createSources(config, {
+    log,
+    clock: systemClock,
+    metrics: registry.metrics,
+  });
+  const { sources } = created;
+  const daemon = await startDaemon(config, { log, clock: systemClock, sources, registry });
   log.info("pods-api started", {
     version: BUILD_VERSION,
     socket: daemon.socketPath,
     metrics: `${config.metricsHost}:${daemon.metricsPort}`,
     sources: sources.map((s) => s.kind),
+    runtime: created.runtime,
     node: config.nodeName,
   });
   const stopped = Promise.withResolvers<void>();

@@ -65,7 +65,7 @@ export const ENV_VARS: readonly string[] = [
 ];
 
 /** OS information the daemon reads: the node name default and the socket owner check. */
-export const SYS_APIS: readonly string[] = ["hostname", "uid"];
+export const SYS_APIS: readonly string[] = ["hostname", "uid", "networkInterfaces"];
 
 /** Options of {@linkcode daemonPermissionFlags}. */
 export interface PermissionOptions {

@@ -20,8 +20,20 @@ export interface ServeConfig {
   readonly metricsPort: number;
   readonly nodeName: string;
   readonly runtimeEndpoint: string;
+  readonly nodeIPs: readonly string[];
   readonly runtimeRequestTimeoutMs: number;
   readonly relistPeriodMs: number;
+  readonly podManifestPath: string;
+  readonly fileCheckFrequencyMs: number;
+  readonly kubeletUrl: string;
+  readonly kubeletTokenFile: string;
+  readonly kubeletClientCert: string;
+  readonly kubeletClientKey: string;
+  readonly kubeletCaFile: string;
+  readonly kubeletInsecureSkipTlsVerify: boolean;
+  readonly kubeletPollPeriodMs: number;
+  readonly bestEffortSources: readonly string[];
+  readonly bestEffortTimeoutMs: number;
   readonly relistThresholdMs: number;
   readonly rateLimitQps: number;
   readonly rateLimitBurst: number;
@@ -143,6 +155,22 @@ function dur(raw: Record<ServeFlag, string | boolean>, name: ServeFlag, minMs: n
   return ms;
 }
 
+const SOURCE_NAMES = ["cri", "kubelet", "static"];
+
+function bestEffort(text: string): string[] {
+  const names = text.split(",").map((n) => n.trim()).filter((n) => n !== "");
+  for (const name of names) {
+    if (!SOURCE_NAMES.includes(name)) {
+      throw new TypeError(
+        `Flag "--source-best-effort" names unknown source "${name}": use ${
+          SOURCE_NAMES.join(", ")
+        }`,
+      );
+    }
+  }
+  return names;
+}
+
 function splitHostPort(text: string): { host: string; port: number } {
   const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(text);
   const port = match ? Number(match[2]) : NaN;
@@ -176,8 +204,20 @@ function buildConfig(
     metricsPort: metrics.port,
     nodeName,
     runtimeEndpoint: str(raw, "container-runtime-endpoint"),
+    nodeIPs: str(raw, "node-ip").split(",").map((ip) => ip.trim()).filter((ip) => ip !== ""),
     runtimeRequestTimeoutMs: dur(raw, "runtime-request-timeout", 1),
     relistPeriodMs: dur(raw, "relist-period", 10),
+    podManifestPath: str(raw, "pod-manifest-path"),
+    fileCheckFrequencyMs: dur(raw, "file-check-frequency", 100),
+    kubeletUrl: str(raw, "kubelet-url"),
+    kubeletTokenFile: str(raw, "kubelet-token-file"),
+    kubeletClientCert: str(raw, "kubelet-client-cert"),
+    kubeletClientKey: str(raw, "kubelet-client-key"),
+    kubeletCaFile: str(raw, "kubelet-ca-file"),
+    kubeletInsecureSkipTlsVerify: raw["kubelet-insecure-skip-tls-verify"] === true,
+    kubeletPollPeriodMs: dur(raw, "kubelet-poll-period", 100),
+    bestEffortSources: bestEffort(str(raw, "source-best-effort")),
+    bestEffortTimeoutMs: dur(raw, "source-best-effort-timeout", 0),
     relistThresholdMs: dur(raw, "relist-threshold", 1),
     rateLimitQps: num(raw, "rate-limit-qps", Number.MIN_VALUE),
     rateLimitBurst: num(raw, "rate-limit-burst", 1),

@@ -43,6 +43,12 @@ export const SERVE_FLAGS = {
     default: "",
     help: "Node name used in pods' spec.nodeName (default: the host name)",
   },
+  "node-ip": {
+    type: "string",
+    default: "",
+    help:
+      "Node IP reported as status.hostIP (comma-separated for dual stack; default: first non-loopback address)",
+  },
   "container-runtime-endpoint": {
     type: "string",
     default: "",
@@ -54,6 +60,61 @@ export const SERVE_FLAGS = {
     default: "2m",
     help:
       "Timeout of one CRI call (list calls of a relist use the shorter of this and the relist timeout)",
+  },
+  "pod-manifest-path": {
+    type: "string",
+    default: "",
+    help: "Static pod manifest directory (or file), as the kubelet's flag; empty: none",
+  },
+  "file-check-frequency": {
+    type: "duration",
+    default: "20s",
+    help: "Rescan period of --pod-manifest-path (file events trigger earlier rescans)",
+  },
+  "kubelet-url": {
+    type: "string",
+    default: "",
+    help:
+      "Local kubelet to read full pod specs from /pods, e.g. https://127.0.0.1:10250 or http://127.0.0.1:10255; empty: none",
+  },
+  "kubelet-token-file": {
+    type: "string",
+    default: "",
+    help: "Bearer token file for --kubelet-url (default: the service account token, if present)",
+  },
+  "kubelet-client-cert": {
+    type: "string",
+    default: "",
+    help: "Client certificate for --kubelet-url",
+  },
+  "kubelet-client-key": { type: "string", default: "", help: "Client key for --kubelet-url" },
+  "kubelet-ca-file": {
+    type: "string",
+    default: "",
+    help:
+      "CA bundle that signed the kubelet's serving certificate (e.g. /var/lib/kubelet/pki/kubelet.crt)",
+  },
+  "kubelet-insecure-skip-tls-verify": {
+    type: "boolean",
+    default: false,
+    help:
+      "Do not verify the kubelet's certificate (only effective when Deno runs with --unsafely-ignore-certificate-errors; prefer --kubelet-ca-file)",
+  },
+  "kubelet-poll-period": {
+    type: "duration",
+    default: "10s",
+    help: "Poll period of --kubelet-url /pods",
+  },
+  "source-best-effort": {
+    type: "string",
+    default: "",
+    help:
+      "Comma-separated sources (cri, kubelet, static) that stop blocking the sync gate after --source-best-effort-timeout",
+  },
+  "source-best-effort-timeout": {
+    type: "duration",
+    default: "30s",
+    help: "How long a best-effort source may keep the sync gate closed",
   },
   "relist-period": {
     type: "duration",

@@ -7,6 +7,9 @@
  */
 
 import { PodCache } from "./cache/mod.ts";
+import { PodMerger, releaseBestEffortSources } from "./merge/mod.ts";
+import { CriPodSource } from "./sources/cri/mod.ts";
+import { relistPeriodOf, watchOptionalSources } from "./sources/optional.ts";
 import type { Clock } from "./clock.ts";
 import type { ServeConfig } from "./config.ts";
 import { EventHub } from "./events/mod.ts";
@@ -20,6 +23,9 @@ import { Relister, SyncGate } from "./relist/mod.ts";
 import { startGrpcServer } from "./server/grpc_server.ts";
 import { PodsService } from "./server/pods_service.ts";
 import type { PodSource } from "./sources/mod.ts";
+
+/** Longest time one read of a source may take. */
+const RELIST_TIMEOUT_MS = 30_000;
 
 /** What the daemon is built from, besides its configuration. */
 export interface DaemonDeps {
@@ -66,21 +72,19 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     clock,
     staleAfter: config.relistThresholdMs,
   });
+  const merger = new PodMerger();
   const relisters = sources.map((source) =>
     new Relister({
       source,
       sink: (snapshots) => {
-        hub.publish(cache.apply(snapshots));
+        hub.publish(cache.apply(merger.update(source.kind, snapshots)));
         gate.markSynced(source.kind);
       },
       clock,
       metrics,
       log: log.child(`relist-${source.kind}`),
-      period: config.relistPeriodMs,
-      timeout: Math.min(
-        config.runtimeRequestTimeoutMs,
-        Math.max(config.relistPeriodMs * 10, 10_000),
-      ),
+      period: relistPeriodOf(source, config.relistPeriodMs),
+      timeout: Math.min(config.runtimeRequestTimeoutMs, RELIST_TIMEOUT_MS),
     })
   );
   const service = new PodsService({
@@ -113,11 +117,32 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     await grpc.close(0);
     throw err;
   }
-  const loops = deps.runLoops === false
-    ? []
-    : relisters.map((r) =>
-      r.run(shutdown.signal).catch((err) => log.error("relist loop died", { error: err }))
+  const loops: Promise<unknown>[] = [];
+  if (deps.runLoops !== false) {
+    const { signal } = shutdown;
+    const died = (err: unknown) => log.error("background loop died", { error: err });
+    for (const r of relisters) loops.push(r.run(signal).catch(died));
+    const relistOf = (source: PodSource) => relisters[sources.indexOf(source)]!;
+    loops.push(
+      ...watchOptionalSources(sources, signal, (s) => void relistOf(s).relistOnce(signal)),
     );
+    for (const source of sources) {
+      if (source instanceof CriPodSource) {
+        loops.push(
+          source.watchHints(signal, () => void relistOf(source).relistOnce(signal)).catch(died),
+        );
+      }
+    }
+    if (config.bestEffortSources.length > 0) {
+      loops.push(
+        releaseBestEffortSources(gate, signal, {
+          sources: config.bestEffortSources,
+          timeoutMs: config.bestEffortTimeoutMs,
+          log: log.child("gate"),
+        }).catch(died),
+      );
+    }
+  }
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {

@@ -338,6 +338,13 @@ export class SimCriRuntime implements RuntimeService {
     return ns;
   }
 
+  /**
+   * An ID for the next `CreateContainer` (used once; ignored if taken). The
+   * simulated node's bridge sets it so the runtime's container IDs match the
+   * ones in the simulated pods' statuses, as a real kubelet's would.
+   */
+  preferredContainerId: string | undefined;
+
   #newId(kind: string): string {
     return fnvHex(`${kind}/${this.#nextId++}`, 64);
   }
@@ -580,7 +587,11 @@ export class SimCriRuntime implements RuntimeService {
         });
       }
       const image = config.image?.image ?? "";
-      const id = this.#newId("container");
+      const preferred = this.preferredContainerId;
+      this.preferredContainerId = undefined;
+      const id = preferred !== undefined && !this.#containers.has(preferred)
+        ? preferred
+        : this.#newId("container");
       this.#containers.set(id, {
         id,
         sandboxId: s.id,

@@ -13,3 +13,11 @@ export {
   type SimulatedNodeOptions,
 } from "./simulated_node.ts";
 export { FakeClock } from "./fake_clock.ts";
+export {
+  SimCriBridge,
+  type SimCriBridgeOptions,
+  type SimCriSyncResult,
+  SimulatedRuntime,
+  startSimulatedRuntime,
+  type StartSimulatedRuntimeOptions,
+} from "./sim_cri_bridge.ts";

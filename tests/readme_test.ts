@@ -1,0 +1,31 @@
+// Keeps the README's flag and metric tables true to the code.
+import assert from "node:assert/strict";
+import { SERVE_FLAGS } from "../src/config_flags.ts";
+import { createMetricsRegistry } from "../src/metrics/registry.ts";
+
+const README = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+
+Deno.test("README documents every serve flag", () => {
+  for (const name of Object.keys(SERVE_FLAGS)) {
+    assert.match(
+      README,
+      new RegExp("\\|\\s*`--" + name + "`\\s*\\|"),
+      `--${name} missing from README`,
+    );
+  }
+});
+
+Deno.test("README documents every metric the daemon declares", async () => {
+  const { expose } = createMetricsRegistry();
+  const names = [...(await expose()).matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!);
+  assert.ok(names.length > 10);
+  for (const name of names) {
+    assert.match(README, new RegExp("`" + name + "`"), `${name} missing from README`);
+  }
+});
+
+Deno.test("README starts with the demo and test commands", () => {
+  const lines = README.split("\n");
+  assert.match(lines[3]!, /^npx -y deno@2\.9\.6 task demo /);
+  assert.match(lines[4]!, /^npx -y deno@2\.9\.6 task test /);
+});

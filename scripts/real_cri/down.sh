@@ -49,7 +49,7 @@ fi
 # 1. pods, over CRI
 if [ -n "$pid" ] && [ -S "$SOCK" ]; then
   # shellcheck disable=SC2086
-  (cd "$REPO" && timeout 300 $DENO run --quiet --allow-read --allow-write --allow-env --allow-sys \
+  (cd "$REPO" && timeout 300 $DENO run --frozen --quiet --allow-read --allow-write --allow-env --allow-sys \
     --allow-net scripts/real_cri/cri_ctl.ts "$SOCK" remove-all-pods) ||
     say "some pods could not be removed over CRI; cleaning up by force"
 fi
@@ -78,7 +78,7 @@ fi
 
 killed_shims=0
 for proc in /proc/[0-9]*; do
-  cmd=$(tr '\0' '\n' <"$proc/cmdline" 2>/dev/null) || continue
+  cmd=$(tr '\0' '\n' 2>/dev/null <"$proc/cmdline") || continue
   case "$cmd" in *containerd-shim*) ;; *) continue ;; esac
   # a shim names its containerd with "-address SOCKET"
   if printf '%s\n' "$cmd" | grep -qxF -- "$SOCK"; then

@@ -50,26 +50,42 @@ if [ -s "$PIDFILE" ] && running "$(cat "$PIDFILE")"; then
   die "containerd of $STATE already runs (pid $(cat "$PIDFILE")); use down.sh first"
 fi
 
-# ------------------------------------------------------------------ packages
-need="containerd runc containernetworking-plugins busybox-static iproute2"
-missing=""
-for p in $need; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
-done
+# ------------------------------------------------------------------ tools
+# Checked by what is installed, not by package name: apt-get runs only when a
+# tool is missing (CI installs the packages beforehand), and never with
+# REAL_CRI_SKIP_APT=1.
+CNI_BIN=/usr/lib/cni
+static_busybox() { # the image's only binary must run without a dynamic loader
+  [ -x /bin/busybox ] || return 1
+  local out; out=$(LC_ALL=C ldd /bin/busybox 2>&1) || true
+  case "$out" in *"not a dynamic executable"* | *"statically linked"*) return 0 ;; esac
+  return 1
+}
+missing_packages() { # prints the Debian packages of the missing tools
+  local m="" b
+  for b in containerd ctr containerd-shim-runc-v2; do
+    command -v "$b" >/dev/null || { m="$m containerd"; break; }
+  done
+  command -v runc >/dev/null || m="$m runc"
+  for b in bridge host-local loopback; do
+    [ -x "$CNI_BIN/$b" ] || { m="$m containernetworking-plugins"; break; }
+  done
+  static_busybox || m="$m busybox-static"
+  command -v ip >/dev/null || m="$m iproute2" # down.sh removes the bridge with it
+  printf '%s' "$m"
+}
+missing=$(missing_packages)
 if [ -n "$missing" ]; then
-  [ "${REAL_CRI_SKIP_APT:-0}" = 1 ] && die "missing packages:$missing"
+  [ "${REAL_CRI_SKIP_APT:-0}" = 1 ] && die "missing packages:$missing (REAL_CRI_SKIP_APT=1)"
+  command -v apt-get >/dev/null || die "missing packages:$missing (and no apt-get here)"
   say "installing:$missing"
   export DEBIAN_FRONTEND=noninteractive
   # shellcheck disable=SC2086
   apt-get install -y --no-install-recommends $missing >&2 ||
     { apt-get update >&2 && apt-get install -y --no-install-recommends $missing >&2; }
+  missing=$(missing_packages)
+  [ -z "$missing" ] || die "still missing after apt-get:$missing"
 fi
-CNI_BIN=/usr/lib/cni
-for b in containerd ctr containerd-shim-runc-v2 runc; do
-  command -v "$b" >/dev/null || die "$b not found"
-done
-for b in bridge host-local loopback; do [ -x "$CNI_BIN/$b" ] || die "CNI plugin $b missing"; done
-[ -x /bin/busybox ] || die "/bin/busybox missing"
 
 mkdir -p "$STATE" "$(dirname "$SOCK")"
 chmod 0711 "$STATE"
@@ -212,7 +228,7 @@ ctr --address "$SOCK" --namespace k8s.io images import --snapshotter "$SNAPSHOTT
   fail "image import failed"
 
 # shellcheck disable=SC2086
-CTL="$DENO run --quiet --allow-read --allow-write --allow-env --allow-sys --allow-net $REPO/scripts/real_cri/cri_ctl.ts"
+CTL="$DENO run --frozen --quiet --allow-read --allow-write --allow-env --allow-sys --allow-net $REPO/scripts/real_cri/cri_ctl.ts"
 (cd "$REPO" && $CTL "$SOCK" wait-ready "$READY_TIMEOUT") || fail "CRI not ready"
 version=$(cd "$REPO" && $CTL "$SOCK" version)
 say "$version ready in $(( ($(date +%s%N) - started) / 1000000 )) ms (snapshotter $SNAPSHOTTER, bridge $BRIDGE)"

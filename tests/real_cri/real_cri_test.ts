@@ -1,8 +1,14 @@
 /**
  * End-to-end test against a real containerd (started by
  * `scripts/real_cri/up.sh`): creates pods over CRI exactly as the kubelet
- * would (its labels, annotations, attempts) and checks what
- * {@linkcode CriPodSource} makes of them.
+ * would (its labels, annotations, attempts) and checks what the daemon serves
+ * of them over its gRPC API (ListPods, GetPod, WatchPods of `v1alpha1.Pods`).
+ *
+ * The daemon runs as in production (the real {@linkcode CriClient} and
+ * {@linkcode CriPodSource}) except that its relist loop is driven here:
+ * each `relistOnce()` is one relist period. That makes "within two relist
+ * periods" countable: once an action is done (or the runtime itself reports
+ * its outcome), the daemon must show it after at most two relists.
  *
  * Runs only when `PODS_API_REAL_CRI_SOCKET` names the containerd socket (as
  * root); `PODS_API_REAL_CRI_STATE` is up.sh's state directory (default:
@@ -11,19 +17,30 @@
  * @module
  */
 
+import * as grpc from "@grpc/grpc-js";
 import assert from "node:assert/strict";
+import type { Buffer } from "node:buffer";
 import { dirname } from "node:path";
+import { createLogger } from "../../src/log.ts";
 import type { JsonObject } from "../../src/model/json.ts";
-import type { PodSnapshot } from "../../src/model/pod.ts";
+import type { PodObject } from "../../src/model/pod.ts";
+import { decodePod } from "../../src/proto/mod.ts";
 import {
   type KubeletContainerSpec,
+  type KubeletPodHandle,
   type KubeletPodSpec,
   removeKubeletPod,
   runKubeletPod,
   startKubeletContainer,
 } from "../../src/sim/cri_kubelet.ts";
-import { CriClient, CriPodSource } from "../../src/sources/cri/mod.ts";
-import { SourceUnavailableError } from "../../src/sources/mod.ts";
+import { CONTAINER_STATE, CriClient, CriPodSource } from "../../src/sources/cri/mod.ts";
+import {
+  callUnary,
+  type Harness,
+  startHarness,
+  watch,
+  type WatchRecorder,
+} from "../_support/daemon_harness.ts";
 
 const SOCKET = Deno.env.get("PODS_API_REAL_CRI_SOCKET");
 const STATE = Deno.env.get("PODS_API_REAL_CRI_STATE") ??
@@ -32,42 +49,117 @@ const UP_SCRIPT = new URL("../../scripts/real_cri/up.sh", import.meta.url).pathn
 const BUSYBOX = "localhost/real-cri/busybox:1";
 /** Bound of every wait: generous for a loaded CI machine; typical waits are < 2 s. */
 const DEADLINE_MS = 60_000;
+/** Pause between two polls. */
+const POLL_MS = 50;
+/** The issue's bound: a change shows within two relist periods. */
+const MAX_RELISTS = 2;
 
 interface ContainerView {
   name: string;
   state: { running?: JsonObject; waiting?: JsonObject; terminated?: JsonObject };
   lastState: { terminated?: JsonObject };
-  restartCount: number;
+  restartCount?: number;
   containerID: string;
-  ready: boolean;
+  ready?: boolean;
 }
 
-function containers(snapshot: PodSnapshot | undefined): ContainerView[] {
-  return (snapshot?.pod.status?.containerStatuses ?? []) as unknown as ContainerView[];
+interface WatchEvent {
+  type: string;
+  uid: string | undefined;
+  pod: PodObject | undefined;
 }
 
+function containers(pod: PodObject | undefined): ContainerView[] {
+  return (pod?.status?.containerStatuses ?? []) as unknown as ContainerView[];
+}
+
+/** Writes a line to stderr (deno test shows it under the step). */
+function report(line: string): void {
+  Deno.stderr.writeSync(new TextEncoder().encode(line + "\n"));
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Calls `fn` every {@linkcode POLL_MS} until it returns a value, up to {@linkcode DEADLINE_MS}. */
 async function poll<T>(what: string, fn: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + DEADLINE_MS;
   for (;;) {
     const value = await fn();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await pause(POLL_MS);
   }
 }
 
+/** The pods ListPods answers, by UID. */
+async function listPods(h: Harness): Promise<Map<string, PodObject>> {
+  const res = await callUnary<{ pods?: Buffer[] }>(h.v1alpha1, "ListPods", {});
+  if (!res.ok) throw new Error(`ListPods failed: ${res.code} ${res.details}`);
+  const pods = (res.value.pods ?? []).map((b) => decodePod(b));
+  return new Map(pods.map((p) => [String(p.metadata.uid), p]));
+}
+
+/**
+ * Relists once per poll until `check` (reading the daemon's API) returns a
+ * value; fails when that takes more than {@linkcode MAX_RELISTS} relists.
+ */
+async function withinTwoRelists<T>(
+  h: Harness,
+  what: string,
+  check: (pods: Map<string, PodObject>) => T | undefined,
+): Promise<T> {
+  let relists = 0;
+  const value = await poll(what, async () => {
+    assert.equal(await h.daemon.relistOnce(), true, `a relist while waiting for ${what}`);
+    relists++;
+    return check(await listPods(h));
+  });
+  report(`${what}: ${relists} relist(s)`);
+  assert.ok(relists <= MAX_RELISTS, `${what} took ${relists} relists`);
+  return value;
+}
+
+function decodeEvents(w: WatchRecorder, from = 0): WatchEvent[] {
+  return (w.messages.slice(from) as { type: string; pod?: Buffer }[]).map((m) => {
+    const pod = m.pod && m.pod.length > 0 ? decodePod(m.pod) : undefined;
+    return { type: m.type, uid: pod?.metadata.uid as string | undefined, pod };
+  });
+}
+
+/** Waits (without relisting) until the watch delivered an event matching `match`. */
+function watched(
+  w: WatchRecorder,
+  what: string,
+  match: (e: WatchEvent) => boolean,
+): Promise<WatchEvent> {
+  return poll(`watch event: ${what}`, () => Promise.resolve(decodeEvents(w).find(match)));
+}
+
+async function isOpen(w: WatchRecorder): Promise<boolean> {
+  const open = Symbol("open");
+  return (await Promise.race([w.ended, Promise.resolve(open)])) === open;
+}
+
 Deno.test({
-  name: "CriPodSource reads a real containerd as the kubelet's pods",
+  name: "startDaemon() behaviour: serves a real containerd's pods over the gRPC API",
   ignore: SOCKET === undefined,
   sanitizeResources: false,
   sanitizeOps: false,
   async fn(t) {
-    const client = new CriClient(SOCKET!, { requestTimeoutMs: 120_000 });
+    // The test plays the kubelet on one connection; the daemon has its own.
+    const kubelet = new CriClient(SOCKET!, { requestTimeoutMs: 120_000 });
+    const runtime = new CriClient(SOCKET!);
+    const logLines: string[] = [];
     const source = new CriPodSource({
-      runtime: client,
+      runtime,
       nodeName: "real-node",
       hostIPs: ["192.0.2.10"],
       callTimeoutMs: 5_000,
+      log: createLogger({ level: "debug", write: (line) => logLines.push(line) }),
+    });
+    const h = await startHarness({
+      sources: [source],
+      flags: ["--rate-limit-burst", "100000", "--rate-limit-qps", "100000"],
     });
     const run = crypto.randomUUID().slice(0, 8);
     const sandboxes: string[] = [];
@@ -80,21 +172,38 @@ Deno.test({
       terminationGracePeriodSeconds: 1,
       logRoot: `${STATE}/pod-logs`,
     });
-    const start = async (spec: KubeletPodSpec, container: KubeletContainerSpec) => {
-      const handle = await runKubeletPod(client, { ...spec, containers: [container] });
+    const start = async (
+      spec: KubeletPodSpec,
+      container: KubeletContainerSpec,
+    ): Promise<KubeletPodHandle> => {
+      const handle = await runKubeletPod(kubelet, { ...spec, containers: [container] });
       sandboxes.push(handle.sandboxId);
       return handle;
     };
-    const find = async (uid: string) =>
-      (await source.list(AbortSignal.timeout(30_000))).find((p) => p.uid === uid);
+    /**
+     * Polls the runtime itself until the container has exited (with `reason`,
+     * when given: containerd may record an OOM kill just after the exit).
+     */
+    const exited = (containerId: string, reason?: string) =>
+      poll(`container ${containerId} exited ${reason ?? ""} (per the runtime)`, async () => {
+        const { status } = await kubelet.containerStatus({ containerId });
+        const done = status?.state === CONTAINER_STATE.exited &&
+          (reason === undefined || status.reason === reason);
+        return done ? status : undefined;
+      });
 
     const web = pod("web");
     const exit7 = pod("exit7");
     const oom = pod("oom");
     const restart = pod("restart");
+    const later = pod("later");
+    let w: WatchRecorder | undefined;
     try {
-      const version = await client.version();
-      assert.equal(version.runtimeName, "containerd");
+      assert.equal((await kubelet.version()).runtimeName, "containerd");
+      assert.equal(await h.daemon.relistOnce(), true, "the first relist");
+      w = watch(h.v1alpha1);
+      const stream = w;
+      await watched(stream, "initial sync", (e) => e.type === "INITIAL_SYNC_COMPLETE");
 
       await t.step("a running pod has its pod IP and a Running container", async () => {
         await start(web, {
@@ -103,153 +212,228 @@ Deno.test({
           command: ["sleep", "3600"],
           ports: [{ containerPort: 8080, name: "http" }],
         });
-        const snap = await poll("web running", async () => {
-          const s = await find(web.uid);
-          return containers(s)[0]?.state.running !== undefined && s?.pod.status?.podIP
-            ? s
-            : undefined;
+        const listed = await withinTwoRelists(h, "web running with a pod IP", (pods) => {
+          const p = pods.get(web.uid);
+          return containers(p)[0]?.state.running !== undefined && p?.status?.podIP ? p : undefined;
         });
-        assert.equal(snap.pod.metadata.name, web.name);
-        assert.equal(snap.pod.metadata.namespace, "e2e");
-        assert.deepEqual(snap.pod.metadata.labels, { app: "web" });
-        assert.deepEqual(snap.pod.metadata.annotations, { "kubernetes.io/config.source": "api" });
-        assert.match(String(snap.pod.status?.podIP), /^10\.88\./);
-        assert.equal(snap.pod.status?.phase, "Running");
-        assert.equal(snap.pod.spec?.terminationGracePeriodSeconds, 1);
-        const [app] = containers(snap);
+        assert.equal(listed.metadata.name, web.name);
+        assert.equal(listed.metadata.namespace, "e2e");
+        assert.deepEqual(listed.metadata.labels, { app: "web" });
+        assert.deepEqual(listed.metadata.annotations, { "kubernetes.io/config.source": "api" });
+        assert.match(String(listed.status?.podIP), /^10\.88\./);
+        assert.equal(listed.status?.phase, "Running");
+        assert.equal(listed.spec?.nodeName, "real-node");
+        assert.equal(listed.spec?.terminationGracePeriodSeconds, 1);
+        const [app] = containers(listed);
+        assert.equal(app?.name, "app");
         assert.equal(app?.ready, true);
         assert.match(String(app?.containerID), /^containerd:\/\/[0-9a-f]{64}$/);
-        const [specContainer] = snap.pod.spec?.containers as JsonObject[];
+        const [specContainer] = listed.spec?.containers as JsonObject[];
         assert.deepEqual(specContainer?.ports, [
           { name: "http", containerPort: 8080, protocol: "TCP" },
         ]);
+
+        const got = await callUnary<{ pod?: Buffer }>(h.v1alpha1, "GetPod", { podUID: web.uid });
+        assert.ok(got.ok, "GetPod answers");
+        assert.deepEqual(decodePod(got.value.pod!), listed);
+        const added = await watched(stream, "web ADDED", (e) => e.uid === web.uid);
+        assert.equal(added.type, "ADDED");
+        await watched(
+          stream,
+          "web running on the watch",
+          (e) => e.uid === web.uid && containers(e.pod)[0]?.state.running !== undefined,
+        );
       });
 
       await t.step(
         "a container that exits 7 is Terminated with exit code 7, reason Error",
         async () => {
-          await start(exit7, { name: "app", image: BUSYBOX, command: ["sh", "-c", "exit 7"] });
-          const terminated = await poll(
-            "exit 7",
-            async () => containers(await find(exit7.uid))[0]?.state.terminated,
+          const handle = await start(exit7, {
+            name: "app",
+            image: BUSYBOX,
+            command: ["sh", "-c", "exit 7"],
+          });
+          await exited(handle.containerIds.app!);
+          const terminated = await withinTwoRelists(
+            h,
+            "exit7 terminated",
+            (pods) => containers(pods.get(exit7.uid))[0]?.state.terminated,
           );
           assert.equal(terminated.exitCode, 7);
           assert.equal(terminated.reason, "Error");
           assert.ok(terminated.finishedAt);
+          await watched(
+            stream,
+            "exit7 terminated on the watch",
+            (e) => e.uid === exit7.uid && containers(e.pod)[0]?.state.terminated?.exitCode === 7,
+          );
         },
       );
 
       await t.step("a container over its memory limit is OOMKilled", async () => {
-        await start(oom, {
+        const handle = await start(oom, {
           name: "hog",
           image: BUSYBOX,
           memoryLimitBytes: 32 * 1024 * 1024,
           // The shell doubles a string until the cgroup's limit kills it.
           command: ["sh", "-c", "x=0123456789abcdef; while :; do x=$x$x; done"],
         });
-        const terminated = await poll(
-          "OOM kill",
-          async () => containers(await find(oom.uid))[0]?.state.terminated,
+        await exited(handle.containerIds.hog!, "OOMKilled");
+        const terminated = await withinTwoRelists(
+          h,
+          "oom terminated",
+          (pods) => containers(pods.get(oom.uid))[0]?.state.terminated,
         );
         assert.equal(terminated.reason, "OOMKilled");
         assert.equal(terminated.exitCode, 137);
+        await watched(
+          stream,
+          "oom OOMKilled on the watch",
+          (e) =>
+            e.uid === oom.uid && containers(e.pod)[0]?.state.terminated?.reason === "OOMKilled",
+        );
       });
 
       await t.step(
-        "a restarted container (attempt 1) has restartCount 1 and lastState",
+        "a restarted container (attempt 1) has restartCount 1 and the old instance in lastState",
         async () => {
           const handle = await start(restart, {
             name: "app",
             image: BUSYBOX,
             command: ["sh", "-c", "exit 3"],
           });
-          await poll(
-            "attempt 0 exit",
-            async () => containers(await find(restart.uid))[0]?.state.terminated,
+          const first = handle.containerIds.app!;
+          await exited(first);
+          await withinTwoRelists(
+            h,
+            "attempt 0 exited",
+            (pods) => containers(pods.get(restart.uid))[0]?.state.terminated,
           );
-          await startKubeletContainer(client, handle.sandboxId, {
+          const second = await startKubeletContainer(kubelet, handle.sandboxId, {
             pod: restart,
             container: { name: "app", image: BUSYBOX, command: ["sleep", "3600"] },
             attempt: 1,
           });
-          const app = await poll("attempt 1 running", async () => {
-            const c = containers(await find(restart.uid))[0];
+          const app = await withinTwoRelists(h, "attempt 1 running", (pods) => {
+            const c = containers(pods.get(restart.uid))[0];
             return c?.state.running !== undefined ? c : undefined;
           });
+          assert.equal(app.containerID, `containerd://${second}`);
           assert.equal(app.restartCount, 1);
           assert.equal(app.lastState.terminated?.exitCode, 3);
           assert.equal(app.lastState.terminated?.reason, "Error");
+          assert.equal(app.lastState.terminated?.containerID, `containerd://${first}`);
+          await watched(
+            stream,
+            "restart count 1 on the watch",
+            (e) => e.uid === restart.uid && containers(e.pod)[0]?.restartCount === 1,
+          );
         },
       );
 
-      await t.step("a removed pod disappears", async () => {
+      await t.step("a removed pod yields DELETED and leaves ListPods", async () => {
         const sandboxId = sandboxes.splice(1, 1)[0]!;
-        await removeKubeletPod(client, sandboxId);
-        await poll(
-          "exit7 gone",
-          async () => (await find(exit7.uid)) === undefined ? true : undefined,
+        await removeKubeletPod(kubelet, sandboxId);
+        await withinTwoRelists(
+          h,
+          "exit7 gone from ListPods",
+          (pods) => pods.has(exit7.uid) ? undefined : true,
         );
+        await watched(stream, "exit7 DELETED", (e) => e.type === "DELETED" && e.uid === exit7.uid);
+        const got = await callUnary(h.v1alpha1, "GetPod", { podUID: exit7.uid });
+        assert.equal(got.ok ? grpc.status.OK : got.code, grpc.status.NOT_FOUND);
       });
 
-      await t.step("containerd killed and restarted: errors, then the same pods", async () => {
-        const expected = [web.uid, oom.uid, restart.uid];
-        const before = new Map(
-          (await source.list(AbortSignal.timeout(30_000))).map((p) => [p.uid, p]),
-        );
-        for (const uid of expected) assert.ok(before.has(uid), uid);
+      await t.step(
+        "containerd killed and restarted: no DELETED or ADDED, the watch stays connected",
+        async () => {
+          const expected = [web.uid, oom.uid, restart.uid];
+          const before = await listPods(h);
+          for (const uid of expected) assert.ok(before.has(uid), uid);
+          const mark = stream.messages.length;
 
-        const results: ({ ok: true; uids: Set<string> } | { ok: false; reason: string })[] = [];
-        let stop = false;
-        const relist = (async () => {
-          while (!stop) {
-            try {
-              const pods = await source.list(AbortSignal.timeout(10_000));
-              results.push({ ok: true, uids: new Set(pods.map((p) => p.uid)) });
-            } catch (err) {
-              assert.ok(err instanceof SourceUnavailableError, String(err));
-              results.push({ ok: false, reason: err.reason });
+          // Relist back to back as the PLEG would, through the whole outage.
+          const results: { ok: boolean; at: number }[] = [];
+          let stop = false;
+          const relists = (async () => {
+            while (!stop) {
+              results.push({ ok: await h.daemon.relistOnce(), at: Date.now() });
+              await pause(POLL_MS);
             }
-            await new Promise((resolve) => setTimeout(resolve, 100));
-          }
-        })();
+          })();
+          try {
+            const pid = Number((await Deno.readTextFile(`${STATE}/containerd.pid`)).trim());
+            const killedAt = Date.now();
+            Deno.kill(pid, "SIGKILL");
+            await poll(
+              "a failed relist",
+              () => Promise.resolve(results.some((r) => !r.ok) || undefined),
+            );
 
-        const pid = Number((await Deno.readTextFile(`${STATE}/containerd.pid`)).trim());
-        Deno.kill(pid, "SIGKILL");
-        await poll(
-          "a failed relist",
-          () => Promise.resolve(results.some((r) => !r.ok) || undefined),
-        );
-        const up = await new Deno.Command("bash", {
-          args: [UP_SCRIPT, SOCKET!, STATE],
-          env: { REAL_CRI_SKIP_APT: "1" },
-          stdout: "null",
-          stderr: "inherit",
-        }).output();
-        assert.equal(up.code, 0, "up.sh restarted containerd");
-        const failures = results.length;
-        await poll(
-          "a relist after the restart",
-          () => Promise.resolve(results.slice(failures).some((r) => r.ok) || undefined),
-        );
-        stop = true;
-        await relist;
+            // The runtime is gone: the last known pods are still served.
+            const during = await listPods(h);
+            assert.deepEqual([...during.keys()].sort(), [...before.keys()].sort());
 
-        const reasons = new Set(results.filter((r) => !r.ok).map((r) => !r.ok && r.reason));
-        assert.ok(reasons.has("unavailable"), [...reasons].join());
-        for (const r of results) {
-          if (r.ok) {
-            for (const uid of expected) assert.ok(r.uids.has(uid), `${uid} never vanished`);
+            const up = await new Deno.Command("bash", {
+              args: [UP_SCRIPT, SOCKET!, STATE],
+              env: { REAL_CRI_SKIP_APT: "1" },
+              stdout: "null",
+              stderr: "inherit",
+            }).output();
+            assert.equal(up.code, 0, "up.sh restarted containerd");
+            const upAt = Date.now();
+            const recovered = await poll(
+              "a relist after the restart",
+              () => Promise.resolve(results.find((r) => r.ok && r.at > upAt)),
+            );
+            const settled = results.length;
+            await poll(
+              "two more relists",
+              () => Promise.resolve(results.length >= settled + MAX_RELISTS || undefined),
+            );
+            report(
+              `containerd down ${upAt - killedAt} ms (up.sh included); ` +
+                `first successful relist ${recovered.at - upAt} ms after up.sh returned`,
+            );
+          } finally {
+            stop = true;
+            await relists;
           }
-        }
-        const after = await find(web.uid);
-        const [app] = containers(after);
-        assert.ok(app?.state.running, "the container kept running");
-        assert.equal(app?.containerID, containers(before.get(web.uid))[0]?.containerID);
-        assert.equal(after?.pod.status?.podIP, before.get(web.uid)?.pod.status?.podIP);
-      });
+
+          const outage = decodeEvents(stream, mark);
+          report(`watch events during the outage: ${outage.map((e) => e.type).join() || "none"}`);
+          const spurious = outage.filter((e) => e.type === "DELETED" || e.type === "ADDED");
+          assert.deepEqual(spurious.map((e) => `${e.type} ${e.uid}`), []);
+          assert.ok(await isOpen(stream), "the watch is still open");
+          const metrics = (await h.http("/metrics")).body;
+          assert.match(
+            metrics,
+            /pods_api_relist_errors_total\{[^}]*reason="unavailable"[^}]*\} [1-9]/,
+          );
+
+          const after = await listPods(h);
+          assert.deepEqual([...after.keys()].sort(), [...before.keys()].sort());
+          const [app] = containers(after.get(web.uid));
+          assert.ok(app?.state.running, "the container kept running");
+          assert.equal(app?.containerID, containers(before.get(web.uid))[0]?.containerID);
+          assert.equal(after.get(web.uid)?.status?.podIP, before.get(web.uid)?.status?.podIP);
+
+          // The same watch sees what happens next.
+          await start(later, { name: "app", image: BUSYBOX, command: ["sleep", "3600"] });
+          await withinTwoRelists(h, "later listed", (pods) => pods.get(later.uid));
+          await watched(stream, "later ADDED", (e) => e.type === "ADDED" && e.uid === later.uid);
+          assert.ok(await isOpen(stream), "the watch is still open");
+        },
+      );
+    } catch (err) {
+      report(`daemon CRI source log:\n${logLines.join("\n")}`);
+      throw err;
     } finally {
-      for (const id of sandboxes) await removeKubeletPod(client, id).catch(() => {});
-      client.close();
+      w?.cancel();
+      for (const id of sandboxes) await removeKubeletPod(kubelet, id).catch(() => {});
+      await h[Symbol.asyncDispose]();
+      runtime.close();
+      kubelet.close();
     }
   },
 });

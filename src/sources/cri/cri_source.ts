@@ -20,6 +20,7 @@ import { containerPodUid, convertPod, isValidCriId, sandboxPodUid } from "./conv
 import type { RejectReason } from "./convert.ts";
 import {
   type Container,
+  CONTAINER_STATE,
   type ContainerStatus,
   CRI_STATUS,
   CriCallError,
@@ -120,6 +121,8 @@ export class CriPodSource implements PodSource {
   #runtimeName: string | undefined;
   #sandboxes = new Map<string, SandboxRecord>();
   #containers = new Map<string, ContainerRecord>();
+  /** Exited containers to inspect once more (see `#recheckExit`). */
+  #exitRecheck = new Set<string>();
   #pods = new Map<string, PodEntry>();
   /** Raw keys of items rejected at the last list, so each is counted once. */
   #rejected = new Set<string>();
@@ -264,6 +267,7 @@ export class CriPodSource implements PodSource {
 
     this.#sandboxes = sandboxes;
     this.#containers = containers;
+    for (const id of this.#exitRecheck) if (!containers.has(id)) this.#exitRecheck.delete(id);
     this.#pods = pods;
     this.#rejected = rejected;
     return out;
@@ -302,6 +306,37 @@ export class CriPodSource implements PodSource {
     this.#log.warn("skipped invalid runtime data", { reason, detail });
   }
 
+  /**
+   * A runtime may record an exit's reason (containerd: OOMKilled) a moment
+   * after the exit itself, so an exited container is inspected once more at
+   * the next list. Its record (and so its pod's snapshot) is replaced only if
+   * the exit's details changed.
+   */
+  async #recheckExit(
+    id: string,
+    record: ContainerRecord,
+    containers: Map<string, ContainerRecord>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const status = await this.#inspect(
+      () =>
+        this.#runtime.containerStatus({ containerId: id }, {
+          signal,
+          timeoutMs: this.#callTimeoutMs,
+        }),
+      id,
+    );
+    if (status === "failed") return;
+    this.#exitRecheck.delete(id);
+    if (status === "gone" || status.status?.id !== id) return;
+    const before = record.status;
+    const after = status.status;
+    const same = before !== undefined && before.reason === after.reason &&
+      before.exitCode === after.exitCode && before.message === after.message &&
+      before.finishedAt === after.finishedAt;
+    if (!same) containers.set(id, { item: record.item, status: after, inspect: false });
+  }
+
   async #inspectAll(
     sandboxes: Map<string, SandboxRecord>,
     containers: Map<string, ContainerRecord>,
@@ -328,7 +363,12 @@ export class CriPodSource implements PodSource {
       });
     }
     for (const [id, record] of containers) {
-      if (!record.inspect) continue;
+      if (!record.inspect) {
+        if (this.#exitRecheck.has(id)) {
+          jobs.push(() => this.#recheckExit(id, record, containers, signal));
+        }
+        continue;
+      }
       jobs.push(async () => {
         const status = await this.#inspect(
           () =>
@@ -343,7 +383,10 @@ export class CriPodSource implements PodSource {
         else if (status.status?.id !== id) {
           containers.set(id, { ...record, inspect: true });
           this.#reject("invalid_status", `status of container ${JSON.stringify(id)} names another`);
-        } else containers.set(id, { item: record.item, status: status.status, inspect: false });
+        } else {
+          containers.set(id, { item: record.item, status: status.status, inspect: false });
+          if (status.status.state === CONTAINER_STATE.exited) this.#exitRecheck.add(id);
+        }
       });
     }
     let next = 0;

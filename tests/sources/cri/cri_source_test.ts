@@ -321,3 +321,24 @@ Deno.test("parseRuntimeEndpoint() accepts unix endpoints and plain paths only", 
   assert.throws(() => parseRuntimeEndpoint("tcp://127.0.0.1:1234"), TypeError);
   assert.throws(() => parseRuntimeEndpoint("relative.sock"), TypeError);
 });
+
+Deno.test("CriPodSource.list() picks up an exit reason the runtime records after the exit", async () => {
+  await using h = await Harness.start();
+  const [pod] = await runPods(h.runtime, 1);
+  const id = pod!.containerIds["app"]!;
+  await h.list();
+  h.runtime.exitContainer(id, { exitCode: 137, reason: "Error" });
+  const exited = await h.list();
+  const reasonOf = (snapshots: readonly PodSnapshot[]) =>
+    (snapshots[0]!.pod.status!.containerStatuses as {
+      state: { terminated?: { reason?: string } };
+    }[])[0]!.state.terminated?.reason;
+  assert.equal(reasonOf(exited), "Error");
+  // containerd records OOMKilled a moment after the exit, with no state change.
+  h.runtime.tamperContainer(id, (c) => c.reason = "OOMKilled");
+  assert.equal(reasonOf(await h.list()), "OOMKilled", "the exit is inspected once more");
+  h.runtime.resetCalls();
+  const settled = await h.list();
+  assert.equal(h.runtime.calls.containerStatus, 0, "and then left alone");
+  assert.equal(reasonOf(settled), "OOMKilled");
+});

@@ -45,7 +45,7 @@ Deno.test("daemonPermissionFlags() scopes everything but the network and never a
   for (const name of ["--allow-read", "--allow-write", "--allow-env", "--allow-sys"]) {
     assert.ok(flagValues(flags, name).length > 0, `${name} is scoped`);
   }
-  assert.deepEqual(flagValues(flags, "--allow-sys"), ["hostname", "uid"]);
+  assert.deepEqual(flagValues(flags, "--allow-sys"), ["hostname", "uid", "networkInterfaces"]);
   assert.deepEqual(flagValues(flags, "--allow-write"), [DEFAULT_SOCKET_DIR, ...CRI_SOCKETS]);
 });
 
@@ -330,7 +330,7 @@ Deno.test("compile.ts embeds the stamped bundle and the scoped permissions", asy
     for (
       const fragment of [
         `"allow_write":["${DEFAULT_SOCKET_DIR}",`,
-        `"allow_sys":["hostname","uid"]`,
+        `"allow_sys":["hostname","uid","networkInterfaces"]`,
         `"prompt":false`,
       ]
     ) {

@@ -1,31 +1,63 @@
 /**
- * Bytes of masked pods, kept per (mask, pod version) so that a mask shared by
- * many requests or watchers projects and encodes each pod version once.
+ * Bytes served for cached pods: masked pods kept per (mask, pod version) so
+ * that a mask shared by many requests or watchers projects and encodes each
+ * pod version once; whole `ListPodsResponse` bodies kept per (mask, list
+ * snapshot) so that repeated ListPods calls on an unchanged cache cost a
+ * lookup; and watch frames kept per pod version so that a change fanned out
+ * to many watchers is framed once.
  *
  * @module
  */
 
 import type { CachedPod, PodEncoder } from "../cache/types.ts";
 import { type FieldMask, project } from "../fieldmask/mod.ts";
+import {
+  encodeListPodsResponse,
+  encodePodWatchResponse,
+  encodeWatchPodsEvent,
+  type WatchEventType,
+} from "../proto/mod.ts";
 
 /** Options of {@linkcode MaskedBytesCache}. */
 export interface MaskedBytesCacheOptions {
   encode: PodEncoder;
-  /** Upper bound on the bytes held. @default {33554432} */
+  /** Upper bound on the masked pod bytes held. @default {33554432} */
   maxBytes?: number;
+  /** Upper bound on the assembled list bodies held. @default {67108864} */
+  maxListBytes?: number;
 }
 
-/** A byte-bounded LRU of masked pod encodings. */
+/** Bookkeeping cost of one entry beyond its bytes (map slots, key, typed array header). */
+const ENTRY_OVERHEAD = 96;
+
+/** One memoized list body: valid while the store returns the same `pods` array. */
+interface ListEntry {
+  readonly pods: readonly CachedPod[];
+  readonly bytes: Uint8Array;
+}
+
+/** Frame slots per pod version: the four v1alpha1 event types, then the package-less frame. */
+const LEGACY_SLOT = 5;
+
+/** A byte-bounded cache of masked pod encodings, list bodies and watch frames. */
 export class MaskedBytesCache {
   #encode: PodEncoder;
   #maxBytes: number;
-  #entries = new Map<string, Uint8Array>();
+  #maxListBytes: number;
+  /** Masked bytes by pod version (object identity), then mask key; oldest version first. */
+  #entries = new Map<CachedPod, Map<string, Uint8Array>>();
   #bytes = 0;
+  /** List bodies by mask key; oldest first. */
+  #lists = new Map<string, ListEntry>();
+  #listBytes = 0;
+  /** Unmasked watch frames by pod version; collected with the version. */
+  #frames = new WeakMap<CachedPod, Array<Uint8Array | undefined>>();
 
-  /** @param options Encoder and memory bound. */
+  /** @param options Encoder and memory bounds. */
   constructor(options: MaskedBytesCacheOptions) {
     this.#encode = options.encode;
     this.#maxBytes = options.maxBytes ?? 32 * 1024 * 1024;
+    this.#maxListBytes = options.maxListBytes ?? 64 * 1024 * 1024;
   }
 
   /**
@@ -35,26 +67,94 @@ export class MaskedBytesCache {
    */
   bytesOf(mask: FieldMask, pod: CachedPod): Uint8Array {
     if (mask.isAll) return pod.bytes;
-    const key = `${mask.key}\u0000${pod.uid}\u0000${pod.version}`;
-    const hit = this.#entries.get(key);
-    if (hit !== undefined) {
-      this.#entries.delete(key);
-      this.#entries.set(key, hit);
-      return hit;
-    }
+    let byMask = this.#entries.get(pod);
+    const hit = byMask?.get(mask.key);
+    if (hit !== undefined) return hit;
     const bytes = this.#encode(project(mask, pod.pod));
-    this.#entries.set(key, bytes);
-    this.#bytes += bytes.byteLength + key.length;
-    while (this.#bytes > this.#maxBytes && this.#entries.size > 1) {
-      const oldest = this.#entries.keys().next().value as string;
-      this.#bytes -= this.#entries.get(oldest)!.byteLength + oldest.length;
-      this.#entries.delete(oldest);
+    if (byMask === undefined) this.#entries.set(pod, byMask = new Map());
+    byMask.set(mask.key, bytes);
+    this.#bytes += bytes.byteLength + mask.key.length + ENTRY_OVERHEAD;
+    this.#evict(pod);
+    return bytes;
+  }
+
+  /**
+   * The `ListPodsResponse` body of a list of cached pods, assembled once per
+   * (mask, list): the store hands out the same frozen array until its
+   * content changes, so an unchanged cache answers from memory.
+   *
+   * @param mask The compiled mask.
+   * @param pods The store's current list (sorted by UID).
+   * @returns The serialized response.
+   */
+  listBytes(mask: FieldMask, pods: readonly CachedPod[]): Uint8Array {
+    const known = this.#lists.get(mask.key);
+    if (known !== undefined && known.pods === pods) return known.bytes;
+    let bytes: Uint8Array;
+    if (mask.isAll) {
+      const frames = new Array<Uint8Array>(pods.length);
+      for (let i = 0; i < pods.length; i++) frames[i] = pods[i]!.bytes;
+      bytes = encodeListPodsResponse(frames);
+    } else {
+      const frames = new Array<Uint8Array>(pods.length);
+      for (let i = 0; i < pods.length; i++) frames[i] = this.bytesOf(mask, pods[i]!);
+      bytes = encodeListPodsResponse(frames);
+    }
+    if (known !== undefined) {
+      this.#lists.delete(mask.key);
+      this.#listBytes -= known.bytes.byteLength;
+    }
+    this.#lists.set(mask.key, { pods, bytes });
+    this.#listBytes += bytes.byteLength;
+    while (this.#listBytes > this.#maxListBytes && this.#lists.size > 1) {
+      const [oldestKey, oldest] = this.#lists.entries().next().value as [string, ListEntry];
+      this.#lists.delete(oldestKey);
+      this.#listBytes -= oldest.bytes.byteLength;
     }
     return bytes;
   }
 
-  /** Bytes currently held. */
+  /**
+   * A watch frame for a pod version: `WatchPodsEvent{type, pod}` (v1alpha1)
+   * or `PodWatchResponse{pod}` (package-less). Unmasked frames are built
+   * once per pod version and type and shared by every watcher.
+   *
+   * @param mask The watcher's mask.
+   * @param pod The pod version.
+   * @param options The event type and whether the package-less framing is wanted.
+   * @returns The serialized frame.
+   */
+  frameOf(
+    mask: FieldMask,
+    pod: CachedPod,
+    options: { type: WatchEventType; legacy: boolean },
+  ): Uint8Array {
+    const { type, legacy } = options;
+    if (!mask.isAll) {
+      const bytes = this.bytesOf(mask, pod);
+      return legacy ? encodePodWatchResponse(bytes) : encodeWatchPodsEvent(type, bytes);
+    }
+    let slots = this.#frames.get(pod);
+    if (slots === undefined) this.#frames.set(pod, slots = []);
+    const slot = legacy ? LEGACY_SLOT : type;
+    return slots[slot] ??= legacy
+      ? encodePodWatchResponse(pod.bytes)
+      : encodeWatchPodsEvent(type, pod.bytes);
+  }
+
+  /** Masked pod bytes currently held (list bodies not included). */
   get size(): number {
     return this.#bytes;
+  }
+
+  /** Evicts the oldest pod versions until the bound holds; never `keep`. */
+  #evict(keep: CachedPod): void {
+    if (this.#bytes <= this.#maxBytes) return;
+    for (const [pod, byMask] of this.#entries) {
+      if (this.#bytes <= this.#maxBytes) break;
+      if (pod === keep) continue;
+      for (const [key, bytes] of byMask) this.#bytes -= bytes.byteLength + key.length + ENTRY_OVERHEAD;
+      this.#entries.delete(pod);
+    }
   }
 }

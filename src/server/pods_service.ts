@@ -164,8 +164,18 @@ export class PodsService {
   }
 
   #frame(legacy: boolean, type: WatchEventType, mask: FieldMask, pod: CachedPod): Uint8Array {
-    const bytes = this.#masked.bytesOf(mask, pod);
+    const bytes = this.#masked.bytesOf(this.#withDeletion(mask, pod), pod);
     return legacy ? encodePodWatchResponse(bytes) : encodeWatchPodsEvent(type, bytes);
+  }
+
+  /**
+   * A masked watcher still sees `metadata.deletionTimestamp` once a pod has
+   * one: without it a client of the package-less service could not tell a
+   * deletion from a change, and SPEC §6 promises it never disappears.
+   */
+  #withDeletion(mask: FieldMask, pod: CachedPod): FieldMask {
+    if (mask.isAll || pod.pod.metadata.deletionTimestamp === undefined) return mask;
+    return this.#o.masks.parsePaths([...mask.paths, "metadata.deletionTimestamp"]);
   }
 
   /** A MODIFIED event reaches a masked watcher only if a masked field changed. */

@@ -25,6 +25,8 @@ export interface HarnessOptions {
   flags?: string[];
   /** Sources to serve instead of one FakePodSource. */
   sources?: PodSource[];
+  /** The clock the daemon runs on (shared with the given sources). */
+  clock?: FakeClock;
 }
 
 /** A running daemon under test. */
@@ -79,7 +81,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     "test-node",
     ...(options.flags ?? []),
   ]);
-  const clock = new FakeClock();
+  const clock = options.clock ?? new FakeClock();
   const source = new FakePodSource();
   const daemon = await startDaemon(config, {
     log: silentLogger,

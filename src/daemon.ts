@@ -53,6 +53,22 @@ export interface RunningDaemon extends AsyncDisposable {
 }
 
 /**
+ * Why the daemon is not ready: the gate's reasons (a source that never
+ * synced, or that has been silent too long), each failing source's last
+ * error appended so `/readyz` says why, not only which.
+ */
+function readinessReasons(gate: SyncGate, relisters: readonly Relister[]): string[] {
+  const reasons = [...gate.notReadyReasons()];
+  if (reasons.length === 0) return reasons;
+  for (const r of relisters) {
+    if (r.consecutiveFailures === 0 || r.lastError === undefined) continue;
+    const error = r.lastError instanceof Error ? r.lastError.message : String(r.lastError);
+    reasons.push(`source "${r.name}" failed ${r.consecutiveFailures} time(s) in a row: ${error}`);
+  }
+  return reasons;
+}
+
+/**
  * Starts the daemon.
  *
  * @param config The effective configuration.
@@ -109,7 +125,7 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
       { hostname: config.metricsHost, port: config.metricsPort },
       {
         registry,
-        readiness: { notReadyReasons: () => gate.notReadyReasons() },
+        readiness: { notReadyReasons: () => readinessReasons(gate, relisters) },
         log: log.child("http"),
       },
     );

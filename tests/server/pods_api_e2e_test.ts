@@ -330,3 +330,13 @@ Deno.test("shutdown ends open watches with UNAVAILABLE and removes the socket", 
   await assert.rejects(Deno.lstat(h.socket), Deno.errors.NotFound);
   await h[Symbol.asyncDispose]();
 });
+
+Deno.test("/readyz names the source that keeps the gate closed and why", async () => {
+  await using h = await startHarness();
+  h.source.failNext(new Error("kubelet said 401"));
+  assert.equal(await h.daemon.relistOnce(), false);
+  const ready = await h.http("/readyz");
+  assert.equal(ready.status, 503);
+  assert.match(ready.body, /source "fake" has not completed its first read/);
+  assert.match(ready.body, /kubelet said 401/);
+});

@@ -56,6 +56,10 @@ export interface Metrics {
   readonly runtimeReachable: Gauge<never>;
   /** Pod changes the cache refused because they broke a watch invariant. */
   readonly invariantCorrections: Counter<"kind">;
+  /** Resident memory, read at scrape time (works under the binary's scoped permissions). */
+  readonly residentMemory: Gauge<never>;
+  /** V8 heap in use, read at scrape time. */
+  readonly heapUsed: Gauge<never>;
 }
 
 const RELIST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -179,6 +183,22 @@ export function createMetrics(registry: Registry): Metrics {
       name: "pods_api_runtime_reachable",
       help: "1 when the container runtime answered the last relist.",
       registers,
+    }),
+    residentMemory: new Gauge({
+      name: "pods_api_resident_memory_bytes",
+      help: "Resident memory of the daemon, in bytes.",
+      registers,
+      collect() {
+        this.set(Deno.memoryUsage().rss);
+      },
+    }),
+    heapUsed: new Gauge({
+      name: "pods_api_heap_used_bytes",
+      help: "V8 heap in use by the daemon, in bytes.",
+      registers,
+      collect() {
+        this.set(Deno.memoryUsage().heapUsed);
+      },
     }),
     invariantCorrections: new Counter({
       name: "pods_api_invariant_corrections_total",

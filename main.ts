@@ -108,6 +108,14 @@ async function main(args: readonly string[]): Promise<number> {
       try {
         return await serve(config, log);
       } catch (e) {
+        if (e instanceof Deno.errors.NotCapable) {
+          // The compiled binary may touch only the paths it was built for.
+          log.error("pods-api is not permitted to use this path", {
+            error: e.message.replace(/, run again with.*$/s, ""),
+            hint: "the binary allows the default socket and runtime paths; see docs/OPERATIONS.md",
+          });
+          return EXIT.usage;
+        }
         log.error("pods-api failed", { error: e });
         return (e as { exitCode?: number }).exitCode ?? EXIT.failure;
       }

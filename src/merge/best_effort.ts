@@ -8,6 +8,7 @@
  */
 
 import type { Logger } from "../log.ts";
+import { abortableSleep } from "../sleep.ts";
 
 /** The part of the sync gate this helper uses (`SyncGate` has it). */
 export interface ReleasableGate {
@@ -49,19 +50,6 @@ export function sourcesToRelease(
   return pending.filter((name) => marked.has(name));
 }
 
-function timerSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(id);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const id = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
-}
-
 /**
  * Waits `timeoutMs`, then releases every best-effort source that has not
  * completed its first read, logging each one. Start it with the relisters.
@@ -99,7 +87,7 @@ export async function releaseBestEffortSources(
     );
   }
   if (options.sources.length === 0) return [];
-  await (options.sleep ?? timerSleep)(options.timeoutMs, signal);
+  await (options.sleep ?? abortableSleep)(options.timeoutMs, signal);
   if (signal.aborted) return [];
   const released = sourcesToRelease(gate.pending(), options.sources);
   for (const name of released) {

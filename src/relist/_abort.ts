@@ -4,30 +4,7 @@
  * @module
  */
 
-/** Waits `ms`, or less when `signal` aborts; never rejects. */
-export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
-
-/**
- * Sleeps on a real timer that the signal cancels.
- *
- * @param ms Milliseconds to wait.
- * @param signal Ends the wait early.
- * @returns Resolves when the time has passed or the signal aborted.
- */
-export function timerSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const onAbort = () => {
-      clearTimeout(id);
-      resolve();
-    };
-    const id = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
+export { abortableSleep as timerSleep, type Sleep } from "../sleep.ts";
 
 /**
  * Settles like `promise`, or rejects with `signal.reason` as soon as the

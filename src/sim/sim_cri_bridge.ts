@@ -31,6 +31,7 @@ import {
   type InstanceState,
   type SandboxPhase,
 } from "./_bridge_desired.ts";
+import { abortableSleep } from "../sleep.ts";
 
 /** Options of {@linkcode SimCriBridge}. */
 export interface SimCriBridgeOptions {
@@ -512,26 +513,13 @@ export class SimulatedRuntime implements AsyncDisposable {
   }
 }
 
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
-}
-
 async function syncLoop(
   bridge: SimCriBridge,
   options: { clock: Clock; periodMs: number; signal: AbortSignal; log: Logger },
 ): Promise<void> {
   const { clock, periodMs, signal, log } = options;
   while (!signal.aborted) {
-    await delay(periodMs, signal);
+    await abortableSleep(periodMs, signal);
     if (signal.aborted) break;
     try {
       const result = await bridge.sync(clock.now());

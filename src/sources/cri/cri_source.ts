@@ -30,6 +30,7 @@ import {
   type RuntimeReader,
   type RuntimeService,
 } from "./_types.ts";
+import { abortableSleep } from "../../sleep.ts";
 
 /** Default deadline of each CRI call made by a relist, in milliseconds. */
 export const DEFAULT_RELIST_CALL_TIMEOUT_MS = 10_000;
@@ -447,7 +448,7 @@ export class CriPodSource implements PodSource {
         }
         this.#log.debug("container event stream failed; resubscribing", { backoffMs, error: err });
       }
-      await abortableDelay(backoffMs, signal);
+      await abortableSleep(backoffMs, signal);
       backoffMs = Math.min(backoffMs * 2, 30_000);
     }
   }
@@ -489,18 +490,5 @@ function toSourceError(err: unknown, signal: AbortSignal): SourceUnavailableErro
   return new SourceUnavailableError(`CRI relist failed: ${String(err)}`, {
     reason: "runtime_error",
     cause: err,
-  });
-}
-
-function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
   });
 }

@@ -18,6 +18,7 @@ import {
   staticPod,
   staticPodName,
 } from "./_manifest.ts";
+import { abortableSleep } from "../../sleep.ts";
 
 /** What the source needs to know about a directory entry. */
 export interface FsEntry {
@@ -482,19 +483,6 @@ export class StaticPodSource implements PodSource {
     }
     this.#reported = now;
   }
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(id);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const id = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 export { staticPodName };

@@ -76,6 +76,12 @@ interface StatusSender {
   call?: { sendStatus(status: { code: number; details: string; metadata: Metadata }): void };
 }
 
+type BacklogWrite = (chunk: unknown, encoding: string, callback: () => void) => void;
+
+function discardFrame(_chunk: unknown, _encoding: string, callback: () => void): void {
+  callback();
+}
+
 /**
  * Ends a stream with an error status. With nothing buffered the stream's own
  * error path flushes and ends it; with frames still buffered (a client that
@@ -89,6 +95,11 @@ function endWithStatus(
 ): void {
   const inner = (call as unknown as StatusSender).call;
   if (call.writableLength > 0 && inner !== undefined) {
+    // Discard the backlog for real: a buffered frame written after the status
+    // would be a write after end, which fails the stream with INTERNAL and
+    // loses the trailers (the client then waits for the shutdown grace period
+    // and sees CANCELLED).
+    (call as unknown as { _write: BacklogWrite })._write = discardFrame;
     inner.sendStatus({ code, details, metadata: new GrpcMetadata() });
     return;
   }

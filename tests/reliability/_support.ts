@@ -1,0 +1,440 @@
+/**
+ * Shared pieces of the reliability tests: a seeded PRNG, a daemon started
+ * with a caller-owned metrics registry (so a source can count into it), a raw
+ * grpc-js client with identity serializers (requests as bytes), metric reads
+ * and the SPEC §6 watch-invariant checker.
+ *
+ * @module
+ */
+
+import * as grpc from "@grpc/grpc-js";
+import { Buffer } from "node:buffer";
+import { parseServeConfig } from "../../src/config.ts";
+import { type RunningDaemon, startDaemon } from "../../src/daemon.ts";
+import { silentLogger } from "../../src/log.ts";
+import { createMetricsRegistry, type MetricsRegistry } from "../../src/metrics/registry.ts";
+import { decodePod } from "../../src/proto/mod.ts";
+import type { PodSource } from "../../src/sources/mod.ts";
+import { FakeClock } from "../../src/sim/mod.ts";
+
+/** Whether the long runs were asked for (`PODS_API_LONG=1`). */
+export const LONG = Deno.env.get("PODS_API_LONG") === "1";
+
+/** The seed of every generated input; `PODS_API_FUZZ_SEED` overrides it to explore. */
+export const FUZZ_SEED = Number(Deno.env.get("PODS_API_FUZZ_SEED") ?? "20261129");
+
+/** A small seeded PRNG (mulberry32): the same seed gives the same inputs. */
+export class Prng {
+  #state: number;
+
+  /** @param seed Any 32-bit integer. */
+  constructor(seed: number) {
+    this.#state = seed >>> 0;
+  }
+
+  /** @returns A float in [0, 1). */
+  next(): number {
+    let t = (this.#state = (this.#state + 0x6d2b79f5) >>> 0);
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+
+  /**
+   * @param n Exclusive upper bound.
+   * @returns An integer in [0, n).
+   */
+  int(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+
+  /**
+   * @param items A non-empty list.
+   * @returns One of them.
+   */
+  pick<T>(items: readonly T[]): T {
+    return items[this.int(items.length)]!;
+  }
+
+  /**
+   * @param length How many bytes.
+   * @returns Random bytes.
+   */
+  bytes(length: number): Uint8Array {
+    const out = new Uint8Array(length);
+    for (let i = 0; i < length; i++) out[i] = this.int(256);
+    return out;
+  }
+}
+
+/** A daemon over given sources, with a registry the caller made. */
+export interface TestDaemon extends AsyncDisposable {
+  readonly dir: string;
+  readonly socket: string;
+  readonly daemon: RunningDaemon;
+  readonly clock: FakeClock;
+  readonly registry: MetricsRegistry;
+}
+
+/** Options of {@linkcode startTestDaemon}. */
+export interface TestDaemonOptions {
+  sources: PodSource[];
+  registry?: MetricsRegistry;
+  clock?: FakeClock;
+  flags?: string[];
+}
+
+/**
+ * Starts the real daemon on a temporary socket, relists driven by the test.
+ *
+ * @param options Sources, registry, clock and extra flags.
+ * @returns The daemon; dispose it to stop and clean up.
+ */
+export async function startTestDaemon(options: TestDaemonOptions): Promise<TestDaemon> {
+  const dir = await Deno.makeTempDir({ prefix: "pods-api-rel-" });
+  const socket = `${dir}/api/pods-api.sock`;
+  const registry = options.registry ?? createMetricsRegistry();
+  const clock = options.clock ?? new FakeClock();
+  const config = parseServeConfig([
+    "--socket",
+    socket,
+    "--metrics-bind-address",
+    "127.0.0.1:0",
+    "--hostname-override",
+    "test-node",
+    ...(options.flags ?? []),
+  ]);
+  const daemon = await startDaemon(config, {
+    log: silentLogger,
+    clock,
+    sources: options.sources,
+    registry,
+    runLoops: false,
+  });
+  return {
+    dir,
+    socket,
+    daemon,
+    clock,
+    registry,
+    async [Symbol.asyncDispose]() {
+      await daemon.close();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/**
+ * Reads one sample of the Prometheus text exposition.
+ *
+ * @param registry The registry.
+ * @param name Metric name.
+ * @param labels Labels that must all match (others ignored).
+ * @returns The sum of matching samples (0 when none).
+ */
+export async function metricValue(
+  registry: MetricsRegistry,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  const text = await registry.expose();
+  let sum = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(name)) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (m === null || m[1] !== name) continue;
+    const body = m[2] ?? "";
+    if (Object.entries(labels).every(([k, v]) => body.includes(`${k}="${v}"`))) {
+      sum += Number(m[3]);
+    }
+  }
+  return sum;
+}
+
+function identity(b: Buffer): Buffer {
+  return b;
+}
+
+/** A raw client of one service: requests and responses are bytes. */
+export type RawStub = grpc.Client & {
+  ListPods(
+    req: Buffer,
+    md: grpc.Metadata,
+    opts: grpc.CallOptions,
+    cb: (e: grpc.ServiceError | null, v?: Buffer) => void,
+  ): grpc.ClientUnaryCall;
+  GetPod(
+    req: Buffer,
+    md: grpc.Metadata,
+    opts: grpc.CallOptions,
+    cb: (e: grpc.ServiceError | null, v?: Buffer) => void,
+  ): grpc.ClientUnaryCall;
+  WatchPods(req: Buffer, md: grpc.Metadata, opts?: grpc.CallOptions): grpc.ClientReadableStream<
+    Buffer
+  >;
+};
+
+/**
+ * Builds a grpc-js client of `prefix` (`v1alpha1.Pods` or `Pods`) that sends
+ * request bodies as given, so garbage bodies reach the server.
+ *
+ * @param socket The UNIX socket path.
+ * @param prefix The service name.
+ * @param options Channel options.
+ * @returns The client; `close()` it.
+ */
+export function rawClient(
+  socket: string,
+  prefix = "v1alpha1.Pods",
+  options: grpc.ChannelOptions = {},
+): RawStub {
+  const method = (name: string, responseStream: boolean) => ({
+    path: `/${prefix}/${name}`,
+    requestStream: false,
+    responseStream,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+    originalName: name,
+  });
+  const Ctor = grpc.makeGenericClientConstructor({
+    ListPods: method("ListPods", false),
+    GetPod: method("GetPod", false),
+    WatchPods: method("WatchPods", true),
+  }, prefix);
+  return new Ctor(`unix:${socket}`, grpc.credentials.createInsecure(), {
+    "grpc.max_receive_message_length": -1,
+    ...options,
+  }) as unknown as RawStub;
+}
+
+/** A call's final status. */
+export interface CallOutcome {
+  code: number;
+  details: string;
+}
+
+/**
+ * Runs one unary call with a raw body.
+ *
+ * @param stub The raw client.
+ * @param method `ListPods` or `GetPod`.
+ * @param body The request bytes.
+ * @param md Metadata.
+ * @returns The status (OK included).
+ */
+export function rawUnary(
+  stub: RawStub,
+  method: "ListPods" | "GetPod",
+  body: Uint8Array,
+  md: grpc.Metadata = new grpc.Metadata(),
+): Promise<CallOutcome> {
+  return new Promise((resolve) => {
+    stub[method](Buffer.from(body), md, { deadline: Date.now() + 30_000 }, (err) => {
+      resolve(
+        err ? { code: err.code, details: err.details } : { code: grpc.status.OK, details: "" },
+      );
+    });
+  });
+}
+
+/** A raw watch with its frames. */
+export interface RawWatch {
+  readonly frames: Buffer[];
+  readonly ended: Promise<CallOutcome>;
+  cancel(): void;
+  /** Resolves once `n` frames arrived or the stream ended. */
+  waitFor(n: number): Promise<void>;
+}
+
+/**
+ * Opens a watch with a raw body.
+ *
+ * @param stub The raw client.
+ * @param md Metadata.
+ * @param body The request bytes.
+ * @returns The watch.
+ */
+export function rawWatch(
+  stub: RawStub,
+  md: grpc.Metadata = new grpc.Metadata(),
+  body: Uint8Array = new Uint8Array(),
+): RawWatch {
+  const call = stub.WatchPods(Buffer.from(body), md);
+  const frames: Buffer[] = [];
+  const waiters = new Set<() => void>();
+  let settled = false;
+  const ended = new Promise<CallOutcome>((resolve) => {
+    const done = (o: CallOutcome) => {
+      settled = true;
+      resolve(o);
+      for (const w of waiters) w();
+    };
+    call.on("error", (err: grpc.ServiceError) => done({ code: err.code, details: err.details }));
+    call.on("status", (s: grpc.StatusObject) => {
+      if (s.code === grpc.status.OK) done({ code: s.code, details: s.details });
+    });
+  });
+  call.on("data", (b: Buffer) => {
+    frames.push(b);
+    for (const w of waiters) w();
+  });
+  return {
+    frames,
+    ended,
+    cancel: () => call.cancel(),
+    waitFor(n) {
+      return new Promise((resolve) => {
+        const check = () => {
+          if (frames.length >= n || settled) {
+            waiters.delete(check);
+            resolve();
+          }
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+  };
+}
+
+/** One decoded `v1alpha1.WatchPodsEvent`. */
+export interface WatchEventFrame {
+  type: number;
+  uid: string | undefined;
+  deletion: boolean;
+  phase: string | undefined;
+}
+
+/**
+ * Decodes a `WatchPodsEvent{type=1, pod=2}` frame.
+ *
+ * @param frame The bytes.
+ * @returns Type, UID, deletion mark and phase of the pod.
+ */
+export function decodeWatchFrame(frame: Uint8Array): WatchEventFrame {
+  let type = 0;
+  let pod: Uint8Array | undefined;
+  let i = 0;
+  const varint = () => {
+    let v = 0;
+    let s = 0;
+    for (;;) {
+      const b = frame[i++]!;
+      v += (b & 0x7f) * 2 ** s;
+      if (b < 0x80) return v;
+      s += 7;
+    }
+  };
+  while (i < frame.length) {
+    const tag = varint();
+    if (tag === 0x08) type = varint();
+    else if (tag === 0x12) {
+      const len = varint();
+      pod = frame.subarray(i, i + len);
+      i += len;
+    } else throw new SyntaxError(`Cannot decode watch frame: tag "${tag}"`);
+  }
+  if (pod === undefined || pod.length === 0) {
+    return { type, uid: undefined, deletion: false, phase: undefined };
+  }
+  const p = decodePod(pod);
+  return {
+    type,
+    uid: p.metadata?.uid,
+    deletion: p.metadata?.deletionTimestamp !== undefined,
+    phase: (p.status as { phase?: string } | undefined)?.phase,
+  };
+}
+
+const EVENT = { ADDED: 1, MODIFIED: 2, DELETED: 3, INITIAL_SYNC_COMPLETE: 4 } as const;
+
+/**
+ * Checks SPEC §6.4 on one watch's frames: per UID one ADDED first, nothing
+ * after DELETED, deletionTimestamp never dropped, no phase going back, phase
+ * never empty; one INITIAL_SYNC_COMPLETE.
+ *
+ * @param frames The decoded frames, in order.
+ * @returns The violations found (empty when none).
+ */
+export function watchViolations(frames: readonly WatchEventFrame[]): string[] {
+  const out: string[] = [];
+  const seen = new Map<string, { deleted: boolean; deletion: boolean; phase: string }>();
+  let syncs = 0;
+  const rank: Record<string, number> = { Pending: 0, Running: 1, Succeeded: 2, Failed: 2 };
+  frames.forEach((f, i) => {
+    if (f.type === EVENT.INITIAL_SYNC_COMPLETE) {
+      syncs++;
+      return;
+    }
+    const uid = f.uid ?? "";
+    const prev = seen.get(uid);
+    if (!f.phase) out.push(`#${i} ${uid}: empty phase`);
+    if (f.type === EVENT.ADDED && prev !== undefined) out.push(`#${i} ${uid}: duplicate ADDED`);
+    if (f.type !== EVENT.ADDED && prev === undefined) out.push(`#${i} ${uid}: change before ADDED`);
+    if (prev?.deleted) out.push(`#${i} ${uid}: event after DELETED`);
+    if (prev?.deletion && !f.deletion) out.push(`#${i} ${uid}: deletionTimestamp disappeared`);
+    if (prev !== undefined && f.phase !== undefined) {
+      const a = rank[prev.phase] ?? 0;
+      const b = rank[f.phase] ?? 0;
+      if (b < a || (a === 2 && f.phase !== prev.phase)) {
+        out.push(`#${i} ${uid}: phase ${prev.phase} -> ${f.phase}`);
+      }
+    }
+    if (f.type === EVENT.DELETED && !f.deletion) out.push(`#${i} ${uid}: DELETED without mark`);
+    seen.set(uid, {
+      deleted: f.type === EVENT.DELETED,
+      deletion: f.deletion || (prev?.deletion ?? false),
+      phase: f.phase ?? prev?.phase ?? "",
+    });
+  });
+  if (syncs !== 1) out.push(`INITIAL_SYNC_COMPLETE seen ${syncs} times`);
+  return out;
+}
+
+/** The watch event type numbers of `v1alpha1.EventType`. */
+export const EVENT_TYPE = EVENT;
+
+/**
+ * Polls until `predicate` holds (for state changed by another process or by
+ * I/O callbacks; never a fixed sleep).
+ *
+ * @param predicate The condition.
+ * @param what What is awaited, for the error.
+ * @param timeoutMs Upper bound.
+ */
+export async function pollUntil(
+  predicate: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
+ * Records a check's figures: printed with the test's output, and appended as
+ * one JSON line to the file named by `PODS_API_RELIABILITY_REPORT` (what
+ * `scripts/reliability/run.sh` collects for RELIABILITY.md).
+ *
+ * @param check The check's name.
+ * @param text One human-readable line.
+ * @param figures The numbers behind it.
+ */
+export async function report(
+  check: string,
+  text: string,
+  figures: Record<string, unknown> = {},
+): Promise<void> {
+  const encoder = new TextEncoder();
+  await Deno.stdout.write(encoder.encode(`${check}: ${text}\n`));
+  const file = Deno.env.get("PODS_API_RELIABILITY_REPORT");
+  if (file) {
+    const line = JSON.stringify({ check, text, figures, long: LONG, seed: FUZZ_SEED });
+    await Deno.writeTextFile(file, line + "\n", { append: true });
+  }
+}

@@ -1,12 +1,14 @@
 /**
- * encodePod() cost per pod and per 1000 pods, against JSON serialization of
- * the same pods as the baseline (what a JSON API would pay).
+ * encodePod() cost per pod and per 1000 pods (the 5.6 KB full fixture and
+ * the simulated node's ~2 KB pods), against JSON serialization of the same
+ * pods as the baseline (what a JSON API would pay).
  *
  * @module
  */
 
 import type { PodObject } from "../src/model/pod.ts";
 import { decodePod, encodeListPodsResponse, encodePod } from "../src/proto/mod.ts";
+import { SimulatedNode } from "../src/sim/mod.ts";
 
 const FULL_POD = JSON.parse(
   await Deno.readTextFile(new URL("../tests/_fixtures/full_pod.json", import.meta.url)),
@@ -18,6 +20,10 @@ const PODS_1K: PodObject[] = Array.from({ length: 1000 }, (_, i) => {
   pod.metadata.name = `web-${i}`;
   return pod;
 });
+
+/** The simulated node's pods (what the load benchmark serves): about 2 KB each. */
+const SIM_PODS = new SimulatedNode({ clock: { now: () => 1_767_225_600_000 }, pods: 1000, seed: 1 })
+  .pods();
 
 const FULL_POD_BYTES = encodePod(FULL_POD);
 const PODS_1K_BYTES = PODS_1K.map(encodePod);
@@ -37,6 +43,23 @@ Deno.bench({
   name: "encodePod()",
   fn() {
     encodePod(FULL_POD);
+  },
+});
+
+Deno.bench({
+  group: "encode 1000 simulated pods",
+  name: "JSON.stringify + UTF-8",
+  baseline: true,
+  fn() {
+    for (const pod of SIM_PODS) TEXT_ENCODER.encode(JSON.stringify(pod));
+  },
+});
+
+Deno.bench({
+  group: "encode 1000 simulated pods",
+  name: "encodePod()",
+  fn() {
+    for (const pod of SIM_PODS) encodePod(pod);
   },
 });
 

@@ -33,6 +33,14 @@ export interface SubscribeOptions {
   accept?: (event: PodEvent) => boolean;
   /** The `server_api_version` label of `watchersDropped`. @default {"v1alpha1"} */
   apiVersion?: ServerApiVersion;
+  /**
+   * Apply `queueLimit` only after {@linkcode Subscription.markLive}: while a
+   * watcher is still sending its snapshot, changes queue up (coalesced, so at
+   * most one per pod) instead of dropping it. Many watchers starting at once
+   * on a large node would otherwise be dropped before they could keep up.
+   * @default {false}
+   */
+  deferLimitUntilLive?: boolean;
 }
 
 /** One watcher's view: the pods at subscription time, then every later change. */
@@ -53,6 +61,8 @@ export interface Subscription {
    * @throws {TypeError} When a previous call is still pending.
    */
   next(): Promise<SubscriptionItem>;
+  /** Says the snapshot has been delivered: from now on `queueLimit` applies. */
+  markLive(): void;
 }
 
 /** Options of {@linkcode EventHub}. */
@@ -87,12 +97,14 @@ class Subscriber implements Subscription {
   #apiVersion: ServerApiVersion;
   #detach: () => void;
   #behind = false;
+  #live: boolean;
 
   constructor(init: SubscriberInit) {
     this.snapshot = init.snapshot;
     this.resourceVersion = init.resourceVersion;
     this.#limit = init.options.queueLimit ?? DEFAULT_QUEUE_LIMIT;
     this.#accept = init.options.accept;
+    this.#live = init.options.deferLimitUntilLive !== true;
     this.#metrics = init.metrics;
     this.#apiVersion = init.options.apiVersion ?? "v1alpha1";
     const signal = init.options.signal;
@@ -150,7 +162,13 @@ class Subscriber implements Subscription {
    * still behind from an earlier batch and now over the bound is dropped.
    */
   endBatch(): void {
-    if (this.#final === undefined && this.#behind && this.#queue.size > this.#limit) this.#drop();
+    if (this.#final === undefined && this.#live && this.#behind && this.#queue.size > this.#limit) {
+      this.#drop();
+    }
+  }
+
+  markLive(): void {
+    this.#live = true;
   }
 
   close(): void {

@@ -22,6 +22,56 @@ export interface Timestamp {
  * @returns The instant, or `undefined` when the text is not a valid timestamp.
  */
 export function parseRfc3339(text: string): Timestamp | undefined {
+  const known = TIME_CACHE.get(text);
+  if (known !== undefined) return known;
+  const parsed = parseUtcSeconds(text) ?? parseGeneral(text);
+  if (parsed === undefined) return undefined;
+  // Pods repeat the same instants (creation, start, transition times) and
+  // are re-encoded on every change: remember recent ones, bounded.
+  if (TIME_CACHE.size >= TIME_CACHE_LIMIT) TIME_CACHE.clear();
+  TIME_CACHE.set(text, parsed);
+  return parsed;
+}
+
+const TIME_CACHE = new Map<string, Timestamp>();
+const TIME_CACHE_LIMIT = 8192;
+
+function digit(text: string, i: number): number {
+  const c = text.charCodeAt(i) - 48;
+  return c >= 0 && c <= 9 ? c : NaN;
+}
+
+/**
+ * The form Kubernetes writes, `2024-05-01T10:00:00Z`, without a regular
+ * expression or Date object; `undefined` for anything else (then the general
+ * parser decides).
+ */
+function parseUtcSeconds(text: string): Timestamp | undefined {
+  if (text.length !== 20) return undefined;
+  const z = text.charCodeAt(19);
+  const t = text.charCodeAt(10);
+  if (
+    (z !== 90 && z !== 122) || (t !== 84 && t !== 116) || text.charCodeAt(4) !== 45 ||
+    text.charCodeAt(7) !== 45 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58
+  ) {
+    return undefined;
+  }
+  const year = digit(text, 0) * 1000 + digit(text, 1) * 100 + digit(text, 2) * 10 +
+    digit(text, 3);
+  const month = digit(text, 5) * 10 + digit(text, 6);
+  const day = digit(text, 8) * 10 + digit(text, 9);
+  const hour = digit(text, 11) * 10 + digit(text, 12);
+  const minute = digit(text, 14) * 10 + digit(text, 15);
+  const second = digit(text, 17) * 10 + digit(text, 18);
+  // NaN (a non-digit) fails every comparison below and falls through.
+  if (!(year >= 100 && month >= 1 && month <= 12 && hour <= 23 && minute <= 59 && second <= 59)) {
+    return undefined;
+  }
+  if (!(day >= 1 && day <= daysInMonth(year, month))) return undefined;
+  return { seconds: Date.UTC(year, month - 1, day, hour, minute, second) / 1000, nanos: 0 };
+}
+
+function parseGeneral(text: string): Timestamp | undefined {
   const m = RFC3339.exec(text);
   if (m === null) return undefined;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
@@ -105,12 +155,26 @@ export function isValidQuantity(text: string): boolean {
  * @returns The valid quantity text, or `undefined` when the value is not a valid quantity.
  */
 export function quantityText(value: unknown): string | undefined {
-  let text: string;
-  if (typeof value === "string") text = value.trim();
-  else if (typeof value === "number" && Number.isFinite(value)) text = String(value);
-  else return undefined;
-  return isValidQuantity(text) ? text : undefined;
+  if (typeof value === "string") {
+    const known = QUANTITY_CACHE.get(value);
+    if (known !== undefined) return known === "" ? undefined : known;
+    const text = value.trim();
+    const result = isValidQuantity(text) ? text : undefined;
+    // Few distinct quantities exist on a node ("100m", "128Mi"...): remember them, bounded.
+    if (QUANTITY_CACHE.size >= QUANTITY_CACHE_LIMIT) QUANTITY_CACHE.clear();
+    QUANTITY_CACHE.set(value, result ?? "");
+    return result;
+  }
+  if (typeof value === "number" && Number.isFinite(value)) {
+    const text = String(value);
+    return isValidQuantity(text) ? text : undefined;
+  }
+  return undefined;
 }
+
+/** Quantity text by input string; `""` marks an invalid one (a valid quantity is never empty). */
+const QUANTITY_CACHE = new Map<string, string>();
+const QUANTITY_CACHE_LIMIT = 4096;
 
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;

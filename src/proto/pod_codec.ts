@@ -58,7 +58,198 @@ class BadQuantity extends Error {}
 const WIRE_VARINT = 0;
 const WIRE_LEN = 2;
 
-type Writer = protobuf.Writer;
+/**
+ * A protobuf writer for the pod encoder: the subset of protobufjs's `Writer`
+ * the codec uses, with the same output byte for byte (int32 negatives as ten
+ * bytes, int64 from a JS number as two's complement, strings as UTF-8 with
+ * lone surrogates as three bytes, as protobufjs's utf8 module writes them),
+ * but one growing buffer reused across pods and an ASCII fast path for
+ * strings. Nested lengths reserve one byte and shift on the rare longer one.
+ */
+class Writer {
+  buf: Uint8Array = new Uint8Array(16384);
+  pos = 0;
+  #stack: number[] = [];
+
+  reset(): void {
+    this.pos = 0;
+    this.#stack.length = 0;
+  }
+
+  #reserve(n: number): void {
+    const need = this.pos + n;
+    if (need <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    if (size < need) size = need;
+    const grown = new Uint8Array(size);
+    grown.set(this.buf.subarray(0, this.pos));
+    this.buf = grown;
+  }
+
+  uint32(value: number): this {
+    let v = value >>> 0;
+    this.#reserve(5);
+    const buf = this.buf;
+    let pos = this.pos;
+    while (v > 127) {
+      buf[pos++] = (v & 127) | 128;
+      v >>>= 7;
+    }
+    buf[pos++] = v;
+    this.pos = pos;
+    return this;
+  }
+
+  int32(value: number): this {
+    const v = value | 0;
+    return v < 0 ? this.int64(v) : this.uint32(v);
+  }
+
+  int64(value: number): this {
+    if (value >= 0 && value <= 0xffffffff) return this.uint32(value);
+    const negative = value < 0;
+    const abs = negative ? -value : value;
+    let lo = abs >>> 0;
+    let hi = ((abs - lo) / 4294967296) >>> 0;
+    if (negative) {
+      hi = ~hi >>> 0;
+      lo = ~lo >>> 0;
+      if (++lo > 4294967295) {
+        lo = 0;
+        if (++hi > 4294967295) hi = 0;
+      }
+    }
+    this.#reserve(10);
+    const buf = this.buf;
+    let pos = this.pos;
+    while (hi) {
+      buf[pos++] = (lo & 127) | 128;
+      lo = ((lo >>> 7) | (hi << 25)) >>> 0;
+      hi >>>= 7;
+    }
+    while (lo > 127) {
+      buf[pos++] = (lo & 127) | 128;
+      lo = lo >>> 7;
+    }
+    buf[pos++] = lo;
+    this.pos = pos;
+    return this;
+  }
+
+  bool(value: boolean): this {
+    this.#reserve(1);
+    this.buf[this.pos++] = value ? 1 : 0;
+    return this;
+  }
+
+  string(value: string): this {
+    const n = value.length;
+    // ASCII: one byte per code unit, length known up front.
+    if (n < 128) {
+      this.#reserve(n + 1);
+      const buf = this.buf;
+      const start = this.pos + 1;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = value.charCodeAt(i);
+        if (c >= 128) break;
+        buf[start + i] = c;
+      }
+      if (i === n) {
+        buf[this.pos] = n;
+        this.pos = start + n;
+        return this;
+      }
+    }
+    const len = utf8Length(value);
+    this.uint32(len);
+    this.#reserve(len);
+    this.pos = utf8Write(value, this.buf, this.pos);
+    return this;
+  }
+
+  bytes(value: Uint8Array): this {
+    const len = value.length;
+    this.uint32(len);
+    this.#reserve(len);
+    this.buf.set(value, this.pos);
+    this.pos += len;
+    return this;
+  }
+
+  fork(): this {
+    this.#reserve(1);
+    this.#stack.push(this.pos);
+    this.pos += 1;
+    return this;
+  }
+
+  ldelim(): this {
+    const lenPos = this.#stack.pop()!;
+    const len = this.pos - lenPos - 1;
+    if (len < 128) {
+      this.buf[lenPos] = len;
+      return this;
+    }
+    const vlen = len < 16384 ? 2 : len < 2097152 ? 3 : len < 268435456 ? 4 : 5;
+    this.#reserve(vlen - 1);
+    const buf = this.buf;
+    buf.copyWithin(lenPos + vlen, lenPos + 1, lenPos + 1 + len);
+    this.pos += vlen - 1;
+    let v = len;
+    let pos = lenPos;
+    while (v > 127) {
+      buf[pos++] = (v & 127) | 128;
+      v >>>= 7;
+    }
+    buf[pos] = v;
+    return this;
+  }
+
+  /** @returns A copy of the bytes written (the buffer is reused). */
+  finish(): Uint8Array {
+    return this.buf.slice(0, this.pos);
+  }
+}
+
+/** UTF-8 length as protobufjs computes it (a lone surrogate counts three bytes). */
+function utf8Length(s: string): number {
+  let len = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 128) len += 1;
+    else if (c < 2048) len += 2;
+    else if ((c & 0xfc00) === 0xd800 && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      i++;
+      len += 4;
+    } else len += 3;
+  }
+  return len;
+}
+
+/** Writes UTF-8 as protobufjs's utf8 module does; returns the new position. */
+function utf8Write(s: string, buf: Uint8Array, pos: number): number {
+  for (let i = 0; i < s.length; i++) {
+    let c1 = s.charCodeAt(i);
+    if (c1 < 128) {
+      buf[pos++] = c1;
+    } else if (c1 < 2048) {
+      buf[pos++] = (c1 >> 6) | 192;
+      buf[pos++] = (c1 & 63) | 128;
+    } else if ((c1 & 0xfc00) === 0xd800 && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      c1 = 0x10000 + ((c1 & 0x03ff) << 10) + (s.charCodeAt(++i) & 0x03ff);
+      buf[pos++] = (c1 >> 18) | 240;
+      buf[pos++] = ((c1 >> 12) & 63) | 128;
+      buf[pos++] = ((c1 >> 6) & 63) | 128;
+      buf[pos++] = (c1 & 63) | 128;
+    } else {
+      buf[pos++] = (c1 >> 12) | 224;
+      buf[pos++] = ((c1 >> 6) & 63) | 128;
+      buf[pos++] = (c1 & 63) | 128;
+    }
+  }
+  return pos;
+}
 type Reader = protobuf.Reader;
 
 /** How one value kind is checked, written and read. */
@@ -290,13 +481,26 @@ const compiled = new Map<string, CompiledMessage>();
 function compileMessage(plan: MessagePlan): CompiledMessage {
   const known = compiled.get(plan.name);
   if (known !== undefined) return known;
-  const steps: Array<(w: Writer, obj: JsonObject) => void> = [];
+  // Parallel arrays, in field-number order: the JSON key of each field
+  // (`undefined` for an inline struct, which reads the parent object) and
+  // its writer. An absent field costs one property read, no call.
+  const keys: Array<string | undefined> = [];
+  const writers: Array<(w: Writer, v: JsonValue) => void> = [];
   const readers: Array<
     ((r: Reader, wt: number, end: number, out: JsonObject) => void) | undefined
   > = [];
   const message: CompiledMessage = {
     encode(w, obj) {
-      for (let i = 0; i < steps.length; i++) steps[i]!(w, obj);
+      const n = keys.length;
+      for (let i = 0; i < n; i++) {
+        const key = keys[i];
+        if (key === undefined) {
+          writers[i]!(w, obj);
+          continue;
+        }
+        const v = obj[key];
+        if (v !== undefined && v !== null) writers[i]!(w, v);
+      }
     },
     decodeInto(r, end, out) {
       while (r.pos < end) {
@@ -313,7 +517,8 @@ function compileMessage(plan: MessagePlan): CompiledMessage {
   // Registered before compiling fields so nested references resolve to it.
   compiled.set(plan.name, message);
   for (const field of plan.fields) {
-    steps.push(compileFieldEncoder(field));
+    keys.push(field.inline ? undefined : field.key);
+    writers.push(compileFieldEncoder(field));
     readers[field.id] = compileFieldDecoder(plan.name, field);
   }
   return message;
@@ -339,8 +544,11 @@ function valueCodec(field: FieldPlan): ValueCodec {
   };
 }
 
-function compileFieldEncoder(field: FieldPlan): (w: Writer, obj: JsonObject) => void {
-  const key = field.key;
+/**
+ * Compiles one field's writer. It receives the field's value (never
+ * `undefined` or `null`), or the whole parent object for an inline struct.
+ */
+function compileFieldEncoder(field: FieldPlan): (w: Writer, v: JsonValue) => void {
   const tag = (field.id << 3) | WIRE_LEN;
   if (field.inline) {
     const sub = compileMessage(field.value.message!);
@@ -348,17 +556,18 @@ function compileFieldEncoder(field: FieldPlan): (w: Writer, obj: JsonObject) => 
     // EphemeralContainerCommon is required), so do we.
     return (w, obj) => {
       w.uint32(tag).fork();
-      sub.encode(w, obj);
+      sub.encode(w, obj as JsonObject);
       w.ldelim();
     };
   }
   const codec = valueCodec(field);
   if (field.map) {
-    return (w, obj) => {
-      const map = obj[key];
+    return (w, map) => {
       if (!isJsonObject(map)) return;
-      const keys = Object.keys(map).sort(compareUtf8);
-      for (const k of keys) {
+      const keys = Object.keys(map);
+      if (keys.length > 1) keys.sort(compareUtf8);
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]!;
         const v = map[k];
         if (v === undefined || v === null) continue;
         const prepared = codec.prepare(v);
@@ -371,19 +580,32 @@ function compileFieldEncoder(field: FieldPlan): (w: Writer, obj: JsonObject) => 
   }
   const valueTag = (field.id << 3) | codec.wireType;
   if (field.repeated) {
-    return (w, obj) => {
-      const list = obj[key];
+    return (w, list) => {
       if (!Array.isArray(list)) return;
-      for (const v of list) {
-        if (v === null) continue;
+      for (let i = 0; i < list.length; i++) {
+        const v = list[i];
+        if (v === null || v === undefined) continue;
         const prepared = codec.prepare(v);
         if (prepared !== SKIP) codec.write(w, valueTag, prepared as never);
       }
     };
   }
-  return (w, obj) => {
-    const v = obj[key];
-    if (v === undefined || v === null) return;
+  if (field.value.kind === "message") {
+    // The common case, without the codec's indirections.
+    const sub = compileMessage(field.value.message!);
+    return (w, v) => {
+      if (!isJsonObject(v)) return;
+      w.uint32(valueTag).fork();
+      sub.encode(w, v);
+      w.ldelim();
+    };
+  }
+  if (field.value.kind === "string") {
+    return (w, v) => {
+      if (typeof v === "string") w.uint32(valueTag).string(v);
+    };
+  }
+  return (w, v) => {
     const prepared = codec.prepare(v);
     if (prepared !== SKIP) codec.write(w, valueTag, prepared as never);
   };
@@ -462,6 +684,9 @@ function compileFieldDecoder(
 
 let podCodec: CompiledMessage | undefined;
 
+/** The writer every {@linkcode encodePod} call uses (encoding is synchronous). */
+const WRITER = new Writer();
+
 function podMessage(): CompiledMessage {
   return podCodec ??= compileMessage(messagePlan(POD_TYPE_NAME));
 }
@@ -489,10 +714,14 @@ function podLabel(pod: Readonly<PodObject>): string {
  * @throws {InvalidQuantityError} When a resource quantity is not valid (Go would reject the pod).
  */
 export function encodePod(pod: Readonly<PodObject>): Uint8Array {
-  const w = new protobuf.Writer();
+  // One writer, reused: its buffer grows to the largest pod once instead of
+  // being allocated and grown for every pod; finish() copies the result out.
+  const w = WRITER;
+  w.reset();
   try {
     podMessage().encode(w, pod as JsonObject);
   } catch (error) {
+    w.reset();
     if (!(error instanceof BadQuantity)) throw error;
     const issue = findIssues(pod).find((i) => i.quantity !== undefined);
     const path = issue?.path ?? "";

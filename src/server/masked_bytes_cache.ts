@@ -153,7 +153,9 @@ export class MaskedBytesCache {
     for (const [pod, byMask] of this.#entries) {
       if (this.#bytes <= this.#maxBytes) break;
       if (pod === keep) continue;
-      for (const [key, bytes] of byMask) this.#bytes -= bytes.byteLength + key.length + ENTRY_OVERHEAD;
+      for (const [key, bytes] of byMask) {
+        this.#bytes -= bytes.byteLength + key.length + ENTRY_OVERHEAD;
+      }
       this.#entries.delete(pod);
     }
   }

@@ -15,8 +15,6 @@ import type { Metrics } from "../metrics/metrics.ts";
 import {
   decodeGetPodRequest,
   encodeGetPodResponse,
-  encodeListPodsResponse,
-  encodePodWatchResponse,
   encodeWatchPodsEvent,
   WATCH_EVENT_TYPE,
   type WatchEventType,
@@ -75,10 +73,7 @@ export class PodsService {
   listPods(ctx: CallContext): Promise<Uint8Array> {
     this.#admitUnary("list");
     const mask = requestMask(ctx, this.#o.masks);
-    const pods = this.#o.store.list();
-    const frames = new Array<Uint8Array>(pods.length);
-    for (let i = 0; i < pods.length; i++) frames[i] = this.#masked.bytesOf(mask, pods[i]!);
-    return Promise.resolve(encodeListPodsResponse(frames));
+    return Promise.resolve(this.#masked.listBytes(mask, this.#o.store.list()));
   }
 
   /**
@@ -130,6 +125,7 @@ export class PodsService {
       queueLimit: this.#o.watchQueueLimit ?? 100,
       signal,
       apiVersion: ctx.apiVersion,
+      deferLimitUntilLive: true,
       ...(mask.isAll ? {} : { accept: (event: PodEvent) => this.#maskedChange(mask, event) }),
     });
     const gauge = this.#o.metrics.watchers.labels({ "server_api_version": ctx.apiVersion });
@@ -144,6 +140,7 @@ export class PodsService {
       if (!legacy) {
         await sink.send(encodeWatchPodsEvent(WATCH_EVENT_TYPE.INITIAL_SYNC_COMPLETE, undefined));
       }
+      subscription.markLive();
       for (;;) {
         this.#checkAlive(ctx);
         const item = await subscription.next();
@@ -164,8 +161,7 @@ export class PodsService {
   }
 
   #frame(legacy: boolean, type: WatchEventType, mask: FieldMask, pod: CachedPod): Uint8Array {
-    const bytes = this.#masked.bytesOf(this.#withDeletion(mask, pod), pod);
-    return legacy ? encodePodWatchResponse(bytes) : encodeWatchPodsEvent(type, bytes);
+    return this.#masked.frameOf(this.#withDeletion(mask, pod), pod, { type, legacy });
   }
 
   /**

@@ -45,3 +45,24 @@ Deno.test("EventHub.publish() drops a watcher still behind from an earlier batch
   assert.deepEqual(item, { state: "dropped", lost: 20 });
   controller.abort();
 });
+
+Deno.test("EventHub.subscribe() with deferLimitUntilLive keeps a watcher sending its snapshot", async () => {
+  const { cache, hub } = setup();
+  const controller = new AbortController();
+  const sub = hub.subscribe({
+    signal: controller.signal,
+    queueLimit: 5,
+    deferLimitUntilLive: true,
+  });
+  hub.publish(cache.apply(view(20, 0)));
+  hub.publish(cache.apply(view(20, 1)));
+  assert.equal(sub.pending, 20, "coalesced to one event per pod, not dropped");
+  sub.markLive();
+  hub.publish(cache.apply(view(20, 2)));
+  assert.deepEqual(
+    await sub.next(),
+    { state: "dropped", lost: 20 },
+    "once live, the bound applies",
+  );
+  controller.abort();
+});

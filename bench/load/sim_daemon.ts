@@ -1,0 +1,126 @@
+/**
+ * The daemon exactly as `pods-api serve --simulate` composes it (same
+ * `createSources()`: the simulated node behind a simulated CRI runtime, read
+ * by the CRI source; same `startDaemon()`; same flags), with one addition
+ * for the load benchmark: every change of the simulated node is written to a
+ * timeline with the time the simulation scheduled it (`due`) and the wall
+ * time it was applied to the node (`applied`, when the simulated runtime
+ * synced). Watch delivery latency is measured against it.
+ *
+ * With `--direct`, the simulated node is served by its pod source alone (no
+ * simulated runtime in the process): the daemon's own cost, without the
+ * runtime's side of the CRI calls.
+ *
+ * Usage: `sim_daemon.ts --timeline FILE [--direct] <serve flags>`; prints one JSON line
+ * `{"metricsPort": n}` on stdout once serving; writes the timeline on SIGTERM.
+ *
+ * @module
+ */
+
+import type { Clock } from "../../src/clock.ts";
+import { parseServeConfig } from "../../src/config.ts";
+import { startDaemon } from "../../src/daemon.ts";
+import { createLogger } from "../../src/log.ts";
+import { createMetricsRegistry } from "../../src/metrics/registry.ts";
+import type { PodObject } from "../../src/model/pod.ts";
+import type { SimulatedNode } from "../../src/sim/mod.ts";
+import { createSources } from "../../src/sources/create.ts";
+import { SimulatedPodSource } from "../../src/sources/fake/mod.ts";
+import type { PodSource } from "../../src/sources/mod.ts";
+
+/** Wall-clock milliseconds with sub-millisecond precision. */
+function wallMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** One change: pod UID, scheduled time, time applied to the node (epoch ms). */
+type Change = [uid: string, dueMs: number, appliedMs: number];
+
+/**
+ * Makes the node apply its due mutations one at a time, so that each change
+ * is attributed to its own due time; records them in `changes`.
+ */
+function recordChanges(node: SimulatedNode, startMs: number, changes: Change[]): void {
+  const known = new Map<string, PodObject>();
+  for (const pod of node.pods()) known.set(pod.metadata.uid, pod);
+  const changedUids = (): string[] => {
+    const changed: string[] = [];
+    const seen = new Set<string>();
+    for (const pod of node.pods()) {
+      const uid = pod.metadata.uid;
+      seen.add(uid);
+      if (known.get(uid) !== pod) {
+        changed.push(uid);
+        known.set(uid, pod);
+      }
+    }
+    if (seen.size !== known.size) {
+      for (const uid of known.keys()) {
+        if (!seen.has(uid)) {
+          changed.push(uid);
+          known.delete(uid);
+        }
+      }
+    }
+    return changed;
+  };
+  const advance = node.advanceTo.bind(node);
+  const churn = node.churnPerSecond;
+  node.advanceTo = (nowMs: number): number => {
+    let applied = 0;
+    for (let guard = 0; churn > 0 && guard < 100_000; guard++) {
+      const k = node.mutations + node.skippedMutations + 1;
+      const due = startMs + Math.ceil((k * 1000) / churn);
+      if (due > nowMs) break;
+      const n = advance(due);
+      if (n === 0) break;
+      applied += n;
+      const at = wallMs();
+      for (const uid of changedUids()) changes.push([uid, due, at]);
+    }
+    return applied + advance(nowMs);
+  };
+}
+
+async function main(args: string[]): Promise<void> {
+  const at = args.indexOf("--timeline");
+  const timeline = at >= 0 ? args[at + 1] : undefined;
+  let rest = at >= 0 ? [...args.slice(0, at), ...args.slice(at + 2)] : args;
+  const direct = rest.includes("--direct");
+  rest = rest.filter((a) => a !== "--direct");
+  const config = parseServeConfig(rest);
+  const log = createLogger({ level: config.logLevel });
+  const registry = createMetricsRegistry({ processMetrics: true });
+  // The simulated node reads its start time once, when it is built inside
+  // createSources(): pin the clock meanwhile so that the start is known.
+  const startMs = Date.now();
+  let pinned = true;
+  const clock: Clock = { now: () => pinned ? startMs : Date.now() };
+  const created = await createSources(config, { log, clock, metrics: registry.metrics });
+  pinned = false;
+  const changes: Change[] = [];
+  const spec = created.sources.find((s) => s instanceof SimulatedPodSource);
+  if (spec instanceof SimulatedPodSource) recordChanges(spec.node, startMs, changes);
+  let sources: readonly PodSource[] = created.sources;
+  if (direct && spec !== undefined) {
+    sources = [spec];
+    await created[Symbol.asyncDispose]();
+  }
+  const daemon = await startDaemon(config, { log, clock, sources, registry });
+  const encoder = new TextEncoder();
+  await Deno.stdout.write(
+    encoder.encode(JSON.stringify({ metricsPort: daemon.metricsPort }) + "\n"),
+  );
+  const stop = Promise.withResolvers<void>();
+  Deno.addSignalListener("SIGTERM", () => stop.resolve());
+  await stop.promise;
+  if (timeline !== undefined) {
+    const text = changes.map((c) => `${c[0]} ${c[1]} ${c[2].toFixed(3)}`).join("\n");
+    await Deno.writeTextFile(timeline, text + "\n");
+  }
+  await daemon.close();
+  if (!direct) await created[Symbol.asyncDispose]();
+  Deno.exit(0);
+}
+
+await main(Deno.args);

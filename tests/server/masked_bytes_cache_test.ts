@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import type { CachedPod } from "../../src/cache/types.ts";
+import { FieldMaskCache, project } from "../../src/fieldmask/mod.ts";
+import {
+  encodeListPodsResponse,
+  encodePod,
+  encodePodWatchResponse,
+  encodeWatchPodsEvent,
+  POD_SCHEMA,
+  WATCH_EVENT_TYPE,
+} from "../../src/proto/mod.ts";
+import { MaskedBytesCache } from "../../src/server/masked_bytes_cache.ts";
+import { makePod } from "../_fixtures/pods.ts";
+
+const MASKS = new FieldMaskCache(POD_SCHEMA);
+const ALL = MASKS.parseText("");
+const MASK = MASKS.parseText("metadata.name,status.phase");
+
+function cached(i: number, version = i + 1): CachedPod {
+  const pod = makePod({ uid: `uid-${i}`, name: `pod-${i}` });
+  return Object.freeze({ uid: pod.metadata.uid, pod, version, bytes: encodePod(pod) });
+}
+
+Deno.test("MaskedBytesCache.listBytes() answers an unchanged list from memory", () => {
+  const cache = new MaskedBytesCache({ encode: encodePod });
+  const pods = [cached(1), cached(2)];
+  const first = cache.listBytes(ALL, pods);
+  assert.deepEqual(first, encodeListPodsResponse(pods.map((p) => p.bytes)));
+  assert.equal(cache.listBytes(ALL, pods), first);
+});
+
+Deno.test("MaskedBytesCache.listBytes() re-assembles a changed list", () => {
+  const cache = new MaskedBytesCache({ encode: encodePod });
+  const pods = [cached(1), cached(2)];
+  const before = cache.listBytes(ALL, pods);
+  const after = cache.listBytes(ALL, [pods[0]!, cached(2, 7), cached(3)]);
+  assert.notEqual(after, before);
+  assert.deepEqual(
+    after,
+    encodeListPodsResponse([pods[0]!.bytes, cached(2, 7).bytes, cached(3).bytes]),
+  );
+});
+
+Deno.test("MaskedBytesCache.listBytes() frames each pod projected by the mask", () => {
+  const cache = new MaskedBytesCache({ encode: encodePod });
+  const pods = [cached(1), cached(2)];
+  const expected = encodeListPodsResponse(pods.map((p) => encodePod(project(MASK, p.pod))));
+  assert.deepEqual(cache.listBytes(MASK, pods), expected);
+  assert.deepEqual(cache.listBytes(MASK, [...pods]), expected);
+});
+
+Deno.test("MaskedBytesCache.bytesOf() encodes a pod version once per mask", () => {
+  let calls = 0;
+  const cache = new MaskedBytesCache({
+    encode: (pod) => {
+      calls++;
+      return encodePod(pod);
+    },
+  });
+  const pod = cached(1);
+  const a = cache.bytesOf(MASK, pod);
+  assert.equal(cache.bytesOf(MASK, pod), a);
+  assert.equal(calls, 1);
+  assert.equal(cache.bytesOf(ALL, pod), pod.bytes);
+  cache.bytesOf(MASK, cached(1, 9));
+  assert.equal(calls, 2);
+});
+
+Deno.test("MaskedBytesCache.bytesOf() keeps its memory bound", () => {
+  const cache = new MaskedBytesCache({ encode: encodePod, maxBytes: 2048 });
+  for (let i = 0; i < 50; i++) cache.bytesOf(MASK, cached(i));
+  assert.ok(cache.size <= 2048, `size ${cache.size}`);
+  assert.ok(cache.size > 0);
+});
+
+Deno.test("MaskedBytesCache.frameOf() shares unmasked frames between watchers", () => {
+  const cache = new MaskedBytesCache({ encode: encodePod });
+  const pod = cached(1);
+  const added = cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, legacy: false });
+  assert.deepEqual(added, encodeWatchPodsEvent(WATCH_EVENT_TYPE.ADDED, pod.bytes));
+  assert.equal(cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, legacy: false }), added);
+  assert.deepEqual(
+    cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.MODIFIED, legacy: false }),
+    encodeWatchPodsEvent(WATCH_EVENT_TYPE.MODIFIED, pod.bytes),
+  );
+  assert.deepEqual(
+    cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, legacy: true }),
+    encodePodWatchResponse(pod.bytes),
+  );
+  assert.deepEqual(
+    cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.DELETED, legacy: false }),
+    encodeWatchPodsEvent(WATCH_EVENT_TYPE.DELETED, encodePod(project(MASK, pod.pod))),
+  );
+});

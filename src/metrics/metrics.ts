@@ -56,6 +56,8 @@ export interface Metrics {
   readonly runtimeReachable: Gauge<never>;
   /** Pod changes the cache refused because they broke a watch invariant. */
   readonly invariantCorrections: Counter<"kind">;
+  /** API socket file found missing (and re-created) or replaced by something else. */
+  readonly socketProblems: Counter<"problem">;
   /** Resident memory, read at scrape time (works under the binary's scoped permissions). */
   readonly residentMemory: Gauge<never>;
   /** V8 heap in use, read at scrape time. */
@@ -182,6 +184,13 @@ export function createMetrics(registry: Registry): Metrics {
     runtimeReachable: new Gauge({
       name: "pods_api_runtime_reachable",
       help: "1 when the container runtime answered the last relist.",
+      registers,
+    }),
+    socketProblems: new Counter({
+      name: "pods_api_socket_problems_total",
+      help:
+        "API socket file found removed (recreated, rebind_failed) or replaced by something else.",
+      labelNames: ["problem"],
       registers,
     }),
     residentMemory: new Gauge({

@@ -21,6 +21,7 @@ import type { Metrics, ServerApiVersion } from "../metrics/metrics.ts";
 import { type AdaptOptions, serverStream, unary } from "./adapt.ts";
 import type { PodsService } from "./pods_service.ts";
 import { prepareSocketPath, removeSocket } from "./unix_socket.ts";
+import { watchSocket } from "./socket_watchdog.ts";
 
 /** Options of {@linkcode startGrpcServer}. */
 export interface GrpcServerOptions {
@@ -33,6 +34,8 @@ export interface GrpcServerOptions {
   maxSendMessageBytes?: number;
   /** Largest request metadata accepted, bytes. @default {16384} */
   maxMetadataBytes?: number;
+  /** How often to check that the socket file still exists, ms. @default {2000} */
+  socketCheckMs?: number;
   /** Concurrent streams per client connection. @default {1100} */
   maxConcurrentStreams?: number;
 }
@@ -150,13 +153,15 @@ export async function startGrpcServer(
   });
   server.addService(definition("v1alpha1.Pods"), handlers(deps, "v1alpha1"));
   server.addService(definition("Pods"), handlers(deps, "v1"));
-  await new Promise<void>((resolve, reject) => {
-    server.bindAsync(
-      `unix:${prepared.tempPath}`,
-      ServerCredentials.createInsecure(),
-      (err) => err ? reject(err) : resolve(),
-    );
-  });
+  const bind = (path: string) =>
+    new Promise<void>((resolve, reject) => {
+      server.bindAsync(
+        `unix:${path}`,
+        ServerCredentials.createInsecure(),
+        (err) => err ? reject(err) : resolve(),
+      );
+    });
+  await bind(prepared.tempPath);
   try {
     await prepared.publish();
   } catch (err) {
@@ -164,9 +169,25 @@ export async function startGrpcServer(
     await removeSocket(prepared.tempPath);
     throw err;
   }
+  const stopWatchdog = new AbortController();
+  const group = options.socketGroup === undefined ? {} : { group: options.socketGroup };
+  const watchdog = watchSocket({
+    path: options.socketPath,
+    ...(options.socketCheckMs === undefined ? {} : { checkMs: options.socketCheckMs }),
+    async rebind() {
+      const again = await prepareSocketPath(options.socketPath, group);
+      await bind(again.tempPath);
+      await again.publish();
+    },
+    log: deps.log,
+    metrics: deps.metrics,
+    signal: stopWatchdog.signal,
+  });
   let closed: Promise<void> | undefined;
   const close = (graceMs = 2000): Promise<void> => {
     closed ??= (async () => {
+      stopWatchdog.abort();
+      await watchdog;
       await removeSocket(options.socketPath);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {

@@ -26,6 +26,7 @@
  */
 
 import type { JsonObject } from "../../model/json.ts";
+import { podPhaseOf, type RestartPolicy } from "../../model/pod_phase.ts";
 import type { PodObject } from "../../model/pod.ts";
 import {
   cleanMap,
@@ -119,7 +120,7 @@ export interface ConvertOptions {
 }
 
 /** `v1.RestartPolicy`. */
-export type RestartPolicy = "Always" | "OnFailure" | "Never";
+export type { RestartPolicy };
 
 /**
  * Returns the pod UID a sandbox belongs to: its metadata UID, else the
@@ -335,10 +336,10 @@ export interface PodPhaseInput {
 }
 
 /**
- * Derives `status.phase` from container statuses as the kubelet's `getPhase`
- * does, for the containers the runtime knows (init containers are treated as
- * regular, non-restartable ones). Exported so that a merge with a source that
- * knows the real restart policy can recompute it.
+ * Derives `status.phase` from container statuses with the kubelet's
+ * `getPhase` rules ({@linkcode podPhaseOf}), for the containers the runtime
+ * knows: the spec is inferred from them (an init container still running
+ * after a regular one started can only be a sidecar).
  *
  * @example Usage
  * ```ts
@@ -356,47 +357,23 @@ export interface PodPhaseInput {
 export function derivePodPhase(
   input: PodPhaseInput,
 ): "Pending" | "Running" | "Succeeded" | "Failed" {
-  const restartPolicy = input.restartPolicy ?? "Always";
-  let pendingInitialization = 0;
-  let failedInitialization = 0;
-  for (const cs of input.initContainerStatuses) {
-    const state = stateKind(cs.state);
-    if (state === "running") pendingInitialization++;
-    else if (state === "terminated") {
-      if (exitCode(cs.state) !== 0) failedInitialization++;
-    } else if (state === "waiting" && stateKind(cs.lastState) === "terminated") {
-      if (exitCode(cs.lastState) !== 0) failedInitialization++;
-    } else pendingInitialization++;
-  }
-  let running = 0;
-  let waiting = 0;
-  let stopped = 0;
-  let succeeded = 0;
-  for (const cs of input.containerStatuses) {
-    const state = stateKind(cs.state);
-    if (state === "running") running++;
-    else if (state === "terminated") {
-      stopped++;
-      if (exitCode(cs.state) === 0) succeeded++;
-    } else if (state === "waiting" && stateKind(cs.lastState) === "terminated") stopped++;
-    else waiting++;
-  }
-  if (failedInitialization > 0 && restartPolicy === "Never") return "Failed";
-  if (
-    (pendingInitialization > 0 && !anyRegularContainerStarted(input.containerStatuses)) ||
-    waiting > 0
-  ) {
-    return "Pending";
-  }
-  if (running > 0) return "Running";
-  if (stopped > 0) {
-    if (input.podIsTerminal) return stopped === succeeded ? "Succeeded" : "Failed";
-    if (restartPolicy === "Always") return "Running";
-    if (stopped === succeeded) return "Succeeded";
-    if (restartPolicy === "Never") return "Failed";
-    return "Running";
-  }
-  return "Pending";
+  // The runtime cannot say which init containers are sidecars; one still
+  // running after a regular container has started can only be one.
+  const regularStarted = anyRegularContainerStarted(input.containerStatuses);
+  const spec: JsonObject = {
+    restartPolicy: input.restartPolicy ?? "Always",
+    initContainers: input.initContainerStatuses.map((cs) => ({
+      name: cs.name ?? null,
+      ...(regularStarted && stateKind(cs.state) === "running" ? { restartPolicy: "Always" } : {}),
+    })),
+    containers: input.containerStatuses.map((cs) => ({ name: cs.name ?? null })),
+  };
+  return podPhaseOf({
+    spec,
+    statuses: [...input.initContainerStatuses, ...input.containerStatuses],
+    podIsTerminal: input.podIsTerminal ?? false,
+    podHasInitialized: regularStarted,
+  });
 }
 
 function anyRegularContainerStarted(statuses: readonly JsonObject[]): boolean {

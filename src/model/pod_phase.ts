@@ -1,0 +1,202 @@
+/**
+ * A pod's phase as the kubelet's `getPhase` derives it from the spec and the
+ * container statuses. One implementation for the daemon: the merge uses it
+ * with a source's real spec, the CRI converter with the spec the runtime
+ * lets it infer.
+ *
+ * @module
+ */
+
+import { isJsonObject, type JsonObject, type JsonValue } from "./json.ts";
+
+/** `v1.RestartPolicy`. */
+export type RestartPolicy = "Always" | "OnFailure" | "Never";
+
+/** The phases {@linkcode podPhaseOf} can derive. */
+export type DerivedPhase = "Pending" | "Running" | "Succeeded" | "Failed";
+
+/** Inputs of {@linkcode podPhaseOf}. */
+export interface PhaseInput {
+  /** The pod spec: `initContainers` (with sidecars), `containers`, `restartPolicy`. */
+  readonly spec: Readonly<JsonObject>;
+  /** Statuses of init and regular containers, in any order. */
+  readonly statuses: readonly JsonObject[];
+  /** The kubelet has decided the pod will not run again. @default {false} */
+  readonly podIsTerminal?: boolean;
+  /** The pod was initialized before (its Initialized condition was True). @default {false} */
+  readonly podHasInitialized?: boolean;
+}
+
+/**
+ * Derives `status.phase` as the kubelet's `getPhase` does: regular init
+ * containers gate the pod; sidecars (init containers with `restartPolicy:
+ * Always`) count as running while they run and gate the pod only until it
+ * has initialized; then regular containers and the restart policy decide.
+ *
+ * @example Usage
+ * ```ts
+ * import { podPhaseOf } from "./_status_overlay.ts";
+ * podPhaseOf({
+ *   spec: { restartPolicy: "Never", containers: [{ name: "job" }] },
+ *   statuses: [{ name: "job", state: { terminated: { exitCode: 0 } } }],
+ * }); // "Succeeded"
+ * ```
+ *
+ * @param input Spec, container statuses and the terminal flags.
+ * @returns The phase.
+ */
+export function podPhaseOf(input: PhaseInput): DerivedPhase {
+  const { spec } = input;
+  const statuses = byName(input.statuses);
+  const restartPolicy = restartPolicyOf(spec);
+  let pendingRegularInit = 0;
+  let pendingSidecars = 0;
+  let failedInit = 0;
+  let unknown = 0;
+  let running = 0;
+  let waiting = 0;
+  let stopped = 0;
+  let succeeded = 0;
+  const inits = objects(spec.initContainers);
+  for (const c of inits) {
+    if (isSidecar(c)) continue;
+    const cs = statuses.get(str(c.name) ?? "");
+    const state = stateKind(cs?.state);
+    if (cs === undefined || state === "running" || state === undefined) pendingRegularInit++;
+    else if (state === "terminated") {
+      if (exitCode(cs.state) !== 0) failedInit++;
+    } else if (stateKind(cs.lastState) === "terminated") {
+      if (exitCode(cs.lastState) !== 0) failedInit++;
+    } else pendingRegularInit++;
+  }
+  for (const c of inits) {
+    if (!isSidecar(c)) continue;
+    const cs = statuses.get(str(c.name) ?? "");
+    if (cs === undefined) {
+      unknown++;
+      continue;
+    }
+    const state = stateKind(cs.state);
+    if (state === "running") {
+      if (cs.started !== true) pendingSidecars++;
+      running++;
+    } else if (state === "waiting") {
+      if (stateKind(cs.lastState) !== "terminated") {
+        pendingSidecars++;
+        waiting++;
+      }
+    } else if (state === undefined) {
+      pendingSidecars++;
+      unknown++;
+    }
+  }
+  for (const c of objects(spec.containers)) {
+    const cs = statuses.get(str(c.name) ?? "");
+    const state = stateKind(cs?.state);
+    if (cs === undefined || state === undefined) unknown++;
+    else if (state === "running") running++;
+    else if (state === "terminated") {
+      stopped++;
+      if (exitCode(cs.state) === 0) succeeded++;
+    } else if (stateKind(cs.lastState) === "terminated") stopped++;
+    else waiting++;
+  }
+  if (failedInit > 0 && restartPolicy === "Never") return "Failed";
+  if (pendingRegularInit > 0 || (pendingSidecars > 0 && !input.podHasInitialized)) {
+    return "Pending";
+  }
+  if (waiting > 0) return "Pending";
+  if (running > 0 && unknown === 0) return "Running";
+  if (running === 0 && stopped > 0 && unknown === 0) {
+    if (input.podIsTerminal) return stopped === succeeded ? "Succeeded" : "Failed";
+    if (restartPolicy === "Always") return "Running";
+    if (stopped === succeeded) return "Succeeded";
+    if (restartPolicy === "Never") return "Failed";
+    return "Running";
+  }
+  return "Pending";
+}
+
+/**
+ * Reports whether any regular container has run (the kubelet's
+ * `HasAnyRegularContainerStarted`): after that, the pod counts as initialized
+ * even while a sidecar restarts.
+ *
+ * @param spec The pod spec.
+ * @param statuses Container statuses.
+ * @returns `true` when a regular container is or was running.
+ */
+export function anyRegularContainerStarted(
+  spec: Readonly<JsonObject>,
+  statuses: readonly JsonObject[],
+): boolean {
+  const map = byName(statuses);
+  return objects(spec.containers).some((c) => {
+    const cs = map.get(str(c.name) ?? "");
+    if (cs === undefined) return false;
+    const state = stateKind(cs.state);
+    return state === "running" || state === "terminated" ||
+      stateKind(cs.lastState) === "terminated";
+  });
+}
+
+// ------------------------------------------------------------------ small readers
+
+/** Shared reader of container status JSON. */
+export function objects(value: JsonValue | undefined): JsonObject[] {
+  return Array.isArray(value) ? value.filter(isJsonObject) : [];
+}
+
+/** Shared reader of container status JSON. */
+export function str(value: JsonValue | undefined): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+/** Shared reader of container status JSON. */
+export function stateKind(
+  state: JsonValue | undefined,
+): "running" | "terminated" | "waiting" | undefined {
+  if (!isJsonObject(state)) return undefined;
+  if (isJsonObject(state.running)) return "running";
+  if (isJsonObject(state.terminated)) return "terminated";
+  if (isJsonObject(state.waiting)) return "waiting";
+  return undefined;
+}
+
+/** Shared reader of container status JSON. */
+export function exitCode(state: JsonValue | undefined): number | undefined {
+  if (!isJsonObject(state) || !isJsonObject(state.terminated)) return undefined;
+  const code = state.terminated.exitCode;
+  return typeof code === "number" ? code : 0;
+}
+
+/**
+ * Reports whether an init container is a sidecar (`restartPolicy: Always`).
+ *
+ * @param container An entry of `spec.initContainers`.
+ * @returns `true` for a restartable init container.
+ */
+export function isSidecar(container: Readonly<JsonObject>): boolean {
+  return container.restartPolicy === "Always";
+}
+
+/**
+ * Reads `spec.restartPolicy`, defaulting as the API server does.
+ *
+ * @param spec A pod spec.
+ * @returns The policy; `Always` when absent or unknown.
+ */
+export function restartPolicyOf(spec: Readonly<JsonObject>): RestartPolicy {
+  const policy = spec.restartPolicy;
+  return policy === "OnFailure" || policy === "Never" ? policy : "Always";
+}
+
+/** Shared reader of container status JSON. */
+export function byName(statuses: readonly JsonObject[]): Map<string, JsonObject> {
+  const map = new Map<string, JsonObject>();
+  for (const s of statuses) {
+    const name = str(s.name);
+    if (name !== undefined && !map.has(name)) map.set(name, s);
+  }
+  return map;
+}

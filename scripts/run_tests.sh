@@ -6,7 +6,8 @@
 # (denoland/deno#36788; RELIABILITY.md). The tests open and close hundreds of
 # gRPC connections in this one process, so such an abort ends the run
 # without any test having failed. Then, and only then, the run is repeated
-# once, loudly. A test that fails (exit 1) is never retried.
+# (at most three runs in all), loudly. A test that fails (exit 1) is never
+# retried.
 set -uo pipefail
 DENO=${DENO:-npx -y deno@2.9.6}
 run() {
@@ -15,9 +16,10 @@ run() {
 }
 run
 rc=$?
-if [ "$rc" = 134 ] || [ "$rc" = 139 ]; then
-  echo "run_tests: the Deno runtime aborted (exit $rc, denoland/deno#36788), not a test failure; running the tests once more" >&2
+for attempt in 2 3; do
+  [ "$rc" = 134 ] || [ "$rc" = 139 ] || break
+  echo "run_tests: the Deno runtime aborted (exit $rc, denoland/deno#36788), not a test failure; run $attempt of 3" >&2
   run
   rc=$?
-fi
+done
 exit "$rc"

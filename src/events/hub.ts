@@ -98,6 +98,8 @@ class Subscriber implements Subscription {
   #detach: () => void;
   #behind = false;
   #live: boolean;
+  /** Headroom for the backlog left from the snapshot phase; shrinks as it drains. */
+  #allowance = 0;
 
   constructor(init: SubscriberInit) {
     this.snapshot = init.snapshot;
@@ -126,6 +128,7 @@ class Subscriber implements Subscription {
 
   next(): Promise<SubscriptionItem> {
     const event = this.#queue.shift();
+    if (this.#allowance > this.#queue.size) this.#allowance = this.#queue.size;
     if (event !== undefined) return Promise.resolve({ state: "event", event });
     if (this.#final !== undefined) return Promise.resolve(this.#final);
     if (this.#waiter !== undefined) {
@@ -162,13 +165,18 @@ class Subscriber implements Subscription {
    * still behind from an earlier batch and now over the bound is dropped.
    */
   endBatch(): void {
-    if (this.#final === undefined && this.#live && this.#behind && this.#queue.size > this.#limit) {
+    const bound = this.#limit + this.#allowance;
+    if (this.#final === undefined && this.#live && this.#behind && this.#queue.size > bound) {
       this.#drop();
     }
   }
 
   markLive(): void {
+    if (this.#live) return;
     this.#live = true;
+    // What queued up while the snapshot was sent is a backlog the watcher
+    // may work off; the bound applies to growth beyond it.
+    this.#allowance = this.#queue.size;
   }
 
   close(): void {

@@ -57,12 +57,36 @@ Deno.test("EventHub.subscribe() with deferLimitUntilLive keeps a watcher sending
   hub.publish(cache.apply(view(20, 0)));
   hub.publish(cache.apply(view(20, 1)));
   assert.equal(sub.pending, 20, "coalesced to one event per pod, not dropped");
+  for (let i = 0; i < 20; i++) assert.equal((await sub.next()).state, "event");
   sub.markLive();
   hub.publish(cache.apply(view(20, 2)));
+  hub.publish(cache.apply(view(20, 3)));
   assert.deepEqual(
     await sub.next(),
     { state: "dropped", lost: 20 },
     "once live, the bound applies",
+  );
+  controller.abort();
+});
+
+Deno.test("Subscription.markLive() lets a watcher work off its snapshot-time backlog, then bounds it", async () => {
+  const { cache, hub } = setup();
+  const controller = new AbortController();
+  const sub = hub.subscribe({
+    signal: controller.signal,
+    queueLimit: 5,
+    deferLimitUntilLive: true,
+  });
+  hub.publish(cache.apply(view(20, 0)));
+  sub.markLive();
+  hub.publish(cache.apply(view(20, 1)));
+  assert.equal(sub.pending, 20, "20 pending within the backlog headroom: kept");
+  for (let i = 0; i < 18; i++) assert.equal((await sub.next()).state, "event");
+  hub.publish(cache.apply(view(20, 2)));
+  assert.deepEqual(
+    await sub.next(),
+    { state: "dropped", lost: 20 },
+    "headroom shrank as it drained",
   );
   controller.abort();
 });

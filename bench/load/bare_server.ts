@@ -11,26 +11,11 @@
  * @module
  */
 
-import { Server, ServerCredentials, type ServiceDefinition } from "@grpc/grpc-js";
+import { Server, ServerCredentials } from "@grpc/grpc-js";
 import type { sendUnaryData, ServerUnaryCall, ServerWritableStream } from "@grpc/grpc-js";
 import { Buffer } from "node:buffer";
 import { parseArgs } from "node:util";
-
-function identity(bytes: Buffer): Buffer {
-  return bytes;
-}
-
-function method(path: string, responseStream = false) {
-  return {
-    path,
-    requestStream: false,
-    responseStream,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-  };
-}
+import { podsServiceDefinition } from "../../src/server/service_definition.ts";
 
 /** Splits a ListPodsResponse into `WatchPodsEvent{ADDED, pod}` frames. */
 function watchFrames(list: Buffer): Buffer[] {
@@ -76,11 +61,7 @@ async function main(): Promise<void> {
   const socket = values.socket!;
   await Deno.remove(socket).catch(() => {});
   const server = new Server({ "grpc.max_send_message_length": 256 * 1024 * 1024 });
-  const definition: ServiceDefinition = {
-    ListPods: method("/v1alpha1.Pods/ListPods"),
-    GetPod: method("/v1alpha1.Pods/GetPod"),
-    WatchPods: method("/v1alpha1.Pods/WatchPods", true),
-  };
+  const definition = podsServiceDefinition("v1alpha1.Pods");
   const events = watchFrames(list);
   server.addService(definition, {
     ListPods(call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) {

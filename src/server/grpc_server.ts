@@ -12,16 +12,15 @@ import {
   ServerCredentials,
   ServerInterceptingCall,
   type ServerInterceptor,
-  type ServiceDefinition,
   status,
 } from "@grpc/grpc-js";
-import type { Buffer } from "node:buffer";
 import type { Logger } from "../log.ts";
 import type { Metrics, ServerApiVersion } from "../metrics/metrics.ts";
 import { type AdaptOptions, serverStream, unary } from "./adapt.ts";
 import type { PodsService } from "./pods_service.ts";
 import { prepareSocketPath, removeSocket } from "./unix_socket.ts";
 import { watchSocket } from "./socket_watchdog.ts";
+import { podsServiceDefinition } from "./service_definition.ts";
 
 /** Options of {@linkcode startGrpcServer}. */
 export interface GrpcServerOptions {
@@ -52,10 +51,6 @@ export interface RunningGrpcServer extends AsyncDisposable {
   readonly socketPath: string;
   /** Stops accepting calls, waits up to `graceMs` for calls to end, then cuts the rest. */
   close(graceMs?: number): Promise<void>;
-}
-
-function identity(bytes: Buffer): Buffer {
-  return bytes;
 }
 
 /** A header list's size as HTTP/2 counts it: name, value and 32 bytes per entry. */
@@ -91,25 +86,6 @@ function metadataLimit(maxBytes: number): ServerInterceptor {
         });
       },
     });
-}
-
-/** The method paths of one service: `/v1alpha1.Pods/ListPods` or `/Pods/ListPods`. */
-function definition(prefix: string): ServiceDefinition {
-  const method = (name: string, responseStream: boolean) => ({
-    path: `/${prefix}/${name}`,
-    requestStream: false,
-    responseStream,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-    originalName: name,
-  });
-  return {
-    ListPods: method("ListPods", false),
-    GetPod: method("GetPod", false),
-    WatchPods: method("WatchPods", true),
-  };
 }
 
 function handlers(deps: GrpcServerDeps, apiVersion: ServerApiVersion) {
@@ -151,8 +127,8 @@ export async function startGrpcServer(
     "grpc.max_concurrent_streams": options.maxConcurrentStreams ?? 1100,
     interceptors: [metadataLimit(maxMetadataBytes)],
   });
-  server.addService(definition("v1alpha1.Pods"), handlers(deps, "v1alpha1"));
-  server.addService(definition("Pods"), handlers(deps, "v1"));
+  server.addService(podsServiceDefinition("v1alpha1.Pods"), handlers(deps, "v1alpha1"));
+  server.addService(podsServiceDefinition("Pods"), handlers(deps, "v1"));
   const bind = (path: string) =>
     new Promise<void>((resolve, reject) => {
       server.bindAsync(

@@ -16,6 +16,10 @@ import { createMetricsRegistry, type MetricsRegistry } from "../../src/metrics/r
 import { decodePod } from "../../src/proto/mod.ts";
 import type { PodSource } from "../../src/sources/mod.ts";
 import { FakeClock } from "../../src/sim/mod.ts";
+import {
+  podsServiceDefinition,
+  type PodsServiceName,
+} from "../../src/server/service_definition.ts";
 
 /** Whether the long runs were asked for (`PODS_API_LONG=1`). */
 export const LONG = Deno.env.get("PODS_API_LONG") === "1";
@@ -151,10 +155,6 @@ export async function metricValue(
   return sum;
 }
 
-function identity(b: Buffer): Buffer {
-  return b;
-}
-
 /** A raw client of one service: requests and responses are bytes. */
 export type RawStub = grpc.Client & {
   ListPods(
@@ -185,24 +185,10 @@ export type RawStub = grpc.Client & {
  */
 export function rawClient(
   socket: string,
-  prefix = "v1alpha1.Pods",
+  prefix: PodsServiceName = "v1alpha1.Pods",
   options: grpc.ChannelOptions = {},
 ): RawStub {
-  const method = (name: string, responseStream: boolean) => ({
-    path: `/${prefix}/${name}`,
-    requestStream: false,
-    responseStream,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-    originalName: name,
-  });
-  const Ctor = grpc.makeGenericClientConstructor({
-    ListPods: method("ListPods", false),
-    GetPod: method("GetPod", false),
-    WatchPods: method("WatchPods", true),
-  }, prefix);
+  const Ctor = grpc.makeGenericClientConstructor(podsServiceDefinition(prefix), prefix);
   return new Ctor(`unix:${socket}`, grpc.credentials.createInsecure(), {
     "grpc.max_receive_message_length": -1,
     ...options,

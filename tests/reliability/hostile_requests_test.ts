@@ -194,7 +194,7 @@ async function synced(flags: string[] = []) {
 Deno.test("the daemon answers fuzzed requests over its socket with client statuses and keeps serving", async () => {
   await using d = await synced(["--rate-limit-qps", "1000000", "--rate-limit-burst", "1000000"]);
   const rng = new Prng(FUZZ_SEED ^ 0x5eed);
-  const prefixes = ["v1alpha1.Pods", "Pods"];
+  const prefixes = ["v1alpha1.Pods", "Pods"] as const;
   const stubs = prefixes.map((p) => rawClient(d.socket, p));
   const byCode = new Map<number, number>();
   const bad: string[] = [];

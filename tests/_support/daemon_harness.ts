@@ -13,7 +13,7 @@ import type { Buffer } from "node:buffer";
 import { parseServeConfig } from "../../src/config.ts";
 import { type RunningDaemon, startDaemon } from "../../src/daemon.ts";
 import { silentLogger } from "../../src/log.ts";
-import { createMetricsRegistry } from "../../src/metrics/registry.ts";
+import { createMetricsRegistry, type MetricsRegistry } from "../../src/metrics/registry.ts";
 import { PODS_API_DESCRIPTOR } from "../../src/proto/mod.ts";
 import { FakePodSource } from "../../src/sources/fake/mod.ts";
 import type { PodSource } from "../../src/sources/mod.ts";
@@ -27,6 +27,8 @@ export interface HarnessOptions {
   sources?: PodSource[];
   /** The clock the daemon runs on (shared with the given sources). */
   clock?: FakeClock;
+  /** The metrics registry (shared with sources that count into it). */
+  registry?: MetricsRegistry;
 }
 
 /** A running daemon under test. */
@@ -87,7 +89,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     log: silentLogger,
     clock,
     sources: options.sources ?? [source],
-    registry: createMetricsRegistry(),
+    registry: options.registry ?? createMetricsRegistry(),
     runLoops: false,
   });
   const pkg = loadPodsPackage();

@@ -9,10 +9,8 @@
 
 import * as grpc from "@grpc/grpc-js";
 import { Buffer } from "node:buffer";
-import { parseServeConfig } from "../../src/config.ts";
-import { type RunningDaemon, startDaemon } from "../../src/daemon.ts";
-import { silentLogger } from "../../src/log.ts";
-import { createMetricsRegistry, type MetricsRegistry } from "../../src/metrics/registry.ts";
+import type { RunningDaemon } from "../../src/daemon.ts";
+import type { MetricsRegistry } from "../../src/metrics/registry.ts";
 import { decodePod } from "../../src/proto/mod.ts";
 import type { PodSource } from "../../src/sources/mod.ts";
 import { FakeClock } from "../../src/sim/mod.ts";
@@ -20,6 +18,7 @@ import {
   podsServiceDefinition,
   type PodsServiceName,
 } from "../../src/server/service_definition.ts";
+import { startHarness } from "../_support/daemon_harness.ts";
 
 /** Whether the long runs were asked for (`PODS_API_LONG=1`). */
 export const LONG = Deno.env.get("PODS_API_LONG") === "1";
@@ -95,37 +94,41 @@ export interface TestDaemonOptions {
  * @returns The daemon; dispose it to stop and clean up.
  */
 export async function startTestDaemon(options: TestDaemonOptions): Promise<TestDaemon> {
-  const dir = await Deno.makeTempDir({ prefix: "pods-api-rel-" });
-  const socket = `${dir}/api/pods-api.sock`;
-  const registry = options.registry ?? createMetricsRegistry();
-  const clock = options.clock ?? new FakeClock();
-  const config = parseServeConfig([
-    "--socket",
-    socket,
-    "--metrics-bind-address",
-    "127.0.0.1:0",
-    "--hostname-override",
-    "test-node",
-    ...(options.flags ?? []),
-  ]);
-  const daemon = await startDaemon(config, {
-    log: silentLogger,
-    clock,
-    sources: options.sources,
-    registry,
-    runLoops: false,
-  });
+  const h = await startHarness(options);
   return {
-    dir,
-    socket,
-    daemon,
-    clock,
-    registry,
-    async [Symbol.asyncDispose]() {
-      await daemon.close();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    },
+    dir: h.dir,
+    socket: h.socket,
+    daemon: h.daemon,
+    clock: h.clock,
+    registry: h.daemon.registry,
+    [Symbol.asyncDispose]: () => h[Symbol.asyncDispose](),
   };
+}
+
+/**
+ * Reports whether a watch frame is INITIAL_SYNC_COMPLETE (`{type: 4}`, no pod).
+ *
+ * @param frame One raw `WatchPodsEvent`.
+ * @returns `true` for the end of the initial list.
+ */
+export function isSyncComplete(frame: Uint8Array): boolean {
+  return frame.length === 2 && frame[0] === 0x08 && frame[1] === EVENT_TYPE.INITIAL_SYNC_COMPLETE;
+}
+
+/**
+ * Waits until a raw watch has received its INITIAL_SYNC_COMPLETE.
+ *
+ * @param w The watch.
+ * @throws {Error} When the watch ends first.
+ */
+export async function waitSynced(w: RawWatch): Promise<void> {
+  let seen = 0;
+  for (;;) {
+    await w.waitFor(seen + 1);
+    if (w.frames.slice(seen).some(isSyncComplete)) return;
+    if (w.frames.length === seen) throw new Error(`Watch ended: ${JSON.stringify(await w.ended)}`);
+    seen = w.frames.length;
+  }
 }
 
 /**

@@ -4,7 +4,6 @@
 // restarted; watchers keep the SPEC §6 invariants through all of it.
 import * as grpc from "@grpc/grpc-js";
 import assert from "node:assert/strict";
-import type { Buffer } from "node:buffer";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import { runKubeletPod } from "../../src/sim/cri_kubelet.ts";
 import { SimCriRuntime } from "../../src/sim/cri_runtime.ts";
@@ -21,26 +20,12 @@ import {
   Prng,
   rawClient,
   rawUnary,
-  type RawWatch,
   rawWatch,
   report,
   startTestDaemon,
+  waitSynced,
   watchViolations,
 } from "./_support.ts";
-
-function isSyncComplete(frame: Buffer): boolean {
-  return frame.length === 2 && frame[0] === 0x08 && frame[1] === EVENT_TYPE.INITIAL_SYNC_COMPLETE;
-}
-
-async function waitSynced(w: RawWatch): Promise<void> {
-  let seen = 0;
-  for (;;) {
-    await w.waitFor(seen + 1);
-    if (w.frames.slice(seen).some(isSyncComplete)) return;
-    if (w.frames.length === seen) throw new Error(`Watch ended: ${JSON.stringify(await w.ended)}`);
-    seen = w.frames.length;
-  }
-}
 
 Deno.test("main.ts serve ends 1 000 open watches with UNAVAILABLE on SIGTERM, exits 0 and removes its socket", async () => {
   await using child = await startServeChild(["--simulate-churn", "5", "--simulate-pods", "20"]);

@@ -17,6 +17,7 @@ import {
   decodeWatchFrame,
   EVENT_TYPE,
   FUZZ_SEED,
+  isSyncComplete,
   LONG,
   metricValue,
   pollUntil,
@@ -36,10 +37,6 @@ const TICK_MS = 100;
 
 function mib(bytes: number): string {
   return (bytes / 2 ** 20).toFixed(0);
-}
-
-function isSyncComplete(frame: Uint8Array): boolean {
-  return frame.length === 2 && frame[0] === 0x08 && frame[1] === EVENT_TYPE.INITIAL_SYNC_COMPLETE;
 }
 
 Deno.test("the daemon under 50 hammering clients and 200 watchers admits exactly the bucket and delivers every event", async () => {

@@ -11,28 +11,34 @@ import { type PodSource, SourceUnavailableError } from "./mod.ts";
 
 /**
  * Wraps a source so that reads fail with reason `initializing` until
- * `delayMs` after the first read.
+ * `delayMs` after the first read; once a read got through, it stays synced.
  *
  * @param source The source to wrap.
  * @param options The delay and the clock measuring it.
  * @returns A source of the same kind.
+ * @throws {RangeError} When `delayMs` is negative or not finite.
  */
 export function withFirstSyncDelay(
   source: PodSource,
   options: { delayMs: number; clock: Clock },
 ): PodSource {
-  if (options.delayMs <= 0) return source;
+  if (!(Number.isFinite(options.delayMs) && options.delayMs >= 0)) {
+    throw new RangeError(`First sync delay must be a finite number >= 0: got "${options.delayMs}"`);
+  }
+  if (options.delayMs === 0) return source;
   let readyAt: number | undefined;
+  let ready = false;
   return {
     kind: source.kind,
     list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
-      readyAt ??= options.clock.now() + options.delayMs;
-      if (options.clock.now() < readyAt) {
-        return Promise.reject(
-          new SourceUnavailableError("simulated node is still starting", {
-            reason: "initializing",
-          }),
-        );
+      if (!ready) {
+        readyAt ??= options.clock.now() + options.delayMs;
+        if (options.clock.now() < readyAt) {
+          return Promise.reject(
+            new SourceUnavailableError("Source is still initializing", { reason: "initializing" }),
+          );
+        }
+        ready = true;
       }
       return source.list(signal);
     },

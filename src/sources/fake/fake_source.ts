@@ -5,7 +5,6 @@
  * @module
  */
 
-import type { Clock } from "../../clock.ts";
 import { type PodObject, type PodSnapshot, snapshotOf } from "../../model/pod.ts";
 import { type PodSource, SourceUnavailableError } from "../mod.ts";
 
@@ -13,14 +12,6 @@ import { type PodSource, SourceUnavailableError } from "../mod.ts";
 export interface FakePodSourceOptions {
   /** The pods reported until {@linkcode FakePodSource.set} is called. @default {[]} */
   pods?: readonly PodObject[];
-  /**
-   * Until this much clock time has passed since construction, `list()`
-   * throws a {@linkcode SourceUnavailableError} with reason `"initializing"`
-   * (keeps the sync gate closed). Needs `clock`. @default {0}
-   */
-  firstSyncDelayMs?: number;
-  /** Measures `firstSyncDelayMs`. */
-  clock?: Clock;
 }
 
 type Scripted = { kind: "fail"; error: Error } | { kind: "hang" };
@@ -47,25 +38,12 @@ export class FakePodSource implements PodSource {
   #snapshots: readonly PodSnapshot[] = Object.freeze([]);
   #known = new WeakMap<PodObject, PodSnapshot>();
   #script: Scripted[] = [];
-  #clock: Clock | undefined;
-  #readyAtMs: number | undefined;
   #calls = 0;
 
   /**
-   * @param options Initial pods and an optional first-sync delay.
-   * @throws {TypeError} When `firstSyncDelayMs` is set without a clock.
-   * @throws {RangeError} When `firstSyncDelayMs` is negative or not finite.
+   * @param options Initial pods. (A delayed first sync is `withFirstSyncDelay()`'s job.)
    */
   constructor(options: FakePodSourceOptions = {}) {
-    const delay = options.firstSyncDelayMs ?? 0;
-    if (!(Number.isFinite(delay) && delay >= 0)) {
-      throw new RangeError(`First sync delay must be a finite number >= 0: got "${delay}"`);
-    }
-    if (delay > 0) {
-      if (!options.clock) throw new TypeError("A first sync delay needs a clock");
-      this.#clock = options.clock;
-      this.#readyAtMs = options.clock.now() + delay;
-    }
     if (options.pods) this.set(options.pods);
   }
 
@@ -127,7 +105,7 @@ export class FakePodSource implements PodSource {
    *
    * @param signal Aborts the read.
    * @returns The snapshots last set.
-   * @throws {SourceUnavailableError} When a failure was scripted or the first sync is not due yet.
+   * @throws {SourceUnavailableError} When a failure was scripted.
    */
   list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
     this.#calls++;
@@ -135,16 +113,6 @@ export class FakePodSource implements PodSource {
     const step = this.#script.shift();
     if (step?.kind === "fail") return Promise.reject(step.error);
     if (step?.kind === "hang") return hang(signal);
-    if (this.#readyAtMs !== undefined) {
-      if (this.#clock!.now() < this.#readyAtMs) {
-        return Promise.reject(
-          new SourceUnavailableError("Fake source is still initializing", {
-            reason: "initializing",
-          }),
-        );
-      }
-      this.#readyAtMs = undefined;
-    }
     return Promise.resolve(this.#snapshots);
   }
 }

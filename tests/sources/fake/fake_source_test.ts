@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import type { PodObject } from "../../../src/model/pod.ts";
-import { FakeClock } from "../../../src/sim/fake_clock.ts";
 import { FakePodSource } from "../../../src/sources/fake/fake_source.ts";
 import { SourceUnavailableError } from "../../../src/sources/mod.ts";
 
@@ -82,29 +81,4 @@ Deno.test("FakePodSource.list() rejects at once when the signal is already abort
   const controller = new AbortController();
   controller.abort(new Error("gone"));
   await assert.rejects(source.list(controller.signal), /gone/);
-});
-
-Deno.test("FakePodSource.list() reports initializing until the first sync delay has passed", async () => {
-  const clock = new FakeClock(1_000);
-  const source = new FakePodSource({ pods: [pod("a")], firstSyncDelayMs: 5_000, clock });
-  for (const at of [1_000, 5_999]) {
-    clock.set(at);
-    await assert.rejects(source.list(signal()), (err: unknown) => {
-      assert.ok(err instanceof SourceUnavailableError);
-      assert.equal(err.reason, "initializing");
-      return true;
-    });
-  }
-  clock.set(6_000);
-  assert.equal((await source.list(signal())).length, 1);
-  clock.set(0);
-  assert.equal((await source.list(signal())).length, 1, "once synced, stays synced");
-});
-
-Deno.test("FakePodSource() rejects a bad first sync delay", () => {
-  assert.throws(() => new FakePodSource({ firstSyncDelayMs: 10 }), TypeError);
-  assert.throws(
-    () => new FakePodSource({ firstSyncDelayMs: -1, clock: new FakeClock() }),
-    RangeError,
-  );
 });

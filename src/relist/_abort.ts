@@ -1,10 +1,8 @@
 /**
- * Small abort-aware promise helpers for the relist loop.
+ * An abort-aware wait for the relist loop.
  *
  * @module
  */
-
-export { abortableSleep as timerSleep, type Sleep } from "../sleep.ts";
 
 /**
  * Settles like `promise`, or rejects with `signal.reason` as soon as the

@@ -12,7 +12,8 @@ import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { PodSnapshot } from "../model/pod.ts";
 import { type PodSource, SourceUnavailableError } from "../sources/mod.ts";
-import { type Sleep, timerSleep, untilAborted } from "./_abort.ts";
+import { abortableSleep, type Sleep } from "../sleep.ts";
+import { untilAborted } from "./_abort.ts";
 
 /**
  * The longest wait between retries of a failing source, in ms. Short on
@@ -106,7 +107,7 @@ export class Relister {
     this.#period = options.period;
     this.#timeout = options.timeout;
     this.#maxBackoff = Math.max(options.period, options.maxBackoff ?? DEFAULT_MAX_BACKOFF);
-    this.#sleep = options.sleep ?? timerSleep;
+    this.#sleep = options.sleep ?? abortableSleep;
   }
 
   /** The source's name in metrics and logs. */

@@ -9,7 +9,6 @@
 
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
-import type { Buffer } from "node:buffer";
 import { parseServeConfig } from "../../src/config.ts";
 import { type RunningDaemon, startDaemon } from "../../src/daemon.ts";
 import { silentLogger } from "../../src/log.ts";
@@ -210,9 +209,6 @@ export function watch(
     resume: () => call.resume(),
   };
 }
-
-/** The bytes of a `v1alpha1` pod field as proto-loader hands them over. */
-export type PodBytes = Buffer;
 
 /**
  * Builds metadata with a text field mask.

@@ -51,6 +51,7 @@ export class PodsService {
   #o: PodsServiceOptions;
   #masked: MaskedBytesCache;
   #watchers = 0;
+  #deletionMasks = new WeakMap<FieldMask, FieldMask>();
 
   /** @param options Store, hub, gate, limiter, masks and metrics. */
   constructor(options: PodsServiceOptions) {
@@ -171,7 +172,13 @@ export class PodsService {
    */
   #withDeletion(mask: FieldMask, pod: CachedPod): FieldMask {
     if (mask.isAll || pod.pod.metadata.deletionTimestamp === undefined) return mask;
-    return this.#o.masks.parsePaths([...mask.paths, "metadata.deletionTimestamp"]);
+    // Compiled once per mask: a deletion fans out to every masked watcher.
+    let widened = this.#deletionMasks.get(mask);
+    if (widened === undefined) {
+      widened = this.#o.masks.parsePaths([...mask.paths, "metadata.deletionTimestamp"]);
+      this.#deletionMasks.set(mask, widened);
+    }
+    return widened;
   }
 
   /** A MODIFIED event reaches a masked watcher only if a masked field changed. */

@@ -59,7 +59,7 @@ export const SERVE_FLAGS = {
     type: "duration",
     default: "2m",
     help:
-      "Timeout of one CRI call (list calls of a relist use the shorter of this and the relist timeout)",
+      "Timeout of one CRI call; the list and inspect calls of a relist use the shorter of this and 10s",
   },
   "pod-manifest-path": {
     type: "string",

@@ -19,6 +19,12 @@ import { closeOptionalSources, createOptionalSources } from "./optional.ts";
 import { nodeIPs } from "./node_ips.ts";
 import { withFirstSyncDelay } from "./_first_sync_delay.ts";
 
+/**
+ * Longest wait for one list or inspect call of a relist: a runtime that hangs
+ * must not stall the loop for the full --runtime-request-timeout.
+ */
+const RELIST_CALL_TIMEOUT_MS = 10_000;
+
 /** What {@linkcode createSources} needs. */
 export interface CreateSourcesDeps {
   log: Logger;
@@ -174,6 +180,7 @@ export async function createSources(
     nodeName: config.nodeName,
     hostIPs: nodeIPs(config.nodeIPs),
     runtimeName: runtime.split(" ")[0] ?? "containerd",
+    callTimeoutMs: Math.min(config.runtimeRequestTimeoutMs, RELIST_CALL_TIMEOUT_MS),
     metrics: deps.metrics,
     log: deps.log.child("cri"),
   });

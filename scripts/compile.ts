@@ -4,7 +4,7 @@
  * `deno compile --frozen` embeds that file with exactly the daemon's
  * permissions (scripts/_permissions.ts, never `--allow-all`).
  *
- * Why not `deno compile main.ts` directly: Deno 2.9.6's compile aborts with a
+ * Why not `deno compile main.ts` directly: Deno 2.9.x compile aborts with a
  * stack overflow while embedding this project's npm packages (importing
  * prom-client's `bintrees` dependency alone is enough; it looks like
  * denoland/deno#36746, open, a regression since 2.9.0).

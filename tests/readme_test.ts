@@ -26,6 +26,6 @@ Deno.test("README documents every metric the daemon declares", async () => {
 
 Deno.test("README starts with the demo and test commands", () => {
   const lines = README.split("\n");
-  assert.match(lines[3]!, /^npx -y deno@2\.9\.6 task demo /);
-  assert.match(lines[4]!, /^npx -y deno@2\.9\.6 task test /);
+  assert.match(lines[3]!, /^npx -y deno@2\.9\.3 task demo /);
+  assert.match(lines[4]!, /^npx -y deno@2\.9\.3 task test /);
 });

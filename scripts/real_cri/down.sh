@@ -27,7 +27,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 SOCK=$(readlink -m "${args[0]}")
 STATE=$(readlink -m "${args[1]:-$(dirname "$SOCK")/state}")
-DENO=${DENO:-npx -y deno@2.9.6}
+DENO=${DENO:-npx -y deno@2.9.3}
 PIDFILE=$STATE/containerd.pid
 rc=0
 

@@ -8,7 +8,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-DENO=${DENO:-npx -y deno@2.9.6}
+DENO=${DENO:-npx -y deno@2.9.3}
 DIR=${1:-$(mktemp -d /tmp/pods-api-real-cri.XXXXXX)}
 SOCK=$DIR/containerd.sock
 

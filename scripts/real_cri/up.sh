@@ -14,7 +14,7 @@
 #
 # Knobs: REAL_CRI_SKIP_APT=1 (never apt-get), REAL_CRI_SUBNET (default
 # 10.88.0.0/16), REAL_CRI_READY_TIMEOUT (seconds, default 60),
-# DENO (command running deno, default "npx -y deno@2.9.6").
+# DENO (command running deno, default "npx -y deno@2.9.3").
 #
 # Images imported into the k8s.io namespace, built here from busybox-static:
 #   localhost/real-cri/pause:1    /bin/sleep infinity (the sandbox image)
@@ -33,7 +33,7 @@ SOCK=$(readlink -m "$1")
 STATE=$(readlink -m "${2:-$(dirname "$SOCK")/state}")
 SUBNET=${REAL_CRI_SUBNET:-10.88.0.0/16}
 READY_TIMEOUT=${REAL_CRI_READY_TIMEOUT:-60}
-DENO=${DENO:-npx -y deno@2.9.6}
+DENO=${DENO:-npx -y deno@2.9.3}
 TAG=$(printf '%s' "$SOCK" | sha256sum | cut -c1-8)
 BRIDGE=rcri$TAG
 PIDFILE=$STATE/containerd.pid

@@ -15,7 +15,7 @@ if [[ "${1:-}" == "--long" ]]; then
 fi
 export PODS_API_RELIABILITY_REPORT="${PODS_API_RELIABILITY_REPORT:-$(mktemp -d)/reliability-figures.jsonl}"
 : >"$PODS_API_RELIABILITY_REPORT"
-DENO="${DENO:-npx -y deno@2.9.6}"
+DENO="${DENO:-npx -y deno@2.9.3}"
 start=$(date +%s)
 $DENO test --frozen --allow-read --allow-write --allow-net --allow-env --allow-sys --allow-run \
   tests/reliability/

@@ -304,19 +304,23 @@ Deno.test("KubeletPodSource with insecureSkipTlsVerify needs Deno's process-wide
     using source = new KubeletPodSource({ url: Deno.args[0], tokenFile: "", insecureSkipTlsVerify: true, log: silentLogger });
     console.log((await source.list(AbortSignal.timeout(10000))).length);
   `;
+  // `deno eval` takes no permission flags on 2.9.3, so the script runs from a file.
+  const scriptFile = await Deno.makeTempFile({ suffix: ".ts" });
+  await Deno.writeTextFile(scriptFile, script);
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
     args: [
-      "eval",
+      "run",
       "--quiet",
       "--unsafely-ignore-certificate-errors=127.0.0.1",
       "--allow-net=127.0.0.1",
-      script,
+      "--allow-read",
+      scriptFile,
       kubelet.url,
     ],
     cwd: new URL("../../../", import.meta.url).pathname,
     stdout: "piped",
     stderr: "piped",
-  }).output();
+  }).output().finally(() => Deno.remove(scriptFile));
   const err = new TextDecoder().decode(stderr);
   assert.equal(code, 0, err);
   assert.equal(new TextDecoder().decode(stdout).trim(), "4");

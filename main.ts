@@ -124,11 +124,8 @@ async function main(args: readonly string[]): Promise<number> {
     case "get":
     case "watch": {
       const interrupt = new AbortController();
-      // Ctrl-C leaves at once, without cancelling the stream and closing the
-      // connection politely: Deno's node:http2 can abort a server that gets
-      // GOAWAY on a connection with cancelled streams (denoland/deno#36788),
-      // while a plain socket close is safe.
-      const onInt = () => command === "watch" ? Deno.exit(EXIT.ok) : interrupt.abort();
+      // Ctrl-C cancels the call: the stream is reset and the connection closed.
+      const onInt = () => interrupt.abort();
       Deno.addSignalListener("SIGINT", onInt);
       try {
         return await runClientCommand(command, rest, {

@@ -15,7 +15,7 @@ import { Server, ServerCredentials } from "@grpc/grpc-js";
 import type { sendUnaryData, ServerUnaryCall, ServerWritableStream } from "@grpc/grpc-js";
 import { Buffer } from "node:buffer";
 import { parseArgs } from "node:util";
-import { podsServiceDefinition } from "../../src/server/service_definition.ts";
+import { podsServiceDefinition } from "../../tests/_support/pods_service_definition.ts";
 
 /** Splits a ListPodsResponse into `WatchPodsEvent{ADDED, pod}` frames. */
 function watchFrames(list: Buffer): Buffer[] {

@@ -5,8 +5,7 @@
  * @module
  */
 
-import { Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
-import { Buffer } from "node:buffer";
+import { type CallOptions, GrpcChannel } from "../grpc/client.ts";
 import type { PodObject } from "../model/pod.ts";
 import {
   decodeGetPodResponse,
@@ -38,13 +37,9 @@ const EVENT_NAMES = new Map<number, ClientWatchEvent["type"]>([
   [WATCH_EVENT_TYPE.INITIAL_SYNC_COMPLETE, "INITIAL_SYNC_COMPLETE"],
 ]);
 
-function raw(buffer: Uint8Array): Buffer {
-  return Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength);
-}
-
 /** A `v1alpha1.Pods` client. */
 export class PodsClient implements Disposable {
-  #client: Client;
+  #channel: GrpcChannel;
   #options: PodsClientOptions;
 
   /**
@@ -52,30 +47,23 @@ export class PodsClient implements Disposable {
    * @param options Field mask and deadline.
    */
   constructor(socketPath: string, options: PodsClientOptions = {}) {
-    this.#client = new Client(`unix:${socketPath}`, credentials.createInsecure());
+    this.#channel = new GrpcChannel({ transport: "unix", path: socketPath }, {
+      maxReceiveMessageBytes: 256 * 1024 * 1024,
+      userAgent: "pods-api-cli",
+    });
     this.#options = options;
   }
 
-  #metadata(): Metadata {
-    const md = new Metadata();
-    if (this.#options.fields?.length) {
-      md.set("x-kubernetes-fieldmask", this.#options.fields.join(","));
-    }
-    return md;
+  #callOptions(): CallOptions {
+    return this.#options.fields?.length
+      ? { metadata: { "x-kubernetes-fieldmask": this.#options.fields.join(",") } }
+      : {};
   }
 
   #unary(method: string, request: Uint8Array): Promise<Uint8Array> {
-    const deadline = Date.now() + (this.#options.timeoutMs ?? 10_000);
-    return new Promise((resolve, reject) => {
-      this.#client.makeUnaryRequest(
-        `/v1alpha1.Pods/${method}`,
-        raw,
-        (b: Buffer) => new Uint8Array(b),
-        request,
-        this.#metadata(),
-        { deadline },
-        (err: ServiceError | null, value?: Uint8Array) => err ? reject(err) : resolve(value!),
-      );
+    return this.#channel.unary(`/v1alpha1.Pods/${method}`, request, {
+      ...this.#callOptions(),
+      timeoutMs: this.#options.timeoutMs ?? 10_000,
     });
   }
 
@@ -99,17 +87,12 @@ export class PodsClient implements Disposable {
    * @returns The events.
    */
   async *watch(signal: AbortSignal): AsyncGenerator<ClientWatchEvent> {
-    const call = this.#client.makeServerStreamRequest(
-      "/v1alpha1.Pods/WatchPods",
-      raw,
-      (b: Buffer) => new Uint8Array(b),
-      new Uint8Array(),
-      this.#metadata(),
-    );
-    const onAbort = () => call.cancel();
-    signal.addEventListener("abort", onAbort);
+    const call = this.#channel.serverStream("/v1alpha1.Pods/WatchPods", new Uint8Array(), {
+      ...this.#callOptions(),
+      signal,
+    });
     try {
-      for await (const message of call as AsyncIterable<Uint8Array>) {
+      for await (const message of call) {
         const event = decodeWatchPodsEvent(message);
         const type = EVENT_NAMES.get(event.type);
         if (type === undefined) throw new TypeError(`Unknown watch event type ${event.type}`);
@@ -121,12 +104,12 @@ export class PodsClient implements Disposable {
       if (signal.aborted) return;
       throw err;
     } finally {
-      signal.removeEventListener("abort", onAbort);
+      call.cancel();
     }
   }
 
   /** Closes the connection. */
   [Symbol.dispose](): void {
-    this.#client.close();
+    this.#channel.close();
   }
 }

@@ -62,6 +62,17 @@ export interface Metrics {
   readonly residentMemory: Gauge<never>;
   /** V8 heap in use, read at scrape time. */
   readonly heapUsed: Gauge<never>;
+  /** Open client connections on the API socket. */
+  readonly connections: Gauge<never>;
+  /** Client connections accepted on the API socket. */
+  readonly connectionsAccepted: Counter<never>;
+  /**
+   * Connections and streams the transport ended for cause, by kind:
+   * `protocol` (a peer broke HTTP/2: GOAWAY), `stream` (RST_STREAM),
+   * `internal` (our code threw: that connection closed), `refused` (too many
+   * connections), `handler` (a handler threw: INTERNAL).
+   */
+  readonly transportErrors: Counter<"kind" | "code">;
 }
 
 const RELIST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -208,6 +219,23 @@ export function createMetrics(registry: Registry): Metrics {
       collect() {
         this.set(Deno.memoryUsage().heapUsed);
       },
+    }),
+    connections: new Gauge({
+      name: "pods_api_connections",
+      help: "Open client connections on the API socket.",
+      registers,
+    }),
+    connectionsAccepted: new Counter({
+      name: "pods_api_connections_accepted_total",
+      help: "Client connections accepted on the API socket.",
+      registers,
+    }),
+    transportErrors: new Counter({
+      name: "pods_api_transport_errors_total",
+      help:
+        "Connections and streams ended for cause: protocol (GOAWAY), stream (RST_STREAM), internal (our code threw), refused (connection limit), handler (INTERNAL), with the HTTP/2 error code.",
+      labelNames: ["kind", "code"],
+      registers,
     }),
     invariantCorrections: new Counter({
       name: "pods_api_invariant_corrections_total",

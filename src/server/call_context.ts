@@ -1,9 +1,10 @@
 /**
- * What a handler knows about the call it serves, free of grpc-js types.
+ * What a handler knows about the call it serves, free of transport types.
  *
  * @module
  */
 
+import type { FramedMessage } from "../grpc/message_framing.ts";
 import type { ServerApiVersion } from "../metrics/metrics.ts";
 
 /** The call a handler serves. */
@@ -12,6 +13,8 @@ export interface CallContext {
   readonly apiVersion: ServerApiVersion;
   /** Aborted when the client cancels, its deadline passes, or the server shuts down. */
   readonly signal: AbortSignal;
+  /** One object per client connection, to key per-connection state (a WeakMap key). */
+  readonly connection: object;
   /**
    * @param key A metadata key (lower case).
    * @returns Every value sent under `key`; binary keys (`-bin`) give bytes.
@@ -19,11 +22,11 @@ export interface CallContext {
   metadata(key: string): readonly (string | Uint8Array)[];
 }
 
-/** Where a watch handler writes its frames; `send` waits while the client's buffer is full. */
+/** Where a watch handler writes its frames; `send` waits while the client's backlog is full. */
 export interface WatchSink {
   /**
-   * @param frame One encoded response message.
+   * @param frame One encoded response message, or one framed once for many watchers.
    * @returns Resolves once the transport can take more.
    */
-  send(frame: Uint8Array): Promise<void>;
+  send(frame: Uint8Array | FramedMessage): Promise<void>;
 }

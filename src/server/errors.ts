@@ -5,24 +5,20 @@
  * @module
  */
 
-import { status as GrpcStatus } from "@grpc/grpc-js";
 import { FieldMaskError } from "../fieldmask/mod.ts";
+import { GrpcError, STATUS, type StatusCode } from "../grpc/status.ts";
 
-/** A gRPC status code number (grpc-js `status`). */
-export type StatusCode = GrpcStatus;
+export { goCodeName, STATUS, type StatusCode } from "../grpc/status.ts";
 
 /** An error that carries the status the client should receive. */
-export class RpcError extends Error {
-  readonly code: StatusCode;
-
+export class RpcError extends GrpcError {
   /**
    * @param code The gRPC status code.
    * @param message The message the client sees.
    */
   constructor(code: StatusCode, message: string) {
-    super(message);
+    super(code, message);
     this.name = "RpcError";
-    this.code = code;
   }
 }
 
@@ -51,40 +47,9 @@ export interface StatusOutcome {
  * @returns Code and message; unexpected errors become INTERNAL with a generic message.
  */
 export function toStatus(err: unknown): StatusOutcome {
-  if (err instanceof RpcError) return { code: err.code, details: err.message };
+  if (err instanceof GrpcError) return { code: err.code, details: err.message };
   if (err instanceof FieldMaskError) {
-    return { code: GrpcStatus.INVALID_ARGUMENT, details: err.message };
+    return { code: STATUS.INVALID_ARGUMENT, details: err.message };
   }
-  return { code: GrpcStatus.INTERNAL, details: MESSAGES.internal, internalCause: err };
-}
-
-const GO_CODE_NAMES: Readonly<Record<number, string>> = {
-  [GrpcStatus.OK]: "OK",
-  [GrpcStatus.CANCELLED]: "Canceled",
-  [GrpcStatus.UNKNOWN]: "Unknown",
-  [GrpcStatus.INVALID_ARGUMENT]: "InvalidArgument",
-  [GrpcStatus.DEADLINE_EXCEEDED]: "DeadlineExceeded",
-  [GrpcStatus.NOT_FOUND]: "NotFound",
-  [GrpcStatus.ALREADY_EXISTS]: "AlreadyExists",
-  [GrpcStatus.PERMISSION_DENIED]: "PermissionDenied",
-  [GrpcStatus.RESOURCE_EXHAUSTED]: "ResourceExhausted",
-  [GrpcStatus.FAILED_PRECONDITION]: "FailedPrecondition",
-  [GrpcStatus.ABORTED]: "Aborted",
-  [GrpcStatus.OUT_OF_RANGE]: "OutOfRange",
-  [GrpcStatus.UNIMPLEMENTED]: "Unimplemented",
-  [GrpcStatus.INTERNAL]: "Internal",
-  [GrpcStatus.UNAVAILABLE]: "Unavailable",
-  [GrpcStatus.DATA_LOSS]: "DataLoss",
-  [GrpcStatus.UNAUTHENTICATED]: "Unauthenticated",
-};
-
-/**
- * Names a status code as Go's `codes.Code.String()` prints it, the form the
- * kubelet uses in its `status_code` metric label.
- *
- * @param code A gRPC status code.
- * @returns `OK`, `NotFound`, `ResourceExhausted`, ...
- */
-export function goCodeName(code: StatusCode): string {
-  return GO_CODE_NAMES[code] ?? `Code(${code})`;
+  return { code: STATUS.INTERNAL, details: MESSAGES.internal, internalCause: err };
 }

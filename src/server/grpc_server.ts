@@ -1,26 +1,20 @@
 /**
- * The gRPC server on the UNIX socket: both Pods services registered on the
- * same handlers, with byte-level (de)serializers so pods encoded once by the
- * cache are written as they are.
+ * The API socket: both Pods services served by our gRPC layer on a UNIX
+ * socket bound atomically with its permissions, re-bound if its file
+ * disappears, with the transport's troubles counted in the metrics.
  *
  * @module
  */
 
-import {
-  type Metadata,
-  Server,
-  ServerCredentials,
-  ServerInterceptingCall,
-  type ServerInterceptor,
-  status,
-} from "@grpc/grpc-js";
+import type { ConnectionLimits } from "../h2/connection.ts";
+import { h2ErrorName } from "../h2/errors.ts";
+import { GrpcServer, type MethodHandler } from "../grpc/server.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics, ServerApiVersion } from "../metrics/metrics.ts";
 import { type AdaptOptions, serverStream, unary } from "./adapt.ts";
 import type { PodsService } from "./pods_service.ts";
 import { prepareSocketPath, removeSocket } from "./unix_socket.ts";
 import { watchSocket } from "./socket_watchdog.ts";
-import { podsServiceDefinition } from "./service_definition.ts";
 
 /** Options of {@linkcode startGrpcServer}. */
 export interface GrpcServerOptions {
@@ -37,6 +31,10 @@ export interface GrpcServerOptions {
   socketCheckMs?: number;
   /** Concurrent streams per client connection. @default {1100} */
   maxConcurrentStreams?: number;
+  /** Open client connections at once. @default {1024} */
+  maxConnections?: number;
+  /** Further HTTP/2 limits (tests tighten them). */
+  limits?: Partial<ConnectionLimits>;
 }
 
 /** What {@linkcode startGrpcServer} needs. */
@@ -49,64 +47,42 @@ export interface GrpcServerDeps {
 /** A running server; disposing it stops it and removes the socket. */
 export interface RunningGrpcServer extends AsyncDisposable {
   readonly socketPath: string;
+  /** The transport, to serve on more listeners (tests put h2spec on a TCP port). */
+  readonly server: GrpcServer;
   /** Stops accepting calls, waits up to `graceMs` for calls to end, then cuts the rest. */
   close(graceMs?: number): Promise<void>;
 }
 
-/** A header list's size as HTTP/2 counts it: name, value and 32 bytes per entry. */
-function metadataBytes(metadata: Metadata): number {
-  let size = 0;
-  for (const [key, value] of Object.entries(metadata.toHttp2Headers())) {
-    for (const v of Array.isArray(value) ? value : [value]) {
-      size += key.length + String(v).length + 32;
-    }
-  }
-  return size;
-}
-
-/**
- * Enforces the request metadata limit: grpc-js accepts `grpc.max_metadata_size`
- * on a server but does not apply it, so without this the limit is whatever the
- * HTTP/2 layer allows.
- */
-function metadataLimit(maxBytes: number): ServerInterceptor {
-  return (_method, call) =>
-    new ServerInterceptingCall(call, {
-      start(next) {
-        next({
-          onReceiveMetadata(metadata, forward) {
-            const size = metadataBytes(metadata);
-            if (size <= maxBytes) return forward(metadata);
-            call.sendStatus({
-              code: status.RESOURCE_EXHAUSTED,
-              details:
-                `Cannot accept request metadata of "${size}" bytes: the limit is "${maxBytes}"`,
-            });
-          },
-        });
-      },
-    });
-}
-
-function handlers(deps: GrpcServerDeps, apiVersion: ServerApiVersion) {
+/** The methods of one Pods service under its path prefix. */
+function podsMethods(
+  deps: GrpcServerDeps,
+  service: "v1alpha1.Pods" | "Pods",
+  apiVersion: ServerApiVersion,
+): [string, MethodHandler][] {
   const options = (method: AdaptOptions["method"]): AdaptOptions => ({
     apiVersion,
     method,
     metrics: deps.metrics,
     log: deps.log,
   });
-  return {
-    ListPods: unary((_request, ctx) => deps.service.listPods(ctx), options("list")),
-    GetPod: unary((request, ctx) => deps.service.getPod(request, ctx), options("get")),
-    WatchPods: serverStream((ctx, sink) => deps.service.watchPods(ctx, sink), options("watch")),
-  };
+  return [
+    [`/${service}/ListPods`, unary((_request, ctx) => deps.service.listPods(ctx), options("list"))],
+    [
+      `/${service}/GetPod`,
+      unary((request, ctx) => deps.service.getPod(request, ctx), options("get")),
+    ],
+    [
+      `/${service}/WatchPods`,
+      serverStream((_request, ctx, sink) => deps.service.watchPods(ctx, sink), options("watch")),
+    ],
+  ];
 }
 
 /**
  * Binds the UNIX socket (atomically, with its permissions) and serves both
  * Pods services on it.
  *
- * @param options Socket path, group and message limits.
+ * @param options Socket path, group and limits.
  * @param deps Handlers, metrics and log.
  * @returns The running server.
  * @throws {Error} When the socket path cannot be used.
@@ -115,48 +91,66 @@ export async function startGrpcServer(
   options: GrpcServerOptions,
   deps: GrpcServerDeps,
 ): Promise<RunningGrpcServer> {
-  const prepared = await prepareSocketPath(
-    options.socketPath,
-    options.socketGroup === undefined ? {} : { group: options.socketGroup },
-  );
-  const maxMetadataBytes = options.maxMetadataBytes ?? 16 * 1024;
-  const server = new Server({
-    "grpc.max_receive_message_length": options.maxReceiveMessageBytes ?? 64 * 1024,
-    "grpc.max_send_message_length": options.maxSendMessageBytes ?? 256 * 1024 * 1024,
-    "grpc.max_metadata_size": maxMetadataBytes,
-    "grpc.max_concurrent_streams": options.maxConcurrentStreams ?? 1100,
-    interceptors: [metadataLimit(maxMetadataBytes)],
+  const { metrics, log } = deps;
+  const server = new GrpcServer({
+    methods: new Map([
+      ...podsMethods(deps, "v1alpha1.Pods", "v1alpha1"),
+      ...podsMethods(deps, "Pods", "v1"),
+    ]),
+    maxReceiveMessageBytes: options.maxReceiveMessageBytes ?? 64 * 1024,
+    maxSendMessageBytes: options.maxSendMessageBytes ?? 256 * 1024 * 1024,
+    maxConnections: options.maxConnections ?? 1024,
+    limits: {
+      maxConcurrentStreams: options.maxConcurrentStreams ?? 1100,
+      maxHeaderListSize: options.maxMetadataBytes ?? 16 * 1024,
+      ...options.limits,
+    },
+    observer: {
+      connectionOpened() {
+        metrics.connections.inc();
+        metrics.connectionsAccepted.inc();
+      },
+      connectionClosed: () => metrics.connections.dec(),
+      connectionRefused: () => metrics.transportErrors.inc({ kind: "refused", code: "" }),
+      protocolError(scope, code, message) {
+        const kind = scope === "connection" ? "protocol" : "stream";
+        metrics.transportErrors.inc({ kind, code: h2ErrorName(code) });
+        log.debug("client broke HTTP/2", { scope, code: h2ErrorName(code), message });
+      },
+      handlerError(path, error) {
+        metrics.transportErrors.inc({ kind: "handler", code: "" });
+        log.error("request failed", { path, error });
+      },
+      internalError(error) {
+        metrics.transportErrors.inc({ kind: "internal", code: "" });
+        log.error("connection failed; closed it", { error });
+      },
+    },
   });
-  server.addService(podsServiceDefinition("v1alpha1.Pods"), handlers(deps, "v1alpha1"));
-  server.addService(podsServiceDefinition("Pods"), handlers(deps, "v1"));
-  const bind = (path: string) =>
-    new Promise<void>((resolve, reject) => {
-      server.bindAsync(
-        `unix:${path}`,
-        ServerCredentials.createInsecure(),
-        (err) => err ? reject(err) : resolve(),
-      );
-    });
-  await bind(prepared.tempPath);
-  try {
-    await prepared.publish();
-  } catch (err) {
-    server.forceShutdown();
-    await removeSocket(prepared.tempPath);
-    throw err;
-  }
-  const stopWatchdog = new AbortController();
   const group = options.socketGroup === undefined ? {} : { group: options.socketGroup };
+  let listener: Deno.Listener | undefined;
+  const bind = async () => {
+    const prepared = await prepareSocketPath(options.socketPath, group);
+    const next = Deno.listen({ transport: "unix", path: prepared.tempPath });
+    try {
+      await prepared.publish();
+    } catch (err) {
+      next.close();
+      await removeSocket(prepared.tempPath);
+      throw err;
+    }
+    if (listener !== undefined) server.unserve(listener);
+    listener = next;
+    server.serve(next);
+  };
+  await bind();
+  const stopWatchdog = new AbortController();
   const watchdog = watchSocket({
     path: options.socketPath,
     ...(options.socketCheckMs === undefined ? {} : { checkMs: options.socketCheckMs }),
-    async rebind() {
-      const again = await prepareSocketPath(options.socketPath, group);
-      await bind(again.tempPath);
-      await again.publish();
-    },
-    log: deps.log,
-    metrics: deps.metrics,
+    rebind: bind,
+    log,
+    metrics,
     signal: stopWatchdog.signal,
   });
   let closed: Promise<void> | undefined;
@@ -165,21 +159,13 @@ export async function startGrpcServer(
       stopWatchdog.abort();
       await watchdog;
       await removeSocket(options.socketPath);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, graceMs);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await server.close(graceMs);
     })();
     return closed;
   };
   return {
     socketPath: options.socketPath,
+    server,
     close,
     [Symbol.asyncDispose]: () => close(),
   };

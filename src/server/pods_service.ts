@@ -7,7 +7,6 @@
  * @module
  */
 
-import { status } from "@grpc/grpc-js";
 import type { CachedPod, PodEncoder, PodEvent, PodStore } from "../cache/types.ts";
 import type { EventHub } from "../events/mod.ts";
 import type { FieldMask, FieldMaskCache } from "../fieldmask/mod.ts";
@@ -20,7 +19,7 @@ import {
   type WatchEventType,
 } from "../proto/mod.ts";
 import type { CallContext, WatchSink } from "./call_context.ts";
-import { MESSAGES, RpcError } from "./errors.ts";
+import { MESSAGES, RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
 import { requestMask } from "./request_mask.ts";
 
@@ -92,7 +91,7 @@ export class PodsService {
       uid = decodeGetPodRequest(request).podUID;
     } catch (err) {
       throw new RpcError(
-        status.INVALID_ARGUMENT,
+        STATUS.INVALID_ARGUMENT,
         `Cannot decode GetPod request: ${(err as Error).message}`,
       );
     }
@@ -100,7 +99,7 @@ export class PodsService {
     const mask = requestMask(ctx, this.#o.masks);
     const pod = this.#o.store.get(uid);
     if (pod === undefined) {
-      throw new RpcError(status.NOT_FOUND, `pod with UID ${quote(uid)} not found`);
+      throw new RpcError(STATUS.NOT_FOUND, `pod with UID ${quote(uid)} not found`);
     }
     return Promise.resolve(encodeGetPodResponse(this.#masked.bytesOf(mask, pod)));
   }
@@ -118,7 +117,7 @@ export class PodsService {
     this.#checkServing();
     const maxWatchers = this.#o.maxWatchers ?? 1000;
     if (this.#watchers >= maxWatchers) {
-      throw new RpcError(status.RESOURCE_EXHAUSTED, MESSAGES.tooManyWatchers);
+      throw new RpcError(STATUS.RESOURCE_EXHAUSTED, MESSAGES.tooManyWatchers);
     }
     const mask = requestMask(ctx, this.#o.masks);
     const signal = AbortSignal.any([ctx.signal, this.#o.shutdown]);
@@ -146,11 +145,11 @@ export class PodsService {
         this.#checkAlive(ctx);
         const item = await subscription.next();
         if (item.state === "dropped") {
-          throw new RpcError(status.RESOURCE_EXHAUSTED, MESSAGES.tooSlow);
+          throw new RpcError(STATUS.RESOURCE_EXHAUSTED, MESSAGES.tooSlow);
         }
         if (item.state === "closed") {
           this.#checkAlive(ctx);
-          throw new RpcError(status.UNAVAILABLE, MESSAGES.shuttingDown);
+          throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
         }
         const { event } = item;
         await sink.send(this.#frame(legacy, WATCH_EVENT_TYPE[event.type], mask, event.pod));
@@ -193,26 +192,26 @@ export class PodsService {
   #admitUnary(method: "list" | "get"): void {
     if (!this.#o.limiter.tryTake()) {
       this.#o.metrics.rateLimited.inc({ method });
-      throw new RpcError(status.RESOURCE_EXHAUSTED, MESSAGES.rateLimited);
+      throw new RpcError(STATUS.RESOURCE_EXHAUSTED, MESSAGES.rateLimited);
     }
     this.#checkServing();
   }
 
   #checkServing(): void {
-    if (this.#o.shutdown.aborted) throw new RpcError(status.UNAVAILABLE, MESSAGES.shuttingDown);
-    if (!this.#o.gate.isOpen) throw new RpcError(status.FAILED_PRECONDITION, MESSAGES.notSynced);
+    if (this.#o.shutdown.aborted) throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
+    if (!this.#o.gate.isOpen) throw new RpcError(STATUS.FAILED_PRECONDITION, MESSAGES.notSynced);
   }
 
   #checkAlive(ctx: CallContext): void {
-    if (this.#o.shutdown.aborted) throw new RpcError(status.UNAVAILABLE, MESSAGES.shuttingDown);
-    if (ctx.signal.aborted) throw new RpcError(status.CANCELLED, "call cancelled by the client");
+    if (this.#o.shutdown.aborted) throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
+    if (ctx.signal.aborted) throw new RpcError(STATUS.CANCELLED, "call cancelled by the client");
   }
 }
 
 function checkUid(uid: string): void {
-  if (uid === "") throw new RpcError(status.INVALID_ARGUMENT, "podUID must not be empty");
+  if (uid === "") throw new RpcError(STATUS.INVALID_ARGUMENT, "podUID must not be empty");
   if (uid.length > UID_MAX_LENGTH || !UID_PATTERN.test(uid)) {
-    throw new RpcError(status.INVALID_ARGUMENT, `Cannot use podUID ${quote(uid)}: malformed UID`);
+    throw new RpcError(STATUS.INVALID_ARGUMENT, `Cannot use podUID ${quote(uid)}: malformed UID`);
   }
 }
 

@@ -4,11 +4,10 @@
  * @module
  */
 
-import { status } from "@grpc/grpc-js";
 import { FIELD_MASK_ALL, type FieldMask, type FieldMaskCache } from "../fieldmask/mod.ts";
 import { decodeFieldMaskBinary } from "../proto/field_mask_bin.ts";
 import type { CallContext } from "./call_context.ts";
-import { RpcError } from "./errors.ts";
+import { RpcError, STATUS } from "./errors.ts";
 
 /** Metadata key of the comma-separated mask. */
 export const FIELD_MASK_KEY = "x-kubernetes-fieldmask";
@@ -31,7 +30,7 @@ export function requestMask(ctx: CallContext, masks: FieldMaskCache): FieldMask 
   const bin = ctx.metadata(FIELD_MASK_BIN_KEY);
   if (text.length + bin.length > 1) {
     throw new RpcError(
-      status.INVALID_ARGUMENT,
+      STATUS.INVALID_ARGUMENT,
       `Cannot use more than one field mask: got ${text.length} "${FIELD_MASK_KEY}" and ${bin.length} "${FIELD_MASK_BIN_KEY}" values`,
     );
   }
@@ -48,7 +47,7 @@ export function requestMask(ctx: CallContext, masks: FieldMaskCache): FieldMask 
       );
     } catch (err) {
       throw new RpcError(
-        status.INVALID_ARGUMENT,
+        STATUS.INVALID_ARGUMENT,
         `Cannot decode "${FIELD_MASK_BIN_KEY}": ${(err as Error).message}`,
       );
     }
@@ -61,6 +60,6 @@ function decodeText(bytes: Uint8Array): string {
   try {
     return TEXT_DECODER.decode(bytes);
   } catch {
-    throw new RpcError(status.INVALID_ARGUMENT, `Cannot decode "${FIELD_MASK_KEY}": not UTF-8`);
+    throw new RpcError(STATUS.INVALID_ARGUMENT, `Cannot decode "${FIELD_MASK_KEY}": not UTF-8`);
   }
 }

@@ -1,30 +1,19 @@
 /**
  * Serves a CRI runtime (normally the in-memory {@linkcode SimCriRuntime}) as
- * `runtime.v1.RuntimeService` on a UNIX socket with grpc-js, so that the CRI
+ * `runtime.v1.RuntimeService` on a UNIX socket with our gRPC layer, so that the CRI
  * client and relist code run against it exactly as against containerd.
  *
  * @module
  */
 
+import { GrpcServer, type MethodHandler } from "../grpc/server.ts";
+import { GrpcError, STATUS } from "../grpc/status.ts";
 import {
-  type sendUnaryData,
-  Server,
-  ServerCredentials,
-  type ServerErrorResponse,
-  type ServerUnaryCall,
-  type ServerWritableStream,
-  status,
-  type UntypedHandleCall,
-} from "@grpc/grpc-js";
-import {
-  type ContainerEventResponse,
   CRI_METHODS,
   CriCallError,
   type CriMethodName,
-  type GetEventsRequest,
   parseRuntimeEndpoint,
   type RuntimeService,
-  runtimeServiceDefinition,
 } from "../sources/cri/mod.ts";
 
 /** Options of {@linkcode startCriServer}. */
@@ -39,14 +28,12 @@ export interface CriServerOptions {
   eventsImplemented?: boolean;
 }
 
-function toServiceError(err: unknown): ServerErrorResponse {
+function toGrpcError(err: unknown): GrpcError {
+  if (err instanceof GrpcError) return err;
   if (err instanceof CriCallError) {
-    return Object.assign(new Error(err.message), { code: err.code, details: err.message });
+    return new GrpcError(err.code as GrpcError["code"], err.message);
   }
-  return Object.assign(new Error(String(err)), {
-    code: status.INTERNAL,
-    details: err instanceof Error ? err.message : String(err),
-  });
+  return new GrpcError(STATUS.INTERNAL, err instanceof Error ? err.message : String(err));
 }
 
 /** A running CRI server; close it (or `await using`) to stop serving. */
@@ -57,18 +44,21 @@ export class CriServer implements AsyncDisposable {
   readonly endpoint: string;
   /** Whether GetContainerEvents is served (false: UNIMPLEMENTED). */
   eventsImplemented: boolean;
-  readonly #server: Server;
+  readonly #server: GrpcServer;
+  readonly #listener: Deno.Listener;
   readonly #streams = new Set<AbortController>();
   #closed = false;
 
   /**
    * Use {@linkcode startCriServer}.
    *
-   * @param server The bound grpc-js server.
+   * @param server The gRPC server.
+   * @param listener The bound socket.
    * @param options The socket path and events switch.
    */
-  constructor(server: Server, options: CriServerOptions) {
+  constructor(server: GrpcServer, listener: Deno.Listener, options: CriServerOptions) {
     this.#server = server;
+    this.#listener = listener;
     this.socketPath = options.socketPath;
     this.endpoint = `unix://${options.socketPath}`;
     this.eventsImplemented = options.eventsImplemented ?? true;
@@ -88,7 +78,8 @@ export class CriServer implements AsyncDisposable {
     if (this.#closed) return;
     this.#closed = true;
     for (const c of this.#streams) c.abort();
-    this.#server.forceShutdown();
+    this.#server.unserve(this.#listener);
+    await this.#server.close(0);
     await Deno.remove(this.socketPath).catch(() => {});
   }
 
@@ -121,17 +112,17 @@ export async function startCriServer(
   runtime: RuntimeService,
   options: CriServerOptions,
 ): Promise<CriServer> {
-  const { path, target } = parseRuntimeEndpoint(options.socketPath);
+  const { path } = parseRuntimeEndpoint(options.socketPath);
   try {
     const info = await Deno.lstat(path);
     if (info.isSocket) await Deno.remove(path);
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   }
-  const grpcServer = new Server();
-  const server = new CriServer(grpcServer, { ...options, socketPath: path });
-
-  const handlers: Record<string, UntypedHandleCall> = {};
+  const methods = new Map<string, MethodHandler>();
+  const grpcServer = new GrpcServer({ methods, maxReceiveMessageBytes: 16 * 1024 * 1024 });
+  const listener = Deno.listen({ transport: "unix", path });
+  const server = new CriServer(grpcServer, listener, { ...options, socketPath: path });
   for (
     const [name, m] of Object.entries(CRI_METHODS) as [
       CriMethodName,
@@ -139,51 +130,43 @@ export async function startCriServer(
     ][]
   ) {
     if (m.responseStream) continue;
-    handlers[m.rpc] = (
-      call: ServerUnaryCall<unknown, unknown>,
-      callback: sendUnaryData<unknown>,
-    ) => {
-      const fn = runtime[name] as (request: unknown) => Promise<unknown>;
-      fn.call(runtime, call.request).then(
-        (value) => callback(null, value),
-        (err) => callback(toServiceError(err)),
-      );
-    };
-  }
-  handlers[CRI_METHODS.getContainerEvents.rpc] = (
-    call: ServerWritableStream<GetEventsRequest, ContainerEventResponse>,
-  ) => {
-    if (!server.eventsImplemented) {
-      call.emit("error", {
-        code: status.UNIMPLEMENTED,
-        details: "method GetContainerEvents not implemented",
-      });
-      return;
-    }
-    const controller = new AbortController();
-    const untrack = server.trackStream(controller);
-    call.on("cancelled", () => controller.abort());
-    (async () => {
-      try {
-        for await (const event of runtime.getContainerEvents({}, { signal: controller.signal })) {
-          call.write(event);
+    methods.set(m.path, {
+      kind: "unary",
+      async handle(request) {
+        const fn = runtime[name] as (request: unknown) => Promise<unknown>;
+        try {
+          const value = await fn.call(runtime, m.request.decode(request));
+          return (m.response.encode as (value: unknown) => Uint8Array)(value);
+        } catch (err) {
+          throw toGrpcError(err);
         }
-        if (controller.signal.aborted && !call.cancelled) {
-          call.emit("error", { code: status.UNAVAILABLE, details: "server is shutting down" });
-        } else if (!call.cancelled) call.end();
+      },
+    });
+  }
+  const events = CRI_METHODS.getContainerEvents;
+  methods.set(events.path, {
+    kind: "serverStream",
+    async handle(_request, call, sink) {
+      if (!server.eventsImplemented) {
+        throw new GrpcError(STATUS.UNIMPLEMENTED, "method GetContainerEvents not implemented");
+      }
+      const controller = new AbortController();
+      const untrack = server.trackStream(controller);
+      const signal = AbortSignal.any([controller.signal, call.signal]);
+      try {
+        for await (const event of runtime.getContainerEvents({}, { signal })) {
+          await sink.send(events.response.encode(event));
+        }
+        if (controller.signal.aborted) {
+          throw new GrpcError(STATUS.UNAVAILABLE, "server is shutting down");
+        }
       } catch (err) {
-        if (!call.cancelled) call.emit("error", toServiceError(err));
+        throw toGrpcError(err);
       } finally {
         untrack();
       }
-    })();
-  };
-  grpcServer.addService(runtimeServiceDefinition(), handlers);
-  await new Promise<void>((resolve, reject) => {
-    grpcServer.bindAsync(target, ServerCredentials.createInsecure(), (err) => {
-      if (err) reject(err);
-      else resolve();
-    });
+    },
   });
+  grpcServer.serve(listener);
   return server;
 }

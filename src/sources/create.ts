@@ -64,8 +64,6 @@ async function connectRuntime(
       const found = await detectRuntimeEndpoint({ log });
       const client = new CriClient(found.endpoint, {
         requestTimeoutMs: config.runtimeRequestTimeoutMs,
-        clock: deps.clock,
-        log,
       });
       const v = found.version;
       return { client, runtime: `${v.runtimeName} ${v.runtimeVersion} at ${found.endpoint}` };
@@ -78,8 +76,6 @@ async function connectRuntime(
   }
   const client = new CriClient(config.runtimeEndpoint, {
     requestTimeoutMs: config.runtimeRequestTimeoutMs,
-    clock: deps.clock,
-    log,
   });
   try {
     const v = await client.version(undefined, { timeoutMs: 10_000 });
@@ -123,7 +119,7 @@ async function simulatedSources(
     signal: stop.signal,
     log: deps.log.child("simulated-runtime"),
   });
-  const client = new CriClient(runtime.endpoint, { clock: deps.clock, log: deps.log.child("cri") });
+  const client = new CriClient(runtime.endpoint);
   const cri = new CriPodSource({
     runtime: client,
     nodeName: node.nodeName,

@@ -17,7 +17,7 @@ import { FakeClock } from "../../src/sim/mod.ts";
 import {
   podsServiceDefinition,
   type PodsServiceName,
-} from "../../src/server/service_definition.ts";
+} from "../_support/pods_service_definition.ts";
 import { startHarness } from "../_support/daemon_harness.ts";
 
 /** Whether the long runs were asked for (`PODS_API_LONG=1`). */

@@ -115,6 +115,7 @@ async function runInput(
     apiVersion: rng.next() < 0.5 ? "v1alpha1" : "v1",
     // Watches end after their first frame: enough to run mask and encoding.
     signal: CANCELLED_SIGNAL,
+    connection: {},
     metadata: (key) => key === FIELD_MASK_KEY ? md.text : key === FIELD_MASK_BIN_KEY ? md.bin : [],
   };
   const which = rng.int(3);

@@ -1,13 +1,11 @@
 /**
- * The `runtime.v1.RuntimeService` methods as grpc-js needs them: path,
- * streaming flag and protobufjs-based serializers. Shared by the client and
- * by the simulated runtime's server.
+ * The `runtime.v1.RuntimeService` methods: path, streaming flag and
+ * protobufjs-based codecs. Shared by the client and by the simulated
+ * runtime's server.
  *
  * @module
  */
 
-import { Buffer } from "node:buffer";
-import type { MethodDefinition, ServiceDefinition } from "@grpc/grpc-js";
 import { CRI_PACKAGE, type CriMessageCodec, criMessageCodec } from "../../proto/cri_codec.ts";
 import type {
   ContainerEventResponse,
@@ -133,49 +131,3 @@ export const CRI_METHODS = {
 
 /** Names of the runtime service methods (camelCase, as in {@linkcode CRI_METHODS}). */
 export type CriMethodName = keyof typeof CRI_METHODS;
-
-/**
- * Wraps encoded bytes in a Buffer without copying (grpc-js wants Buffers).
- *
- * @param bytes Encoded message.
- * @returns The same bytes as a Buffer.
- */
-export function toBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-/**
- * Builds the grpc-js definition of one method, for a server (`addService`) or
- * a generic client.
- *
- * @param m The method.
- * @returns Its grpc-js definition; serializers accept partial messages.
- */
-export function methodDefinition<Req, Res>(
-  m: CriMethod<Req, Res>,
-): MethodDefinition<MessageInit<Req>, MessageInit<Res>> {
-  return {
-    path: m.path,
-    requestStream: false,
-    responseStream: m.responseStream,
-    originalName: m.rpc,
-    requestSerialize: (value) => toBuffer(m.request.encode(value)),
-    requestDeserialize: (bytes) => m.request.decode(bytes) as MessageInit<Req>,
-    responseSerialize: (value) => toBuffer(m.response.encode(value)),
-    responseDeserialize: (bytes) => m.response.decode(bytes) as MessageInit<Res>,
-  };
-}
-
-/**
- * The grpc-js service definition of `runtime.v1.RuntimeService` (the methods
- * pods-api declares), keyed by RPC name as a server implementation is.
- *
- * @returns The definition.
- */
-export function runtimeServiceDefinition(): ServiceDefinition {
-  const definition: Record<string, MethodDefinition<unknown, unknown>> = {};
-  for (const m of Object.values(CRI_METHODS)) {
-    definition[m.rpc] = methodDefinition<unknown, unknown>(m as CriMethod<unknown, unknown>);
-  }
-  return definition;
-}

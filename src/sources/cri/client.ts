@@ -1,19 +1,16 @@
 /**
  * A typed client of the CRI `runtime.v1.RuntimeService` over the runtime's
- * UNIX socket (grpc-js with protobufjs serializers), plus detection of the
- * usual containerd and CRI-O sockets.
+ * UNIX socket (our gRPC layer with protobufjs serializers), plus detection of
+ * the usual containerd and CRI-O sockets.
  *
  * @module
  */
 
-import { Client, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
-import type { ClientReadableStream } from "@grpc/grpc-js";
-import type { Clock } from "../../clock.ts";
-import { systemClock } from "../../clock.ts";
+import { GrpcChannel } from "../../grpc/client.ts";
+import { GrpcError, STATUS } from "../../grpc/status.ts";
 import type { Logger } from "../../log.ts";
-import { silentLogger } from "../../log.ts";
 import { SourceUnavailableError } from "../mod.ts";
-import { CRI_METHODS, type CriMethod, toBuffer } from "./_service.ts";
+import { CRI_METHODS, type CriMethod } from "./_service.ts";
 import {
   type ContainerEventResponse,
   type ContainerIdRequest,
@@ -61,29 +58,6 @@ export const DEFAULT_RUNTIME_ENDPOINTS: readonly string[] = [
   "unix:///var/run/cri-dockerd.sock",
 ];
 
-/** After UNAVAILABLE, the channel is replaced at most this often. */
-const CHANNEL_RENEW_INTERVAL_MS = 1000;
-
-/** Most events buffered for a slow `getContainerEvents` consumer (they are only hints). */
-const MAX_BUFFERED_EVENTS = 1024;
-
-/**
- * Channel options: reconnect within a second after the runtime restarts
- * (grpc's defaults back off up to 2 minutes), a private subchannel (so that
- * a renewed channel starts without the old one's backoff), and the kubelet's
- * message size limit.
- */
-function channelOptions(maxMessageBytes: number): Record<string, number> {
-  return {
-    "grpc.initial_reconnect_backoff_ms": 100,
-    "grpc.min_reconnect_backoff_ms": 100,
-    "grpc.max_reconnect_backoff_ms": 1000,
-    "grpc.use_local_subchannel_pool": 1,
-    "grpc.max_receive_message_length": maxMessageBytes,
-    "grpc.max_send_message_length": maxMessageBytes,
-  };
-}
-
 /**
  * Parses a runtime endpoint: `unix:///path/to.sock` (the kubelet's
  * `--container-runtime-endpoint` form) or a plain absolute path.
@@ -96,7 +70,7 @@ function channelOptions(maxMessageBytes: number): Record<string, number> {
  * ```
  *
  * @param endpoint The endpoint.
- * @returns The socket path and the grpc-js target.
+ * @returns The socket path and the `unix://` target.
  * @throws {TypeError} For another scheme (tcp, npipe) or a relative path.
  */
 export function parseRuntimeEndpoint(endpoint: string): { path: string; target: string } {
@@ -123,16 +97,13 @@ export interface CriClientOptions {
   requestTimeoutMs?: number;
   /** Largest message in either direction. @default {16777216} */
   maxMessageBytes?: number;
-  /** Source of deadlines. @default {systemClock} */
-  clock?: Clock;
-  log?: Logger;
 }
 
 /**
  * CRI `runtime.v1.RuntimeService` client on a UNIX socket. Every call has a
  * deadline; a call fails with {@linkcode CriCallError} carrying the gRPC code.
- * After UNAVAILABLE (runtime down or restarting), the channel is replaced so
- * that the next call connects afresh.
+ * After the runtime goes away (down, restarting, or a graceful GOAWAY) the
+ * next call connects afresh.
  *
  * @example Usage
  * ```ts ignore
@@ -145,46 +116,34 @@ export interface CriClientOptions {
 export class CriClient implements RuntimeService, Disposable {
   /** The endpoint as given. */
   readonly endpoint: string;
-  /** The grpc-js target, `unix:///...`. */
+  /** The target, `unix:///...`. */
   readonly target: string;
   readonly #timeoutMs: number;
-  readonly #maxMessageBytes: number;
-  readonly #clock: Clock;
-  readonly #log: Logger;
-  #client: Client;
-  #clientCreatedAt: number;
+  readonly #channel: GrpcChannel;
   #closed = false;
 
   /**
    * Creates the client; it connects on the first call.
    *
    * @param endpoint `unix:///path` or an absolute socket path.
-   * @param options Default deadline, message size limit, clock, logger.
+   * @param options Default deadline and message size limit.
    * @throws {TypeError} For an endpoint that is not a unix socket path.
    */
   constructor(endpoint: string, options: CriClientOptions = {}) {
     this.endpoint = endpoint;
-    this.target = parseRuntimeEndpoint(endpoint).target;
+    const { path, target } = parseRuntimeEndpoint(endpoint);
+    this.target = target;
     this.#timeoutMs = options.requestTimeoutMs ?? DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS;
-    this.#maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    this.#clock = options.clock ?? systemClock;
-    this.#log = options.log ?? silentLogger;
-    this.#client = this.#newClient();
-    this.#clientCreatedAt = this.#clock.now();
-  }
-
-  #newClient(): Client {
-    return new Client(
-      this.target,
-      credentials.createInsecure(),
-      channelOptions(this.#maxMessageBytes),
-    );
+    this.#channel = new GrpcChannel({ transport: "unix", path }, {
+      maxReceiveMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+      userAgent: "pods-api-cri",
+    });
   }
 
   /** Closes the channel; calls in flight fail. */
   close(): void {
     this.#closed = true;
-    this.#client.close();
+    this.#channel.close();
   }
 
   /** Same as {@linkcode CriClient.close}. */
@@ -192,60 +151,50 @@ export class CriClient implements RuntimeService, Disposable {
     this.close();
   }
 
-  #renewChannel(): void {
-    const now = this.#clock.now();
-    if (this.#closed || now - this.#clientCreatedAt < CHANNEL_RENEW_INTERVAL_MS) return;
-    this.#log.debug("runtime unavailable; renewing the channel", { endpoint: this.endpoint });
-    const old = this.#client;
-    this.#client = this.#newClient();
-    this.#clientCreatedAt = now;
-    old.close();
-  }
-
-  #error(m: CriMethod<unknown, unknown>, err: ServiceError): CriCallError {
-    if (err.code === CRI_STATUS.unavailable) this.#renewChannel();
-    const name = status[err.code] ?? String(err.code);
-    return new CriCallError(`${name}: ${err.details || err.message}`, {
-      code: err.code,
+  #error(m: CriMethod<unknown, unknown>, err: unknown): CriCallError {
+    const code = err instanceof GrpcError ? err.code : STATUS.UNKNOWN;
+    const name = Object.entries(STATUS).find(([, v]) => v === code)?.[0] ?? String(code);
+    return new CriCallError(`${name}: ${err instanceof Error ? err.message : String(err)}`, {
+      code,
       method: m.rpc,
       cause: err,
     });
   }
 
-  #unary<Req, Res>(
+  async #unary<Req, Res>(
     m: CriMethod<Req, Res>,
     request: MessageInit<Req>,
     options: CriCallOptions = {},
   ): Promise<Res> {
-    return new Promise<Res>((resolve, reject) => {
-      const signal = options.signal;
-      if (this.#closed || signal?.aborted) {
-        reject(
-          new CriCallError(this.#closed ? "client is closed" : "call was aborted", {
-            code: CRI_STATUS.cancelled,
-            method: m.rpc,
-            cause: signal?.reason,
-          }),
-        );
-        return;
-      }
-      const deadline = this.#clock.now() + (options.timeoutMs ?? this.#timeoutMs);
-      const onAbort = () => call.cancel();
-      const call = this.#client.makeUnaryRequest<MessageInit<Req>, Res>(
-        m.path,
-        (value) => toBuffer(m.request.encode(value)),
-        (bytes) => m.response.decode(bytes),
-        request,
-        new Metadata(),
-        { deadline },
-        (err, value) => {
-          signal?.removeEventListener("abort", onAbort);
-          if (err) reject(this.#error(m as CriMethod<unknown, unknown>, err));
-          else resolve(value as Res);
+    const signal = options.signal;
+    if (this.#closed || signal?.aborted) {
+      throw new CriCallError(this.#closed ? "client is closed" : "call was aborted", {
+        code: CRI_STATUS.cancelled,
+        method: m.rpc,
+        cause: signal?.reason,
+      });
+    }
+    let response: Uint8Array;
+    try {
+      response = await this.#channel.unary(m.path, m.request.encode(request), {
+        timeoutMs: options.timeoutMs ?? this.#timeoutMs,
+        ...(signal === undefined ? {} : { signal }),
+      });
+    } catch (err) {
+      throw this.#error(m as CriMethod<unknown, unknown>, err);
+    }
+    try {
+      return m.response.decode(response);
+    } catch (err) {
+      throw new CriCallError(
+        `INTERNAL: cannot decode the runtime's answer: ${(err as Error).message}`,
+        {
+          code: CRI_STATUS.internal,
+          method: m.rpc,
+          cause: err,
         },
       );
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
+    }
   }
 
   /**
@@ -372,55 +321,12 @@ export class CriClient implements RuntimeService, Disposable {
     const m = CRI_METHODS.getContainerEvents;
     const { signal } = options;
     if (this.#closed || signal.aborted) return;
-    const call: ClientReadableStream<ContainerEventResponse> = this.#client
-      .makeServerStreamRequest<MessageInit<GetEventsRequest>, ContainerEventResponse>(
-        m.path,
-        (value) => toBuffer(m.request.encode(value)),
-        (bytes) => m.response.decode(bytes),
-        request,
-        new Metadata(),
-        {},
-      );
-    const queue: ContainerEventResponse[] = [];
-    let ended = false;
-    let failure: CriCallError | undefined;
-    let wake: (() => void) | undefined;
-    const notify = () => {
-      wake?.();
-      wake = undefined;
-    };
-    call.on("data", (event: ContainerEventResponse) => {
-      if (queue.length < MAX_BUFFERED_EVENTS) queue.push(event);
-      notify();
-    });
-    call.on("error", (err: ServiceError) => {
-      if (!signal.aborted) failure = this.#error(m as CriMethod<unknown, unknown>, err);
-      ended = true;
-      notify();
-    });
-    call.on("end", () => {
-      ended = true;
-      notify();
-    });
-    const onAbort = () => {
-      call.cancel();
-      ended = true;
-      notify();
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
+    const call = this.#channel.serverStream(m.path, m.request.encode(request), { signal });
     try {
-      while (true) {
-        const event = queue.shift();
-        if (event !== undefined) {
-          yield event;
-          continue;
-        }
-        if (ended) break;
-        await new Promise<void>((resolve) => wake = resolve);
-      }
-      if (failure !== undefined) throw failure;
+      for await (const bytes of call) yield m.response.decode(bytes);
+    } catch (err) {
+      if (!signal.aborted) throw this.#error(m as CriMethod<unknown, unknown>, err);
     } finally {
-      signal.removeEventListener("abort", onAbort);
       call.cancel();
     }
   }
@@ -467,7 +373,7 @@ export async function detectRuntimeEndpoint(
       tried.push(`"${endpoint}" (${err instanceof Deno.errors.NotFound ? "absent" : String(err)})`);
       continue;
     }
-    using client = new CriClient(endpoint, { log: options.log });
+    using client = new CriClient(endpoint);
     try {
       const version = await client.version({ version: "v1" }, {
         timeoutMs: options.timeoutMs ?? 2000,

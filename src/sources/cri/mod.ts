@@ -38,10 +38,5 @@ export {
   DEFAULT_INSPECT_CONCURRENCY,
   DEFAULT_RELIST_CALL_TIMEOUT_MS,
 } from "./cri_source.ts";
-export {
-  CRI_METHODS,
-  type CriMethodName,
-  RUNTIME_SERVICE_NAME,
-  runtimeServiceDefinition,
-} from "./_service.ts";
+export { CRI_METHODS, type CriMethodName, RUNTIME_SERVICE_NAME } from "./_service.ts";
 export * from "./_types.ts";

@@ -1,0 +1,108 @@
+/**
+ * gRPC's length-prefixed messages: a flag byte (compressed or not), a
+ * 4-byte big-endian length, then the message.
+ *
+ * @module
+ */
+
+import { GrpcError, STATUS } from "./status.ts";
+
+/** Bytes of the prefix before every message. */
+export const MESSAGE_PREFIX_BYTES = 5;
+
+/**
+ * A message already carrying its prefix, ready to be written as it is. A
+ * cache holds these so that a response is framed once and sent many times.
+ */
+export class FramedMessage {
+  /** Prefix and message. */
+  readonly bytes: Uint8Array;
+
+  /** @param bytes Prefix and message, as {@linkcode frameMessage} makes them. */
+  constructor(bytes: Uint8Array) {
+    this.bytes = bytes;
+  }
+
+  /** The message without its prefix. */
+  get message(): Uint8Array {
+    return this.bytes.subarray(MESSAGE_PREFIX_BYTES);
+  }
+}
+
+/**
+ * Prefixes a message (uncompressed).
+ *
+ * @param message The serialized message.
+ * @returns A new buffer of prefix and message.
+ */
+export function frameMessage(message: Uint8Array): FramedMessage {
+  const bytes = new Uint8Array(MESSAGE_PREFIX_BYTES + message.byteLength);
+  new DataView(bytes.buffer).setUint32(1, message.byteLength);
+  bytes.set(message, MESSAGE_PREFIX_BYTES);
+  return new FramedMessage(bytes);
+}
+
+/**
+ * Reassembles messages from DATA chunks, copying each into a buffer of its
+ * own, and refusing any above the size limit as soon as its prefix shows it.
+ */
+export class MessageReader {
+  readonly #maxBytes: number;
+  readonly #prefix = new Uint8Array(MESSAGE_PREFIX_BYTES);
+  #prefixHave = 0;
+  #body: Uint8Array | undefined;
+  #bodyHave = 0;
+
+  /** @param maxBytes The largest message accepted. */
+  constructor(maxBytes: number) {
+    this.#maxBytes = maxBytes;
+  }
+
+  /** Whether a message is partly read. */
+  get partial(): boolean {
+    return this.#prefixHave > 0;
+  }
+
+  /**
+   * @param chunk DATA bytes (not kept).
+   * @param onMessage Called with each complete message.
+   * @throws {GrpcError} RESOURCE_EXHAUSTED above the limit; UNIMPLEMENTED for a compressed message.
+   */
+  push(chunk: Uint8Array, onMessage: (message: Uint8Array) => void): void {
+    let offset = 0;
+    while (offset < chunk.byteLength) {
+      if (this.#body === undefined) {
+        const take = Math.min(MESSAGE_PREFIX_BYTES - this.#prefixHave, chunk.byteLength - offset);
+        this.#prefix.set(chunk.subarray(offset, offset + take), this.#prefixHave);
+        this.#prefixHave += take;
+        offset += take;
+        if (this.#prefixHave < MESSAGE_PREFIX_BYTES) return;
+        if (this.#prefix[0] !== 0) {
+          throw new GrpcError(
+            STATUS.UNIMPLEMENTED,
+            "Cannot read a compressed message: only identity encoding is supported",
+          );
+        }
+        const length = new DataView(this.#prefix.buffer).getUint32(1);
+        if (length > this.#maxBytes) {
+          throw new GrpcError(
+            STATUS.RESOURCE_EXHAUSTED,
+            `Cannot accept a message of ${length} bytes: the limit is ${this.#maxBytes}`,
+          );
+        }
+        this.#body = new Uint8Array(length);
+        this.#bodyHave = 0;
+      }
+      const take = Math.min(this.#body.byteLength - this.#bodyHave, chunk.byteLength - offset);
+      this.#body.set(chunk.subarray(offset, offset + take), this.#bodyHave);
+      this.#bodyHave += take;
+      offset += take;
+      if (this.#bodyHave === this.#body.byteLength) {
+        const message = this.#body;
+        this.#body = undefined;
+        this.#prefixHave = 0;
+        onMessage(message);
+      }
+    }
+  }
+}

@@ -1,0 +1,479 @@
+/**
+ * A gRPC server on our HTTP/2 connections: routes calls by path to unary
+ * and server-streaming handlers, turns `grpc-timeout` and client cancels into
+ * an AbortSignal, writes responses (pre-framed messages as they are) and
+ * trailers, answers non-gRPC requests with a plain HTTP error, and shuts
+ * down in two phases.
+ *
+ * @module
+ */
+
+import { type ConnectionLimits, DEFAULT_LIMITS, Http2Connection } from "../h2/connection.ts";
+import { H2_ERROR } from "../h2/errors.ts";
+import { headerValue } from "../h2/header_rules.ts";
+import { encodeHeaderBlockWithoutIndexing, type HeaderField } from "../h2/hpack.ts";
+import type { Http2Stream } from "../h2/stream.ts";
+import { FramedMessage, frameMessage, MessageReader } from "./message_framing.ts";
+import { encodeGrpcMessage, parseTimeout, readMetadata } from "./metadata.ts";
+import { GrpcError, STATUS, type StatusCode } from "./status.ts";
+
+/** What a handler knows about the call it serves. */
+export interface ServerCall {
+  /** The method path, `/package.Service/Method`. */
+  readonly path: string;
+  /** Aborted when the client cancels, the deadline passes or the connection ends; `reason` is a {@linkcode GrpcError}. */
+  readonly signal: AbortSignal;
+  /** One object per client connection, to key per-connection state. */
+  readonly connection: object;
+  /**
+   * @param key A metadata key (lower case).
+   * @returns Every value sent under `key`; `-bin` keys give bytes.
+   */
+  metadata(key: string): readonly (string | Uint8Array)[];
+}
+
+/** Where a server-streaming handler writes its messages. */
+export interface MessageSink {
+  /**
+   * Queues one message; resolves once the stream's backlog is small again
+   * (the client reads), or at once when the call is over.
+   *
+   * @param message A serialized message, or one framed already.
+   */
+  send(message: Uint8Array | FramedMessage): Promise<void>;
+}
+
+/** A method the server serves. */
+export type MethodHandler =
+  | {
+    readonly kind: "unary";
+    handle(request: Uint8Array, call: ServerCall): Promise<Uint8Array | FramedMessage>;
+  }
+  | {
+    readonly kind: "serverStream";
+    handle(request: Uint8Array, call: ServerCall, sink: MessageSink): Promise<void>;
+  };
+
+/** What the server reports, for metrics and logs. */
+export interface GrpcServerObserver {
+  connectionOpened?(): void;
+  connectionClosed?(): void;
+  /** A connection was refused because too many are open. */
+  connectionRefused?(): void;
+  /** A peer broke HTTP/2 (connection) or one stream's rules. */
+  protocolError?(scope: "connection" | "stream", code: number, message: string): void;
+  /** A handler threw something that is not a {@linkcode GrpcError}; the client got INTERNAL. */
+  handlerError?(path: string, error: unknown): void;
+  /** Code in a connection threw; that connection was closed. */
+  internalError?(error: unknown): void;
+}
+
+/** Options of {@linkcode GrpcServer}. */
+export interface GrpcServerOptions {
+  /** Methods by path. */
+  methods: ReadonlyMap<string, MethodHandler>;
+  /** Largest request message, bytes. @default {65536} */
+  maxReceiveMessageBytes?: number;
+  /** Largest response message, bytes. @default {268435456} */
+  maxSendMessageBytes?: number;
+  /** Open connections at once; more are closed at once. @default {1024} */
+  maxConnections?: number;
+  /** A stream's unsent backlog at which `send` waits, bytes. @default {262144} */
+  streamHighWaterBytes?: number;
+  /** HTTP/2 limits of each connection. */
+  limits?: Partial<ConnectionLimits>;
+  observer?: GrpcServerObserver;
+}
+
+const TEXT = new TextEncoder();
+const OK_HEADERS = encodeHeaderBlockWithoutIndexing([
+  [":status", "200"],
+  ["content-type", "application/grpc"],
+]);
+const OK_TRAILERS = encodeHeaderBlockWithoutIndexing([["grpc-status", "0"]]);
+const NOT_GRPC_BODY = TEXT.encode(
+  "This is a gRPC server: send POST requests with content-type application/grpc over HTTP/2.\n",
+);
+
+function statusFields(code: StatusCode, message: string): HeaderField[] {
+  const fields: HeaderField[] = [["grpc-status", String(code)]];
+  if (message !== "") fields.push(["grpc-message", encodeGrpcMessage(message)]);
+  return fields;
+}
+
+/** A gRPC server; give it listeners with {@linkcode GrpcServer.serve}. */
+export class GrpcServer {
+  readonly #o: GrpcServerOptions;
+  readonly #connections = new Set<Http2Connection>();
+  readonly #listeners = new Set<Deno.Listener>();
+  readonly #loops = new Set<Promise<void>>();
+  #closing = false;
+
+  /** @param options Methods, limits and observer. */
+  constructor(options: GrpcServerOptions) {
+    this.#o = options;
+  }
+
+  /** Open client connections. */
+  get connectionCount(): number {
+    return this.#connections.size;
+  }
+
+  /**
+   * Accepts connections from `listener` until it or the server closes.
+   *
+   * @param listener A unix or tcp listener.
+   */
+  serve(listener: Deno.Listener): void {
+    this.#listeners.add(listener);
+    const loop = this.#acceptLoop(listener).finally(() => {
+      this.#listeners.delete(listener);
+      this.#loops.delete(loop);
+    });
+    this.#loops.add(loop);
+  }
+
+  /**
+   * Stops accepting on one listener (its socket is the caller's to remove).
+   *
+   * @param listener A listener given to {@linkcode GrpcServer.serve}.
+   */
+  unserve(listener: Deno.Listener): void {
+    if (!this.#listeners.delete(listener)) return;
+    try {
+      listener.close();
+    } catch {
+      // Already closed.
+    }
+  }
+
+  async #acceptLoop(listener: Deno.Listener): Promise<void> {
+    for (;;) {
+      let conn: Deno.Conn;
+      try {
+        conn = await listener.accept();
+      } catch {
+        return;
+      }
+      if (this.#closing || this.#connections.size >= (this.#o.maxConnections ?? 1024)) {
+        this.#o.observer?.connectionRefused?.();
+        try {
+          conn.close();
+        } catch {
+          // Gone already.
+        }
+        continue;
+      }
+      this.#accept(conn);
+    }
+  }
+
+  #accept(conn: Deno.Conn): void {
+    const observer = this.#o.observer;
+    const connection: Http2Connection = new Http2Connection(conn, {
+      role: "server",
+      ...(this.#o.limits === undefined ? {} : { limits: this.#o.limits }),
+      onStream: (stream, fields, endStream, oversizedBytes) =>
+        this.#onStream(connection, stream, fields, endStream, oversizedBytes),
+      observer: {
+        connectionError: (code, message) => observer?.protocolError?.("connection", code, message),
+        streamError: (code, message) => observer?.protocolError?.("stream", code, message),
+        internalError: (error) => observer?.internalError?.(error),
+      },
+    });
+    this.#connections.add(connection);
+    observer?.connectionOpened?.();
+    connection.run().finally(() => {
+      this.#connections.delete(connection);
+      observer?.connectionClosed?.();
+    });
+  }
+
+  #onStream(
+    connection: Http2Connection,
+    stream: Http2Stream,
+    fields: HeaderField[],
+    endStream: boolean,
+    oversizedBytes: number,
+  ): void {
+    if (oversizedBytes > 0) {
+      const limit = this.#o.limits?.maxHeaderListSize ?? DEFAULT_LIMITS.maxHeaderListSize;
+      return this.#refuse(
+        stream,
+        STATUS.RESOURCE_EXHAUSTED,
+        `Cannot accept request metadata of "${oversizedBytes}" bytes: the limit is "${limit}"`,
+      );
+    }
+    const contentType = headerValue(fields, "content-type") ?? "";
+    if (!/^application\/grpc(?:[+;]|$)/.test(contentType)) {
+      return this.#plainHttpError(stream, 415, endStream);
+    }
+    if (headerValue(fields, ":method") !== "POST") {
+      return this.#plainHttpError(stream, 405, endStream);
+    }
+    const call = new CallState(stream, fields, connection, this.#o);
+    call.start(endStream);
+  }
+
+  /** Trailers-Only refusal before the request is read; the rest of it is not wanted. */
+  #refuse(stream: Http2Stream, code: StatusCode, message: string): void {
+    stream.sendHeaders({
+      fields: [
+        [":status", "200"],
+        ["content-type", "application/grpc"],
+        ...statusFields(code, message),
+      ],
+    }, true);
+  }
+
+  /** Answers a request that is not gRPC once it has been read whole (its body is discarded). */
+  #plainHttpError(stream: Http2Stream, status: 405 | 415, endStream: boolean): void {
+    const respond = () => {
+      stream.sendHeaders({
+        block: encodeHeaderBlockWithoutIndexing([
+          [":status", String(status)],
+          ["content-type", "text/plain"],
+          ["grpc-status", String(STATUS.UNIMPLEMENTED)],
+        ]),
+      }, false);
+      stream.sendData(NOT_GRPC_BODY, true);
+    };
+    if (endStream) return respond();
+    stream.listener = {
+      onData(chunk, end) {
+        stream.release(chunk.byteLength);
+        if (end) respond();
+      },
+      onHeaders(_fields, end) {
+        if (end) respond();
+      },
+    };
+  }
+
+  /**
+   * Graceful shutdown: stop accepting, GOAWAY on every connection, let calls
+   * end (the application ends its long calls on its own signal), then close
+   * what is left after `graceMs`.
+   *
+   * @param graceMs Longest wait for calls in flight.
+   */
+  async close(graceMs = 2000): Promise<void> {
+    this.#closing = true;
+    for (const listener of [...this.#listeners]) this.unserve(listener);
+    await Promise.all([...this.#connections].map((c) => c.shutdown(graceMs)));
+    await Promise.all([...this.#loops]);
+  }
+}
+
+/** One call from its request headers to its trailers. */
+class CallState implements ServerCall {
+  readonly path: string;
+  readonly connection: object;
+  readonly #stream: Http2Stream;
+  readonly #o: GrpcServerOptions;
+  readonly #controller = new AbortController();
+  readonly #metadata: Map<string, (string | Uint8Array)[]>;
+  readonly #reader: MessageReader;
+  readonly #timeoutMs: number | undefined;
+  #request: Uint8Array | undefined;
+  #messages = 0;
+  #headersSent = false;
+  #ended = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    stream: Http2Stream,
+    fields: readonly HeaderField[],
+    connection: object,
+    options: GrpcServerOptions,
+  ) {
+    this.#stream = stream;
+    this.#o = options;
+    this.connection = connection;
+    this.path = headerValue(fields, ":path") ?? "";
+    this.#metadata = readMetadata(fields);
+    this.#reader = new MessageReader(options.maxReceiveMessageBytes ?? 64 * 1024);
+    const timeout = headerValue(fields, "grpc-timeout");
+    this.#timeoutMs = timeout === undefined ? undefined : parseTimeout(timeout);
+    if (timeout !== undefined && this.#timeoutMs === undefined) {
+      this.#invalid = `Cannot parse grpc-timeout ${JSON.stringify(timeout.slice(0, 32))}`;
+    }
+    const encoding = headerValue(fields, "grpc-encoding");
+    if (encoding !== undefined && encoding !== "identity") {
+      this.#unsupported = `Cannot decode grpc-encoding ${
+        JSON.stringify(encoding.slice(0, 32))
+      }: only identity is supported`;
+    }
+  }
+
+  #invalid: string | undefined;
+  #unsupported: string | undefined;
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  metadata(key: string): readonly (string | Uint8Array)[] {
+    return this.#metadata.get(key) ?? [];
+  }
+
+  start(endStream: boolean): void {
+    this.#stream.listener = {
+      onData: (chunk, end) => this.#onData(chunk, end),
+      onHeaders: (_trailers, end) => {
+        if (end) this.#requestComplete();
+      },
+      onClose: (code) => this.#onClose(code),
+    };
+    if (this.#invalid !== undefined) return this.#finish(STATUS.INVALID_ARGUMENT, this.#invalid);
+    if (this.#unsupported !== undefined) {
+      return this.#finish(STATUS.UNIMPLEMENTED, this.#unsupported);
+    }
+    if (this.#timeoutMs !== undefined) {
+      this.#timer = setTimeout(() => this.#deadline(), this.#timeoutMs);
+    }
+    if (endStream) this.#requestComplete();
+  }
+
+  #onData(chunk: Uint8Array, end: boolean): void {
+    if (this.#ended) return;
+    try {
+      this.#reader.push(chunk, (message) => {
+        this.#messages++;
+        this.#request = message;
+      });
+      this.#stream.release(chunk.byteLength);
+    } catch (err) {
+      const e = err as GrpcError;
+      return this.#finish(e.code, e.message);
+    }
+    if (this.#messages > 1) {
+      return this.#finish(STATUS.INVALID_ARGUMENT, "Cannot take more than one request message");
+    }
+    if (end) this.#requestComplete();
+  }
+
+  #requestComplete(): void {
+    if (this.#ended) return;
+    if (this.#messages !== 1 || this.#reader.partial) {
+      return this.#finish(
+        STATUS.INVALID_ARGUMENT,
+        this.#reader.partial
+          ? "Cannot read a truncated request message"
+          : "Cannot serve a call without its request message",
+      );
+    }
+    const method = this.#o.methods.get(this.path);
+    if (method === undefined) {
+      return this.#finish(
+        STATUS.UNIMPLEMENTED,
+        `Unknown method ${JSON.stringify(this.path.slice(0, 200))}`,
+      );
+    }
+    const request = this.#request!;
+    this.#request = undefined;
+    let pending: Promise<unknown>;
+    try {
+      pending = method.kind === "unary"
+        ? method.handle(request, this).then((response) => this.#respondUnary(response))
+        : method.handle(request, this, { send: (message) => this.#send(message) });
+    } catch (err) {
+      pending = Promise.reject(err);
+    }
+    pending.then(
+      () => this.#finish(STATUS.OK, ""),
+      (err: unknown) => {
+        if (err instanceof GrpcError) return this.#finish(err.code, err.message);
+        this.#o.observer?.handlerError?.(this.path, err);
+        this.#finish(STATUS.INTERNAL, "internal error");
+      },
+    );
+  }
+
+  #respondUnary(response: Uint8Array | FramedMessage): void {
+    if (this.#ended) return;
+    const framed = response instanceof FramedMessage ? response : frameMessage(response);
+    this.#checkSendSize(framed);
+    this.#sendHeaders();
+    this.#stream.sendData(framed.bytes, false);
+  }
+
+  #send(message: Uint8Array | FramedMessage): Promise<void> {
+    if (this.#ended) return Promise.resolve();
+    const framed = message instanceof FramedMessage ? message : frameMessage(message);
+    this.#checkSendSize(framed);
+    this.#sendHeaders();
+    this.#stream.sendData(framed.bytes, false);
+    return this.#stream.drained(this.#o.streamHighWaterBytes ?? 256 * 1024);
+  }
+
+  #checkSendSize(framed: FramedMessage): void {
+    const limit = this.#o.maxSendMessageBytes ?? 256 * 1024 * 1024;
+    if (framed.message.byteLength > limit) {
+      throw new GrpcError(
+        STATUS.RESOURCE_EXHAUSTED,
+        `Cannot send a message of ${framed.message.byteLength} bytes: the limit is ${limit}`,
+      );
+    }
+  }
+
+  #sendHeaders(): void {
+    if (this.#headersSent) return;
+    this.#headersSent = true;
+    this.#stream.sendHeaders({ block: OK_HEADERS }, false);
+  }
+
+  #deadline(): void {
+    this.#timer = undefined;
+    this.#controller.abort(new GrpcError(STATUS.DEADLINE_EXCEEDED, "deadline exceeded"));
+    this.#finish(STATUS.DEADLINE_EXCEEDED, "Deadline exceeded");
+  }
+
+  /** Ends the call with a status: trailers, or Trailers-Only when nothing was sent. */
+  #finish(code: StatusCode, message: string): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    clearTimeout(this.#timer);
+    if (!this.#stream.localOpen) return;
+    if (code !== STATUS.OK) {
+      // A reader that stopped reading will not take what is queued: the status goes first.
+      this.#stream.discardUnsentData();
+    }
+    if (code === STATUS.OK && this.#headersSent) {
+      this.#stream.sendHeaders({ block: OK_TRAILERS }, true);
+    } else if (this.#headersSent) {
+      this.#stream.sendHeaders({ fields: statusFields(code, message) }, true);
+    } else {
+      this.#stream.sendHeaders({
+        fields: [
+          [":status", "200"],
+          ["content-type", "application/grpc"],
+          ...statusFields(code, message),
+        ],
+      }, true);
+    }
+    if (!this.#controller.signal.aborted) {
+      this.#controller.abort(new GrpcError(STATUS.CANCELLED, "call ended"));
+    }
+  }
+
+  #onClose(code: number | undefined): void {
+    clearTimeout(this.#timer);
+    if (code === undefined || this.#controller.signal.aborted) {
+      if (!this.#controller.signal.aborted) {
+        this.#controller.abort(new GrpcError(STATUS.CANCELLED, "call ended"));
+      }
+      this.#ended = true;
+      return;
+    }
+    this.#ended = true;
+    this.#controller.abort(
+      new GrpcError(
+        STATUS.CANCELLED,
+        code === H2_ERROR.CANCEL || code === H2_ERROR.NO_ERROR
+          ? "call cancelled by the client"
+          : `stream reset (HTTP/2 code ${code})`,
+      ),
+    );
+  }
+}

@@ -1,0 +1,257 @@
+/**
+ * One HTTP/2 stream (RFC 9113 section 5.1): its state, its two flow-control
+ * windows, the frames it has queued to send, and the callbacks through which
+ * the layer above receives what the peer sent.
+ *
+ * @module
+ */
+
+import { FlowWindow } from "./flow_window.ts";
+import type { HeaderField } from "./hpack.ts";
+
+/** What the layer above hears from a stream. Callbacks run synchronously inside the read loop. */
+export interface StreamListener {
+  /** A header block arrived: the request or response headers, or trailers. */
+  onHeaders?(fields: HeaderField[], endStream: boolean): void;
+  /** DATA arrived. `chunk` is only valid during the call: copy what you keep. */
+  onData?(chunk: Uint8Array, endStream: boolean): void;
+  /**
+   * The stream is over. `code` is the RST_STREAM code when either side
+   * reset it or the connection went away; `undefined` after a normal end.
+   */
+  onClose?(code: number | undefined): void;
+}
+
+/** An item a stream waits to write, in order. */
+export type OutboundItem =
+  | {
+    readonly kind: "headers";
+    /** Encoded at write time, in wire order, when `block` is not given. */
+    readonly fields?: readonly HeaderField[];
+    /** A block encoded without the dynamic table, so valid on any connection. */
+    readonly block?: Uint8Array;
+    readonly endStream: boolean;
+  }
+  | {
+    readonly kind: "data";
+    readonly bytes: Uint8Array;
+    offset: number;
+    readonly endStream: boolean;
+  };
+
+/** What a stream needs from its connection. */
+export interface StreamHost {
+  /** The stream has something to write. */
+  schedule(stream: Http2Stream): void;
+  /** Resets the stream on the wire and forgets it. */
+  resetStream(stream: Http2Stream, code: number): void;
+  /** The layer above consumed `bytes` of DATA on this stream: reopen the window. */
+  released(stream: Http2Stream, bytes: number): void;
+}
+
+/** Stream states that matter once a stream exists (idle and reserved are never stored). */
+export type StreamState = "open" | "halfClosedLocal" | "halfClosedRemote" | "closed";
+
+interface DrainWaiter {
+  readonly limit: number;
+  readonly resolve: () => void;
+}
+
+/** An open HTTP/2 stream. */
+export class Http2Stream {
+  /** The stream id. */
+  readonly id: number;
+  /** Bytes this side may still send on the stream. */
+  readonly sendWindow: FlowWindow;
+  /** Bytes the peer may still send before this side opens the window again. */
+  recvWindow: number;
+  /** Header blocks received so far (1: headers, 2: trailers). */
+  headerBlocks = 0;
+  /** The request's or response's `content-length`, checked against DATA (RFC 9113 section 8.1.1). */
+  contentLength: number | undefined;
+  /** DATA payload bytes received (padding excluded). */
+  dataReceived = 0;
+  /** Where received frames go. */
+  listener: StreamListener = {};
+  #state: StreamState;
+  #queue: OutboundItem[] = [];
+  #queuedBytes = 0;
+  #waiters: DrainWaiter[] = [];
+  #host: StreamHost;
+  #closeCode: number | undefined;
+  #closed = false;
+
+  /**
+   * @param id The stream id.
+   * @param host The connection.
+   * @param sendWindow The peer's initial window.
+   * @param recvWindow This side's initial window.
+   */
+  constructor(id: number, host: StreamHost, sendWindow: number, recvWindow: number) {
+    this.id = id;
+    this.#host = host;
+    this.sendWindow = new FlowWindow(sendWindow);
+    this.recvWindow = recvWindow;
+    this.#state = "open";
+  }
+
+  /** The state per RFC 9113 section 5.1. */
+  get state(): StreamState {
+    return this.#state;
+  }
+
+  /** Whether the peer may still send DATA or trailers. */
+  get remoteOpen(): boolean {
+    return this.#state === "open" || this.#state === "halfClosedLocal";
+  }
+
+  /** Whether this side may still queue frames. */
+  get localOpen(): boolean {
+    return !this.#closed && (this.#state === "open" || this.#state === "halfClosedRemote") &&
+      !this.#endQueued;
+  }
+
+  #endQueued = false;
+
+  /** Payload bytes queued and not yet written. */
+  get queuedBytes(): number {
+    return this.#queuedBytes;
+  }
+
+  /** The RST_STREAM code that ended the stream, if one did. */
+  get closeCode(): number | undefined {
+    return this.#closeCode;
+  }
+
+  /**
+   * Queues a header block (headers, or trailers with `endStream`).
+   *
+   * @param item The fields, or a block encoded without the dynamic table.
+   * @returns `false` when the stream can no longer send.
+   */
+  sendHeaders(
+    item: { fields?: readonly HeaderField[]; block?: Uint8Array },
+    endStream: boolean,
+  ): boolean {
+    if (!this.localOpen) return false;
+    this.#queue.push({ kind: "headers", ...item, endStream });
+    if (endStream) this.#endQueued = true;
+    this.#host.schedule(this);
+    return true;
+  }
+
+  /**
+   * Queues DATA. The bytes are not copied: keep them unchanged until written.
+   *
+   * @param bytes The payload.
+   * @param endStream Whether this ends the stream.
+   * @returns `false` when the stream can no longer send.
+   */
+  sendData(bytes: Uint8Array, endStream: boolean): boolean {
+    if (!this.localOpen) return false;
+    this.#queue.push({ kind: "data", bytes, offset: 0, endStream });
+    this.#queuedBytes += bytes.byteLength;
+    if (endStream) this.#endQueued = true;
+    this.#host.schedule(this);
+    return true;
+  }
+
+  /**
+   * Waits until at most `limit` payload bytes are queued, or the stream ends.
+   *
+   * @param limit The backlog to wait for.
+   * @returns Resolves then.
+   */
+  drained(limit: number): Promise<void> {
+    if (this.#queuedBytes <= limit || this.#closed) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ limit, resolve }));
+  }
+
+  /**
+   * Drops queued DATA that has not started to go out (the stream is ending
+   * with an error and its reader is not reading).
+   */
+  discardUnsentData(): void {
+    this.#queue = this.#queue.filter((item) => {
+      if (item.kind !== "data" || item.offset > 0) return true;
+      this.#queuedBytes -= item.bytes.byteLength;
+      return false;
+    });
+    this.#wakeWaiters();
+  }
+
+  /**
+   * Resets the stream: RST_STREAM goes out, queued frames are dropped.
+   *
+   * @param code The RST_STREAM code.
+   */
+  reset(code: number): void {
+    if (this.#closed) return;
+    this.#host.resetStream(this, code);
+  }
+
+  /**
+   * Tells the connection the layer above is done with `bytes` of received
+   * DATA, so the peer may send that much more.
+   *
+   * @param bytes Payload bytes consumed.
+   */
+  release(bytes: number): void {
+    if (!this.#closed && bytes > 0) this.#host.released(this, bytes);
+  }
+
+  /** @returns The next item to write, if any. */
+  peek(): OutboundItem | undefined {
+    return this.#queue[0];
+  }
+
+  /**
+   * Records that the first item went out (whole, or `bytes` of its DATA).
+   *
+   * @param bytes DATA payload bytes written; 0 for headers.
+   * @param done Whether the item is complete.
+   */
+  wrote(bytes: number, done: boolean): void {
+    this.#queuedBytes -= bytes;
+    if (done) {
+      const item = this.#queue.shift()!;
+      if (item.endStream) this.#localEnded();
+    }
+    this.#wakeWaiters();
+  }
+
+  /** The peer ended its side (END_STREAM received). */
+  remoteEnded(): void {
+    this.#state = this.#state === "open" ? "halfClosedRemote" : "closed";
+  }
+
+  #localEnded(): void {
+    this.#state = this.#state === "open" ? "halfClosedLocal" : "closed";
+  }
+
+  /**
+   * Marks the stream over and tells the listener (the connection calls this).
+   *
+   * @param code The reset code, or `undefined` for a normal end.
+   */
+  finish(code: number | undefined): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#closeCode = code;
+    this.#state = "closed";
+    this.#queue = [];
+    this.#queuedBytes = 0;
+    this.#wakeWaiters();
+    this.listener.onClose?.(code);
+  }
+
+  #wakeWaiters(): void {
+    if (this.#waiters.length === 0) return;
+    const still: DrainWaiter[] = [];
+    for (const w of this.#waiters) {
+      if (this.#closed || this.#queuedBytes <= w.limit) w.resolve();
+      else still.push(w);
+    }
+    this.#waiters = still;
+  }
+}

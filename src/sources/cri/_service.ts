@@ -20,7 +20,6 @@ import type {
   ListContainersResponse,
   ListPodSandboxRequest,
   ListPodSandboxResponse,
-  MessageInit,
   PodSandboxIdRequest,
   PodSandboxStatusRequest,
   PodSandboxStatusResponse,

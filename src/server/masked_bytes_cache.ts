@@ -3,15 +3,18 @@
  * that a mask shared by many requests or watchers projects and encodes each
  * pod version once; whole `ListPodsResponse` bodies kept per (mask, list
  * snapshot) so that repeated ListPods calls on an unchanged cache cost a
- * lookup; and watch frames kept per pod version so that a change fanned out
- * to many watchers is framed once.
+ * lookup; and GetPod responses and watch frames kept per (mask, pod version)
+ * so that a change fanned out to many watchers is framed once. Responses are
+ * handed out as gRPC-framed messages, which the transport writes as they are.
  *
  * @module
  */
 
 import type { CachedPod, PodEncoder } from "../cache/types.ts";
 import { type FieldMask, project } from "../fieldmask/mod.ts";
+import { type FramedMessage, frameMessage } from "../grpc/message_framing.ts";
 import {
+  encodeGetPodResponse,
   encodeListPodsResponse,
   encodePodWatchResponse,
   encodeWatchPodsEvent,
@@ -33,25 +36,26 @@ const ENTRY_OVERHEAD = 96;
 /** One memoized list body: valid while the store returns the same `pods` array. */
 interface ListEntry {
   readonly pods: readonly CachedPod[];
-  readonly bytes: Uint8Array;
+  readonly framed: FramedMessage;
 }
 
-/** Frame slots per pod version: the four v1alpha1 event types, then the package-less frame. */
+/** Response slots per pod version: the four v1alpha1 event types, the package-less frame, GetPod. */
 const LEGACY_SLOT = 5;
+const GET_SLOT = 6;
 
 /** A byte-bounded cache of masked pod encodings, list bodies and watch frames. */
 export class MaskedBytesCache {
   #encode: PodEncoder;
   #maxBytes: number;
   #maxListBytes: number;
-  /** Masked bytes by pod version (object identity), then mask key; oldest version first. */
-  #entries = new Map<CachedPod, Map<string, Uint8Array>>();
+  /** Masked bytes and framed responses by pod version (object identity), then key; oldest version first. */
+  #entries = new Map<CachedPod, Map<string, Uint8Array | FramedMessage>>();
   #bytes = 0;
   /** List bodies by mask key; oldest first. */
   #lists = new Map<string, ListEntry>();
   #listBytes = 0;
-  /** Unmasked watch frames by pod version; collected with the version. */
-  #frames = new WeakMap<CachedPod, Array<Uint8Array | undefined>>();
+  /** Unmasked responses by pod version; collected with the version. */
+  #frames = new WeakMap<CachedPod, Array<FramedMessage | undefined>>();
 
   /** @param options Encoder and memory bounds. */
   constructor(options: MaskedBytesCacheOptions) {
@@ -67,15 +71,19 @@ export class MaskedBytesCache {
    */
   bytesOf(mask: FieldMask, pod: CachedPod): Uint8Array {
     if (mask.isAll) return pod.bytes;
-    let byMask = this.#entries.get(pod);
-    const hit = byMask?.get(mask.key);
-    if (hit !== undefined) return hit;
-    const bytes = this.#encode(project(mask, pod.pod));
-    if (byMask === undefined) this.#entries.set(pod, byMask = new Map());
-    byMask.set(mask.key, bytes);
-    this.#bytes += bytes.byteLength + mask.key.length + ENTRY_OVERHEAD;
+    return this.#remember(pod, mask.key, () => this.#encode(project(mask, pod.pod))) as Uint8Array;
+  }
+
+  #remember<T extends Uint8Array | FramedMessage>(pod: CachedPod, key: string, make: () => T): T {
+    let byKey = this.#entries.get(pod);
+    const hit = byKey?.get(key);
+    if (hit !== undefined) return hit as T;
+    const value = make();
+    if (byKey === undefined) this.#entries.set(pod, byKey = new Map());
+    byKey.set(key, value);
+    this.#bytes += sizeOf(value) + key.length + ENTRY_OVERHEAD;
     this.#evict(pod);
-    return bytes;
+    return value;
   }
 
   /**
@@ -87,31 +95,38 @@ export class MaskedBytesCache {
    * @param pods The store's current list (sorted by UID).
    * @returns The serialized response.
    */
-  listBytes(mask: FieldMask, pods: readonly CachedPod[]): Uint8Array {
+  listBytes(mask: FieldMask, pods: readonly CachedPod[]): FramedMessage {
     const known = this.#lists.get(mask.key);
-    if (known !== undefined && known.pods === pods) return known.bytes;
-    let bytes: Uint8Array;
-    if (mask.isAll) {
-      const frames = new Array<Uint8Array>(pods.length);
-      for (let i = 0; i < pods.length; i++) frames[i] = pods[i]!.bytes;
-      bytes = encodeListPodsResponse(frames);
-    } else {
-      const frames = new Array<Uint8Array>(pods.length);
-      for (let i = 0; i < pods.length; i++) frames[i] = this.bytesOf(mask, pods[i]!);
-      bytes = encodeListPodsResponse(frames);
-    }
+    if (known !== undefined && known.pods === pods) return known.framed;
+    const bodies = new Array<Uint8Array>(pods.length);
+    for (let i = 0; i < pods.length; i++) bodies[i] = this.bytesOf(mask, pods[i]!);
+    const framed = frameMessage(encodeListPodsResponse(bodies));
     if (known !== undefined) {
       this.#lists.delete(mask.key);
-      this.#listBytes -= known.bytes.byteLength;
+      this.#listBytes -= known.framed.bytes.byteLength;
     }
-    this.#lists.set(mask.key, { pods, bytes });
-    this.#listBytes += bytes.byteLength;
+    this.#lists.set(mask.key, { pods, framed });
+    this.#listBytes += framed.bytes.byteLength;
     while (this.#listBytes > this.#maxListBytes && this.#lists.size > 1) {
       const [oldestKey, oldest] = this.#lists.entries().next().value as [string, ListEntry];
       this.#lists.delete(oldestKey);
-      this.#listBytes -= oldest.bytes.byteLength;
+      this.#listBytes -= oldest.framed.bytes.byteLength;
     }
-    return bytes;
+    return framed;
+  }
+
+  /**
+   * The `GetPodResponse` of a pod version, framed once per mask.
+   *
+   * @param mask The compiled mask.
+   * @param pod The pod version.
+   * @returns The framed response.
+   */
+  getResponseOf(mask: FieldMask, pod: CachedPod): FramedMessage {
+    const make = () => frameMessage(encodeGetPodResponse(this.bytesOf(mask, pod)));
+    return mask.isAll
+      ? this.#slot(pod, GET_SLOT, make)
+      : this.#remember(pod, `get\0${mask.key}`, make);
   }
 
   /**
@@ -128,18 +143,24 @@ export class MaskedBytesCache {
     mask: FieldMask,
     pod: CachedPod,
     options: { type: WatchEventType; legacy: boolean },
-  ): Uint8Array {
+  ): FramedMessage {
     const { type, legacy } = options;
-    if (!mask.isAll) {
+    const slot = legacy ? LEGACY_SLOT : type;
+    const make = () => {
       const bytes = this.bytesOf(mask, pod);
-      return legacy ? encodePodWatchResponse(bytes) : encodeWatchPodsEvent(type, bytes);
-    }
+      return frameMessage(
+        legacy ? encodePodWatchResponse(bytes) : encodeWatchPodsEvent(type, bytes),
+      );
+    };
+    return mask.isAll
+      ? this.#slot(pod, slot, make)
+      : this.#remember(pod, `${slot}\0${mask.key}`, make);
+  }
+
+  #slot(pod: CachedPod, slot: number, make: () => FramedMessage): FramedMessage {
     let slots = this.#frames.get(pod);
     if (slots === undefined) this.#frames.set(pod, slots = []);
-    const slot = legacy ? LEGACY_SLOT : type;
-    return slots[slot] ??= legacy
-      ? encodePodWatchResponse(pod.bytes)
-      : encodeWatchPodsEvent(type, pod.bytes);
+    return slots[slot] ??= make();
   }
 
   /** Masked pod bytes currently held (list bodies not included). */
@@ -153,10 +174,14 @@ export class MaskedBytesCache {
     for (const [pod, byMask] of this.#entries) {
       if (this.#bytes <= this.#maxBytes) break;
       if (pod === keep) continue;
-      for (const [key, bytes] of byMask) {
-        this.#bytes -= bytes.byteLength + key.length + ENTRY_OVERHEAD;
+      for (const [key, value] of byMask) {
+        this.#bytes -= sizeOf(value) + key.length + ENTRY_OVERHEAD;
       }
       this.#entries.delete(pod);
     }
   }
+}
+
+function sizeOf(value: Uint8Array | FramedMessage): number {
+  return value instanceof Uint8Array ? value.byteLength : value.bytes.byteLength;
 }

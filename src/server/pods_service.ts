@@ -10,10 +10,10 @@
 import type { CachedPod, PodEncoder, PodEvent, PodStore } from "../cache/types.ts";
 import type { EventHub } from "../events/mod.ts";
 import type { FieldMask, FieldMaskCache } from "../fieldmask/mod.ts";
+import { type FramedMessage, frameMessage } from "../grpc/message_framing.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import {
   decodeGetPodRequest,
-  encodeGetPodResponse,
   encodeWatchPodsEvent,
   WATCH_EVENT_TYPE,
   type WatchEventType,
@@ -43,6 +43,10 @@ export interface PodsServiceOptions {
 }
 
 const UID_MAX_LENGTH = 128;
+/** The one frame without a pod, the same for every watcher. */
+const INITIAL_SYNC_COMPLETE = frameMessage(
+  encodeWatchPodsEvent(WATCH_EVENT_TYPE.INITIAL_SYNC_COMPLETE, undefined),
+);
 const UID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 
 /** The Pods API handlers. */
@@ -70,7 +74,7 @@ export class PodsService {
    * @returns The encoded `ListPodsResponse` (also a valid `PodListResponse`).
    * @throws {RpcError} RESOURCE_EXHAUSTED, UNAVAILABLE, FAILED_PRECONDITION, INVALID_ARGUMENT.
    */
-  listPods(ctx: CallContext): Promise<Uint8Array> {
+  listPods(ctx: CallContext): Promise<FramedMessage> {
     this.#admitUnary("list");
     const mask = requestMask(ctx, this.#o.masks);
     return Promise.resolve(this.#masked.listBytes(mask, this.#o.store.list()));
@@ -84,7 +88,7 @@ export class PodsService {
    * @returns The encoded `GetPodResponse`.
    * @throws {RpcError} NOT_FOUND for an unknown UID, INVALID_ARGUMENT for a malformed one.
    */
-  getPod(request: Uint8Array, ctx: CallContext): Promise<Uint8Array> {
+  getPod(request: Uint8Array, ctx: CallContext): Promise<FramedMessage> {
     this.#admitUnary("get");
     let uid: string;
     try {
@@ -101,7 +105,7 @@ export class PodsService {
     if (pod === undefined) {
       throw new RpcError(STATUS.NOT_FOUND, `pod with UID ${quote(uid)} not found`);
     }
-    return Promise.resolve(encodeGetPodResponse(this.#masked.bytesOf(mask, pod)));
+    return Promise.resolve(this.#masked.getResponseOf(mask, pod));
   }
 
   /**
@@ -138,7 +142,7 @@ export class PodsService {
         this.#checkAlive(ctx);
       }
       if (!legacy) {
-        await sink.send(encodeWatchPodsEvent(WATCH_EVENT_TYPE.INITIAL_SYNC_COMPLETE, undefined));
+        await sink.send(INITIAL_SYNC_COMPLETE);
       }
       subscription.markLive();
       for (;;) {
@@ -160,7 +164,7 @@ export class PodsService {
     }
   }
 
-  #frame(legacy: boolean, type: WatchEventType, mask: FieldMask, pod: CachedPod): Uint8Array {
+  #frame(legacy: boolean, type: WatchEventType, mask: FieldMask, pod: CachedPod): FramedMessage {
     return this.#masked.frameOf(this.#withDeletion(mask, pod), pod, { type, legacy });
   }
 

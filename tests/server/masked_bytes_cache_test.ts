@@ -9,6 +9,7 @@ import {
   POD_SCHEMA,
   WATCH_EVENT_TYPE,
 } from "../../src/proto/mod.ts";
+import { frameMessage } from "../../src/grpc/message_framing.ts";
 import { MaskedBytesCache } from "../../src/server/masked_bytes_cache.ts";
 import { makePod } from "../_fixtures/pods.ts";
 
@@ -25,7 +26,7 @@ Deno.test("MaskedBytesCache.listBytes() answers an unchanged list from memory", 
   const cache = new MaskedBytesCache({ encode: encodePod });
   const pods = [cached(1), cached(2)];
   const first = cache.listBytes(ALL, pods);
-  assert.deepEqual(first, encodeListPodsResponse(pods.map((p) => p.bytes)));
+  assert.deepEqual(first.message, encodeListPodsResponse(pods.map((p) => p.bytes)));
   assert.equal(cache.listBytes(ALL, pods), first);
 });
 
@@ -36,7 +37,7 @@ Deno.test("MaskedBytesCache.listBytes() re-assembles a changed list", () => {
   const after = cache.listBytes(ALL, [pods[0]!, cached(2, 7), cached(3)]);
   assert.notEqual(after, before);
   assert.deepEqual(
-    after,
+    after.message,
     encodeListPodsResponse([pods[0]!.bytes, cached(2, 7).bytes, cached(3).bytes]),
   );
 });
@@ -45,8 +46,8 @@ Deno.test("MaskedBytesCache.listBytes() frames each pod projected by the mask", 
   const cache = new MaskedBytesCache({ encode: encodePod });
   const pods = [cached(1), cached(2)];
   const expected = encodeListPodsResponse(pods.map((p) => encodePod(project(MASK, p.pod))));
-  assert.deepEqual(cache.listBytes(MASK, pods), expected);
-  assert.deepEqual(cache.listBytes(MASK, [...pods]), expected);
+  assert.deepEqual(cache.listBytes(MASK, pods).message, expected);
+  assert.deepEqual(cache.listBytes(MASK, [...pods]).message, expected);
 });
 
 Deno.test("MaskedBytesCache.bytesOf() encodes a pod version once per mask", () => {
@@ -77,18 +78,32 @@ Deno.test("MaskedBytesCache.frameOf() shares unmasked frames between watchers", 
   const cache = new MaskedBytesCache({ encode: encodePod });
   const pod = cached(1);
   const added = cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, legacy: false });
-  assert.deepEqual(added, encodeWatchPodsEvent(WATCH_EVENT_TYPE.ADDED, pod.bytes));
+  assert.deepEqual(added.message, encodeWatchPodsEvent(WATCH_EVENT_TYPE.ADDED, pod.bytes));
   assert.equal(cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, legacy: false }), added);
   assert.deepEqual(
-    cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.MODIFIED, legacy: false }),
+    cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.MODIFIED, legacy: false }).message,
     encodeWatchPodsEvent(WATCH_EVENT_TYPE.MODIFIED, pod.bytes),
   );
   assert.deepEqual(
-    cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, legacy: true }),
+    cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, legacy: true }).message,
     encodePodWatchResponse(pod.bytes),
   );
   assert.deepEqual(
-    cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.DELETED, legacy: false }),
+    cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.DELETED, legacy: false }).message,
     encodeWatchPodsEvent(WATCH_EVENT_TYPE.DELETED, encodePod(project(MASK, pod.pod))),
+  );
+});
+
+Deno.test("MaskedBytesCache frames a response once per pod version and mask", () => {
+  const cache = new MaskedBytesCache({ encode: encodePod });
+  const pod = cached(1);
+  const get = cache.getResponseOf(ALL, pod);
+  assert.equal(cache.getResponseOf(ALL, pod), get, "the same framed bytes for every request");
+  assert.deepEqual(get.bytes.subarray(0, 5), frameMessage(get.message).bytes.subarray(0, 5));
+  const masked = cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.MODIFIED, legacy: false });
+  assert.equal(
+    cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.MODIFIED, legacy: false }),
+    masked,
+    "a masked frame is shared by every watcher with that mask",
   );
 });

@@ -42,6 +42,8 @@ export function checkHeaderList(
   const seen = new Set<string>();
   let regularSeen = false;
   for (const [name, value] of fields) {
+    // RFC 9113 section 8.2.1 forbids these in every field value, pseudo-headers included.
+    if (/[\r\n\0]/.test(value)) return `field "${name}" has a forbidden character in its value`;
     if (name.startsWith(":")) {
       if (allowedPseudo === undefined || !allowedPseudo.has(name)) {
         return `pseudo-header "${name}" is not allowed in ${kind}`;
@@ -60,7 +62,6 @@ export function checkHeaderList(
     if (name === "te" && value !== "trailers") {
       return `field "te" with a value other than "trailers"`;
     }
-    if (/[\r\n\0]/.test(value)) return `field "${name}" has a forbidden character in its value`;
   }
   if (kind === "request") {
     for (const required of [":method", ":scheme", ":path"]) {

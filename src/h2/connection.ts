@@ -33,11 +33,11 @@ import {
   SETTINGS_ACK,
   settingsFrame,
   windowUpdateFrame,
-  writeFrameHeader,
 } from "./frames.ts";
 import { checkHeaderList, headerValue } from "./header_rules.ts";
 import { type HeaderField, HpackDecoder, HpackEncoder, HpackError } from "./hpack.ts";
 import { applySettings, INITIAL_SETTINGS, SETTING, type Settings } from "./settings.ts";
+import { FrameWriter } from "./frame_writer.ts";
 import { Http2Stream, type StreamHost } from "./stream.ts";
 
 /** Which end of the connection this is. */
@@ -129,11 +129,8 @@ export class ConnectionClosedError extends Error {
 }
 
 const READ_BUFFER_BYTES = 64 * 1024;
-const WRITE_BUFFER_BYTES = 64 * 1024;
 /** Our SETTINGS_MAX_FRAME_SIZE: the protocol's initial value, which every reader must take. */
 const OUR_MAX_FRAME_SIZE = INITIAL_SETTINGS.maxFrameSize;
-/** DATA frames this side writes are at most this big, whatever the peer allows. */
-const MAX_DATA_FRAME = 64 * 1024;
 /** Streams this side reset whose late frames are ignored, not treated as errors. */
 const RESET_MEMORY = 1024;
 const SHUTDOWN_PING = new Uint8Array([0x73, 0x68, 0x75, 0x74, 0x64, 0x6f, 0x77, 0x6e]);
@@ -158,19 +155,13 @@ export class Http2Connection implements StreamHost {
   readonly #streams = new Map<number, Http2Stream>();
   readonly #resetByUs = new Set<number>();
   readonly #decoder: HpackDecoder;
-  readonly #encoder = new HpackEncoder();
   readonly #peer: Settings = { ...INITIAL_SETTINGS };
+  readonly #encoder = new HpackEncoder();
+  readonly #writer: FrameWriter;
   readonly #sendWindow = new FlowWindow(INITIAL_SETTINGS.initialWindowSize);
   #recvWindow = INITIAL_SETTINGS.initialWindowSize;
   #recvUnacked = 0;
   readonly #streamUnacked = new Map<number, number>();
-  readonly #ready = new Set<Http2Stream>();
-  #control: Uint8Array[] = [];
-  #controlBytes = 0;
-  #out = new Uint8Array(WRITE_BUFFER_BYTES);
-  #writing = false;
-  #writeIdle: Promise<void> = Promise.resolve();
-  #writeIdleResolve: (() => void) | undefined;
   #prefaceSeen: boolean;
   #settingsSeen = false;
   #headerBlock: PendingHeaderBlock | undefined;
@@ -214,6 +205,13 @@ export class Http2Connection implements StreamHost {
     this.#controlBucket = new TokenBucket({ ...this.#limits.controlRate, clock: this.#clock });
     this.#resetBucket = new TokenBucket({ ...this.#limits.resetRate, clock: this.#clock });
     this.#done = new Promise((resolve) => this.#resolveDone = resolve);
+    this.#writer = new FrameWriter(conn, this.#encoder, {
+      peerMaxFrameSize: () => this.#peer.maxFrameSize,
+      sendWindow: this.#sendWindow,
+      owns: (stream) => this.#streams.get(stream.id) === stream,
+      localEnded: (stream) => this.#localEnded(stream),
+      writeFailed: () => this.#terminate(H2_ERROR.CANCEL),
+    });
     if (this.role === "client") this.#queueControl(CLIENT_PREFACE);
     const settings: [number, number][] = [
       [SETTING.MAX_CONCURRENT_STREAMS, this.#limits.maxConcurrentStreams],
@@ -358,8 +356,7 @@ export class Http2Connection implements StreamHost {
   /** @param stream A stream with frames to write. */
   schedule(stream: Http2Stream): void {
     if (this.#closed || this.#closing) return;
-    this.#ready.add(stream);
-    this.#kick();
+    this.#writer.schedule(stream);
   }
 
   /**
@@ -734,7 +731,7 @@ export class Http2Connection implements StreamHost {
         if (!stream.sendWindow.grow(delta)) {
           throw new ConnectionError(H2_ERROR.FLOW_CONTROL_ERROR, "a stream window passed 2^31-1");
         }
-        if (delta > 0 && stream.peek() !== undefined) this.#ready.add(stream);
+        if (delta > 0 && stream.peek() !== undefined) this.#writer.schedule(stream);
       }
     }
     this.#encoder.setMaxTableSize(Math.min(this.#peer.headerTableSize, 4096));
@@ -787,7 +784,7 @@ export class Http2Connection implements StreamHost {
         );
       }
       for (const stream of this.#streams.values()) {
-        if (stream.peek() !== undefined) this.#ready.add(stream);
+        if (stream.peek() !== undefined) this.#writer.schedule(stream);
       }
       this.#kick();
       return;
@@ -840,7 +837,7 @@ export class Http2Connection implements StreamHost {
     if (this.#streams.get(stream.id) !== stream) return;
     this.#streams.delete(stream.id);
     this.#streamUnacked.delete(stream.id);
-    this.#ready.delete(stream);
+    this.#writer.unschedule(stream);
     if (this.#streams.size === 0) this.#idleSince = this.#clock.now();
     try {
       stream.finish(code);
@@ -877,146 +874,16 @@ export class Http2Connection implements StreamHost {
 
   #queueControl(frame: Uint8Array): void {
     if (this.#closed) return;
-    this.#control.push(frame);
-    this.#controlBytes += frame.byteLength;
-    if (this.#controlBytes > this.#limits.maxControlBacklog && !this.#closing) {
+    const backlog = this.#writer.queueControl(frame);
+    if (backlog > this.#limits.maxControlBacklog && !this.#closing) {
       // The peer keeps asking for answers it does not read.
-      this.#control = [];
-      this.#controlBytes = 0;
+      this.#writer.clearControl();
       this.#fail(H2_ERROR.ENHANCE_YOUR_CALM, "the peer does not read what it asks for");
-      return;
     }
-    this.#kick();
   }
 
   #kick(): void {
-    if (this.#writing || this.#closed) return;
-    this.#writing = true;
-    this.#writeIdle = new Promise((resolve) => this.#writeIdleResolve = resolve);
-    queueMicrotask(() => this.#writeLoop());
-  }
-
-  async #writeLoop(): Promise<void> {
-    try {
-      for (;;) {
-        const n = this.#fill();
-        if (n === 0) break;
-        let offset = 0;
-        while (offset < n) offset += await this.#conn.write(this.#out.subarray(offset, n));
-      }
-    } catch {
-      // The peer is gone; the read side sees it too.
-      this.#terminate(H2_ERROR.CANCEL);
-    } finally {
-      this.#writing = false;
-      this.#writeIdleResolve?.();
-    }
-  }
-
-  /** Gathers control frames, then one frame per ready stream in turn, into the write buffer. */
-  #fill(): number {
-    let pos = 0;
-    while (this.#control.length > 0) {
-      const frame = this.#control[0]!;
-      if (pos + frame.byteLength > this.#out.byteLength) {
-        if (pos > 0) return pos;
-        this.#out = new Uint8Array(frame.byteLength);
-      }
-      this.#out.set(frame, pos);
-      pos += frame.byteLength;
-      this.#control.shift();
-      this.#controlBytes -= frame.byteLength;
-    }
-    if (this.#closing) return pos;
-    let progress = true;
-    while (progress && pos < this.#out.byteLength - FRAME_HEADER_BYTES) {
-      progress = false;
-      for (const stream of [...this.#ready]) {
-        const item = stream.peek();
-        if (item === undefined) {
-          this.#ready.delete(stream);
-          continue;
-        }
-        const before = pos;
-        pos = item.kind === "headers"
-          ? this.#writeHeaders(stream, item, pos)
-          : this.#writeData(stream, item, pos);
-        if (pos === before) {
-          if (item.kind === "data" && this.#sendWindow.size <= 0) return pos;
-          continue;
-        }
-        progress = true;
-        // Round robin: a stream that wrote goes to the back of the line.
-        this.#ready.delete(stream);
-        if (stream.peek() !== undefined && this.#streams.get(stream.id) === stream) {
-          this.#ready.add(stream);
-        }
-        if (pos >= this.#out.byteLength - FRAME_HEADER_BYTES) break;
-      }
-    }
-    return pos;
-  }
-
-  #writeHeaders(
-    stream: Http2Stream,
-    item: Extract<ReturnType<Http2Stream["peek"]>, { kind: "headers" }>,
-    pos: number,
-  ): number {
-    const estimate = item.block?.byteLength ?? estimateBlock(item.fields ?? []);
-    const frames = Math.ceil(Math.max(estimate, 1) / this.#peer.maxFrameSize);
-    const need = estimate + frames * FRAME_HEADER_BYTES;
-    if (pos + need > this.#out.byteLength) {
-      if (pos > 0) return pos;
-      this.#out = new Uint8Array(need);
-    }
-    const block = item.block ?? this.#encoder.encode(item.fields ?? []);
-    let offset = 0;
-    let type: number = FRAME_TYPE.HEADERS;
-    do {
-      const size = Math.min(block.byteLength - offset, this.#peer.maxFrameSize);
-      const last = offset + size === block.byteLength;
-      let flags = last ? FLAG.END_HEADERS : 0;
-      if (type === FRAME_TYPE.HEADERS && item.endStream) flags |= FLAG.END_STREAM;
-      writeFrameHeader(this.#out, pos, size, type, flags, stream.id);
-      this.#out.set(block.subarray(offset, offset + size), pos + FRAME_HEADER_BYTES);
-      pos += FRAME_HEADER_BYTES + size;
-      offset += size;
-      type = FRAME_TYPE.CONTINUATION;
-    } while (offset < block.byteLength);
-    stream.wrote(0, true);
-    if (item.endStream) this.#localEnded(stream);
-    return pos;
-  }
-
-  #writeData(
-    stream: Http2Stream,
-    item: Extract<ReturnType<Http2Stream["peek"]>, { kind: "data" }>,
-    pos: number,
-  ): number {
-    const remaining = item.bytes.byteLength - item.offset;
-    const size = Math.min(
-      remaining,
-      stream.sendWindow.size,
-      this.#sendWindow.size,
-      this.#peer.maxFrameSize,
-      MAX_DATA_FRAME,
-      this.#out.byteLength - pos - FRAME_HEADER_BYTES,
-    );
-    if (size <= 0 && remaining > 0) {
-      if (stream.sendWindow.size <= 0) this.#ready.delete(stream);
-      return pos;
-    }
-    const chunk = Math.max(size, 0);
-    const done = chunk === remaining;
-    const flags = done && item.endStream ? FLAG.END_STREAM : 0;
-    writeFrameHeader(this.#out, pos, chunk, FRAME_TYPE.DATA, flags, stream.id);
-    this.#out.set(item.bytes.subarray(item.offset, item.offset + chunk), pos + FRAME_HEADER_BYTES);
-    item.offset += chunk;
-    stream.sendWindow.consume(chunk);
-    this.#sendWindow.consume(chunk);
-    stream.wrote(chunk, done);
-    if (done && item.endStream) this.#localEnded(stream);
-    return pos + FRAME_HEADER_BYTES + chunk;
+    if (!this.#closed) this.#writer.kick();
   }
 
   // --- ending -------------------------------------------------------------
@@ -1025,9 +892,8 @@ export class Http2Connection implements StreamHost {
   #fail(code: number, message: string): void {
     if (this.#closed || this.#closing) return;
     if (code !== H2_ERROR.NO_ERROR) this.#options.observer?.connectionError?.(code, message);
-    this.#ready.clear();
-    this.#control = [];
-    this.#controlBytes = 0;
+    this.#writer.clearStreams();
+    this.#writer.clearControl();
     this.#queueControl(goawayFrame(this.#lastPeerStreamId, code, message));
     this.#finishWritesThenClose(code === H2_ERROR.NO_ERROR ? H2_ERROR.CANCEL : code);
   }
@@ -1040,9 +906,10 @@ export class Http2Connection implements StreamHost {
   #finishWritesThenClose(streamCode: number = H2_ERROR.CANCEL): void {
     if (this.#closing || this.#closed) return;
     this.#closing = true;
-    this.#ready.clear();
+    this.#writer.controlOnly = true;
+    this.#writer.clearStreams();
     this.#kick();
-    const flushed = this.#writeIdle;
+    const flushed = this.#writer.idle;
     // A peer that does not read cannot hold the socket open: give up after a second.
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<void>((resolve) => timer = setTimeout(resolve, 1000));
@@ -1059,8 +926,8 @@ export class Http2Connection implements StreamHost {
     this.#closing = true;
     clearTimeout(this.#timer);
     clearTimeout(this.#shutdownTimer);
-    this.#ready.clear();
-    this.#control = [];
+    this.#writer.clearStreams();
+    this.#writer.clearControl();
     const streams = [...this.#streams.values()];
     this.#streams.clear();
     for (const stream of streams) {
@@ -1137,13 +1004,6 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
     offset += part.byteLength;
   }
   return out;
-}
-
-/** An upper bound of a header block's encoded size. */
-function estimateBlock(fields: readonly HeaderField[]): number {
-  let size = 8;
-  for (const [name, value] of fields) size += name.length + value.length + 12;
-  return size;
 }
 
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {

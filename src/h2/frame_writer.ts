@@ -1,0 +1,236 @@
+/**
+ * The write side of an HTTP/2 connection: control frames first, then one
+ * frame per ready stream in turn (round robin), DATA only within both flow
+ * windows, gathered into one reused buffer and written by a single loop.
+ * Queued DATA is never copied before this point; header blocks given as
+ * fields are encoded here, in wire order, so the HPACK dynamic table of
+ * both ends stays in step.
+ *
+ * @module
+ */
+
+import type { FlowWindow } from "./flow_window.ts";
+import { FLAG, FRAME_HEADER_BYTES, FRAME_TYPE, writeFrameHeader } from "./frames.ts";
+import type { HeaderField, HpackEncoder } from "./hpack.ts";
+import type { Http2Stream, OutboundItem } from "./stream.ts";
+
+/** What the writer needs from its connection. */
+export interface FrameWriterHost {
+  /** The peer's SETTINGS_MAX_FRAME_SIZE. */
+  peerMaxFrameSize(): number;
+  /** The connection's send window. */
+  readonly sendWindow: FlowWindow;
+  /** Whether the stream is still one of the connection's. */
+  owns(stream: Http2Stream): boolean;
+  /** This side wrote the stream's END_STREAM. */
+  localEnded(stream: Http2Stream): void;
+  /** A write failed: the peer is gone. */
+  writeFailed(): void;
+}
+
+const WRITE_BUFFER_BYTES = 64 * 1024;
+/** DATA frames this side writes are at most this big, whatever the peer allows. */
+const MAX_DATA_FRAME = 64 * 1024;
+
+/** Gathers and writes a connection's frames. */
+export class FrameWriter {
+  /** When set, only control frames go out (the connection is closing). */
+  controlOnly = false;
+  readonly #conn: Deno.Conn;
+  readonly #encoder: HpackEncoder;
+  readonly #host: FrameWriterHost;
+  readonly #ready = new Set<Http2Stream>();
+  #control: Uint8Array[] = [];
+  #controlBytes = 0;
+  #out = new Uint8Array(WRITE_BUFFER_BYTES);
+  #writing = false;
+  #idle: Promise<void> = Promise.resolve();
+  #resolveIdle: (() => void) | undefined;
+
+  /**
+   * @param conn The socket.
+   * @param encoder The connection's HPACK encoder.
+   * @param host The connection.
+   */
+  constructor(conn: Deno.Conn, encoder: HpackEncoder, host: FrameWriterHost) {
+    this.#conn = conn;
+    this.#encoder = encoder;
+    this.#host = host;
+  }
+
+  /** Resolves when nothing is being written. */
+  get idle(): Promise<void> {
+    return this.#idle;
+  }
+
+  /**
+   * Queues a control frame (written before any stream's frames).
+   *
+   * @param frame A whole frame.
+   * @returns The control bytes now waiting.
+   */
+  queueControl(frame: Uint8Array): number {
+    this.#control.push(frame);
+    this.#controlBytes += frame.byteLength;
+    this.kick();
+    return this.#controlBytes;
+  }
+
+  /** Drops every queued control frame. */
+  clearControl(): void {
+    this.#control = [];
+    this.#controlBytes = 0;
+  }
+
+  /** @param stream A stream with frames to write. */
+  schedule(stream: Http2Stream): void {
+    this.#ready.add(stream);
+    this.kick();
+  }
+
+  /** @param stream A stream to leave out until scheduled again. */
+  unschedule(stream: Http2Stream): void {
+    this.#ready.delete(stream);
+  }
+
+  /** Forgets every stream waiting to write. */
+  clearStreams(): void {
+    this.#ready.clear();
+  }
+
+  /** Starts the write loop unless it runs. */
+  kick(): void {
+    if (this.#writing) return;
+    this.#writing = true;
+    this.#idle = new Promise((resolve) => this.#resolveIdle = resolve);
+    queueMicrotask(() => this.#loop());
+  }
+
+  async #loop(): Promise<void> {
+    try {
+      for (;;) {
+        const n = this.#fill();
+        if (n === 0) break;
+        let offset = 0;
+        while (offset < n) offset += await this.#conn.write(this.#out.subarray(offset, n));
+      }
+    } catch {
+      // The peer is gone; the read side sees it too.
+      this.#host.writeFailed();
+    } finally {
+      this.#writing = false;
+      this.#resolveIdle?.();
+    }
+  }
+
+  /** Fills the write buffer: control frames, then one frame per ready stream in turn. */
+  #fill(): number {
+    let pos = 0;
+    while (this.#control.length > 0) {
+      const frame = this.#control[0]!;
+      if (pos + frame.byteLength > this.#out.byteLength) {
+        if (pos > 0) return pos;
+        this.#out = new Uint8Array(frame.byteLength);
+      }
+      this.#out.set(frame, pos);
+      pos += frame.byteLength;
+      this.#control.shift();
+      this.#controlBytes -= frame.byteLength;
+    }
+    if (this.controlOnly) return pos;
+    let progress = true;
+    while (progress && pos < this.#out.byteLength - FRAME_HEADER_BYTES) {
+      progress = false;
+      for (const stream of [...this.#ready]) {
+        const item = stream.peek();
+        if (item === undefined) {
+          this.#ready.delete(stream);
+          continue;
+        }
+        const before = pos;
+        pos = item.kind === "headers"
+          ? this.#writeHeaders(stream, item, pos)
+          : this.#writeData(stream, item, pos);
+        if (pos === before) {
+          if (item.kind === "data" && this.#host.sendWindow.size <= 0) return pos;
+          continue;
+        }
+        progress = true;
+        // Round robin: a stream that wrote goes to the back of the line.
+        this.#ready.delete(stream);
+        if (stream.peek() !== undefined && this.#host.owns(stream)) this.#ready.add(stream);
+        if (pos >= this.#out.byteLength - FRAME_HEADER_BYTES) break;
+      }
+    }
+    return pos;
+  }
+
+  #writeHeaders(
+    stream: Http2Stream,
+    item: Extract<OutboundItem, { kind: "headers" }>,
+    pos: number,
+  ): number {
+    const maxFrame = this.#host.peerMaxFrameSize();
+    const estimate = item.block?.byteLength ?? estimateBlock(item.fields ?? []);
+    const need = estimate + Math.ceil(Math.max(estimate, 1) / maxFrame) * FRAME_HEADER_BYTES;
+    if (pos + need > this.#out.byteLength) {
+      if (pos > 0) return pos;
+      this.#out = new Uint8Array(need);
+    }
+    const block = item.block ?? this.#encoder.encode(item.fields ?? []);
+    let offset = 0;
+    let type: number = FRAME_TYPE.HEADERS;
+    do {
+      const size = Math.min(block.byteLength - offset, maxFrame);
+      let flags = offset + size === block.byteLength ? FLAG.END_HEADERS : 0;
+      if (type === FRAME_TYPE.HEADERS && item.endStream) flags |= FLAG.END_STREAM;
+      writeFrameHeader(this.#out, pos, size, type, flags, stream.id);
+      this.#out.set(block.subarray(offset, offset + size), pos + FRAME_HEADER_BYTES);
+      pos += FRAME_HEADER_BYTES + size;
+      offset += size;
+      type = FRAME_TYPE.CONTINUATION;
+    } while (offset < block.byteLength);
+    stream.wrote(0, true);
+    if (item.endStream) this.#host.localEnded(stream);
+    return pos;
+  }
+
+  #writeData(
+    stream: Http2Stream,
+    item: Extract<OutboundItem, { kind: "data" }>,
+    pos: number,
+  ): number {
+    const remaining = item.bytes.byteLength - item.offset;
+    const size = Math.min(
+      remaining,
+      stream.sendWindow.size,
+      this.#host.sendWindow.size,
+      this.#host.peerMaxFrameSize(),
+      MAX_DATA_FRAME,
+      this.#out.byteLength - pos - FRAME_HEADER_BYTES,
+    );
+    if (size <= 0 && remaining > 0) {
+      // Blocked by the stream's own window: WINDOW_UPDATE schedules it again.
+      if (stream.sendWindow.size <= 0) this.#ready.delete(stream);
+      return pos;
+    }
+    const chunk = Math.max(size, 0);
+    const done = chunk === remaining;
+    const flags = done && item.endStream ? FLAG.END_STREAM : 0;
+    writeFrameHeader(this.#out, pos, chunk, FRAME_TYPE.DATA, flags, stream.id);
+    this.#out.set(item.bytes.subarray(item.offset, item.offset + chunk), pos + FRAME_HEADER_BYTES);
+    item.offset += chunk;
+    stream.sendWindow.consume(chunk);
+    this.#host.sendWindow.consume(chunk);
+    stream.wrote(chunk, done);
+    if (done && item.endStream) this.#host.localEnded(stream);
+    return pos + FRAME_HEADER_BYTES + chunk;
+  }
+}
+
+/** An upper bound of a header block's encoded size. */
+function estimateBlock(fields: readonly HeaderField[]): number {
+  let size = 8;
+  for (const [name, value] of fields) size += name.length + value.length + 12;
+  return size;
+}

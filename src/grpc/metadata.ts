@@ -107,7 +107,7 @@ export function readMetadata(fields: readonly HeaderField[]): Map<string, (strin
     const values = out.get(name) ?? [];
     if (name.endsWith("-bin")) {
       const decoded = decodeBase64(value);
-      if (decoded !== undefined) values.push(decoded);
+      if (decoded !== undefined) values.push(...decoded);
       else continue;
     } else {
       // One header may carry several comma-separated values only for -bin; text stays whole.
@@ -135,22 +135,15 @@ export function metadataFields(
   });
 }
 
-function decodeBase64(value: string): Uint8Array | undefined {
-  // gRPC senders may leave out the padding; several values are joined by commas.
+function decodeBase64(value: string): Uint8Array[] | undefined {
+  // gRPC senders may leave out the padding; several values are joined by
+  // commas, and each one stays a value of its own.
   const parts = value.split(",").map((p) => p.trim());
   try {
-    const chunks = parts.map((p) => {
+    return parts.map((p) => {
       const padded = p + "=".repeat((4 - (p.length % 4)) % 4);
       return Uint8Array.from(atob(padded), (c) => c.charCodeAt(0));
     });
-    if (chunks.length === 1) return chunks[0];
-    const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
-    let offset = 0;
-    for (const c of chunks) {
-      out.set(c, offset);
-      offset += c.byteLength;
-    }
-    return out;
   } catch {
     return undefined;
   }

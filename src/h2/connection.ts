@@ -35,7 +35,8 @@ import {
   windowUpdateFrame,
 } from "./frames.ts";
 import { checkHeaderList, headerValue } from "./header_rules.ts";
-import { type HeaderField, HpackDecoder, HpackEncoder, HpackError } from "./hpack.ts";
+import { type HeaderBlock, HeaderBlockReader, unpad } from "./header_block.ts";
+import { type HeaderField, HpackEncoder } from "./hpack.ts";
 import { applySettings, INITIAL_SETTINGS, SETTING, type Settings } from "./settings.ts";
 import { FrameWriter } from "./frame_writer.ts";
 import { Http2Stream, type StreamHost } from "./stream.ts";
@@ -136,15 +137,6 @@ const RESET_MEMORY = 1024;
 const SHUTDOWN_PING = new Uint8Array([0x73, 0x68, 0x75, 0x74, 0x64, 0x6f, 0x77, 0x6e]);
 const KEEPALIVE_PING = new Uint8Array([0x6b, 0x65, 0x65, 0x70, 0x61, 0x6c, 0x69, 0x76]);
 
-interface PendingHeaderBlock {
-  readonly streamId: number;
-  readonly flags: number;
-  readonly fragments: Uint8Array[];
-  bytes: number;
-  frames: number;
-  readonly selfDependent: boolean;
-}
-
 /** An HTTP/2 connection. */
 export class Http2Connection implements StreamHost {
   readonly role: ConnectionRole;
@@ -154,7 +146,7 @@ export class Http2Connection implements StreamHost {
   readonly #clock: Clock;
   readonly #streams = new Map<number, Http2Stream>();
   readonly #resetByUs = new Set<number>();
-  readonly #decoder: HpackDecoder;
+  readonly #headerBlocks: HeaderBlockReader;
   readonly #peer: Settings = { ...INITIAL_SETTINGS };
   readonly #encoder = new HpackEncoder();
   readonly #writer: FrameWriter;
@@ -164,7 +156,6 @@ export class Http2Connection implements StreamHost {
   readonly #streamUnacked = new Map<number, number>();
   #prefaceSeen: boolean;
   #settingsSeen = false;
-  #headerBlock: PendingHeaderBlock | undefined;
   #lastPeerStreamId = 0;
   #nextLocalStreamId: number;
   #goawaySent = false;
@@ -198,7 +189,11 @@ export class Http2Connection implements StreamHost {
     this.#options = options;
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.#clock = options.clock ?? systemClock;
-    this.#decoder = new HpackDecoder();
+    this.#headerBlocks = new HeaderBlockReader({
+      maxHeaderListSize: this.#limits.maxHeaderListSize,
+      maxContinuationFrames: this.#limits.maxContinuationFrames,
+      maxBlockBytes: this.#limits.maxHeaderListSize * 2 + OUR_MAX_FRAME_SIZE,
+    });
     this.#prefaceSeen = this.role === "client";
     this.#nextLocalStreamId = this.role === "client" ? 1 : 2;
     this.#startedAt = this.#lastActivity = this.#idleSince = this.#clock.now();
@@ -439,7 +434,7 @@ export class Http2Connection implements StreamHost {
     if (!this.#settingsSeen && h.type !== FRAME_TYPE.SETTINGS) {
       throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "the first frame was not SETTINGS");
     }
-    if (this.#headerBlock !== undefined && h.type !== FRAME_TYPE.CONTINUATION) {
+    if (this.#headerBlocks.open && h.type !== FRAME_TYPE.CONTINUATION) {
       throw new ConnectionError(
         H2_ERROR.PROTOCOL_ERROR,
         "a header block was interrupted by another frame",
@@ -539,60 +534,18 @@ export class Http2Connection implements StreamHost {
 
   #onHeaders(h: FrameHeader, payload: Uint8Array): void {
     if (h.streamId === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "HEADERS on stream 0");
-    let { data } = unpad(h, payload);
-    let selfDependent = false;
-    if (h.flags & FLAG.PRIORITY) {
-      if (data.byteLength < 5) {
-        throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "HEADERS too short for its priority");
-      }
-      selfDependent = readUint31(data, 0) === h.streamId;
-      data = data.subarray(5);
-    }
-    const block: PendingHeaderBlock = {
-      streamId: h.streamId,
-      flags: h.flags,
-      fragments: [data.slice()],
-      bytes: data.byteLength,
-      frames: 0,
-      selfDependent,
-    };
-    if (h.flags & FLAG.END_HEADERS) this.#headerBlockDone(block);
-    else this.#headerBlock = block;
+    const block = this.#headerBlocks.headers(h, payload);
+    if (block !== undefined) this.#headerBlockDone(block);
   }
 
   #onContinuation(h: FrameHeader, payload: Uint8Array): void {
-    const block = this.#headerBlock;
-    if (block === undefined || block.streamId !== h.streamId) {
-      throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "CONTINUATION without a header block");
-    }
-    block.frames++;
-    block.bytes += payload.byteLength;
-    if (
-      block.frames > this.#limits.maxContinuationFrames ||
-      block.bytes > this.#limits.maxHeaderListSize * 2 + OUR_MAX_FRAME_SIZE
-    ) {
-      throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, "header block too long");
-    }
-    block.fragments.push(payload.slice());
-    if (h.flags & FLAG.END_HEADERS) {
-      this.#headerBlock = undefined;
-      this.#headerBlockDone(block);
-    }
+    const block = this.#headerBlocks.continuation(h, payload);
+    if (block !== undefined) this.#headerBlockDone(block);
   }
 
-  #headerBlockDone(block: PendingHeaderBlock): void {
-    const bytes = block.fragments.length === 1 ? block.fragments[0]! : concat(block.fragments);
-    let decoded;
-    try {
-      decoded = this.#decoder.decode(bytes, this.#limits.maxHeaderListSize);
-    } catch (err) {
-      if (err instanceof HpackError) {
-        throw new ConnectionError(H2_ERROR.COMPRESSION_ERROR, err.message);
-      }
-      throw err;
-    }
+  #headerBlockDone(block: HeaderBlock): void {
     const id = block.streamId;
-    const endStream = (block.flags & FLAG.END_STREAM) !== 0;
+    const { endStream, headers } = block;
     let stream = this.#streams.get(id);
     if (stream === undefined) {
       if (this.role === "client" || id % 2 === 0) {
@@ -619,7 +572,6 @@ export class Http2Connection implements StreamHost {
     if (!stream.remoteOpen) {
       throw new StreamError(id, H2_ERROR.STREAM_CLOSED, "HEADERS after END_STREAM");
     }
-    const { headers } = decoded;
     const informational = this.role === "client" && stream.headerBlocks === 0 &&
       /^1\d\d$/.test(headerValue(headers, ":status") ?? "");
     if (informational) {
@@ -640,10 +592,10 @@ export class Http2Connection implements StreamHost {
     }
     // An oversized request still opens its stream, so the server can say why
     // it refuses it; anything else oversized is refused here.
-    if (decoded.oversized && kind !== "request") {
+    if (block.oversizedBytes > 0 && kind !== "request") {
       throw new StreamError(id, H2_ERROR.REFUSED_STREAM, "header list above the limit");
     }
-    const problem = decoded.oversized ? undefined : checkHeaderList(headers, kind);
+    const problem = block.oversizedBytes > 0 ? undefined : checkHeaderList(headers, kind);
     if (problem !== undefined) throw new StreamError(id, H2_ERROR.PROTOCOL_ERROR, problem);
     if (kind !== "trailers") {
       const length = headerValue(headers, "content-length");
@@ -665,7 +617,7 @@ export class Http2Connection implements StreamHost {
         stream,
         headers,
         endStream,
-        decoded.oversized ? decoded.listSize : 0,
+        block.oversizedBytes,
       );
     } else {
       stream.listener.onHeaders?.(headers, endStream);
@@ -981,29 +933,6 @@ export class Http2Connection implements StreamHost {
     }
     if (!this.#closed) this.#timer = setTimeout(() => this.#tick(every), every);
   }
-}
-
-/** Strips padding (RFC 9113 section 6.1) from a DATA or HEADERS payload. */
-function unpad(h: FrameHeader, payload: Uint8Array): { data: Uint8Array; padding: number } {
-  if (!(h.flags & FLAG.PADDED)) return { data: payload, padding: 0 };
-  if (payload.byteLength < 1) {
-    throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "padded frame without a pad length");
-  }
-  const padLength = payload[0]!;
-  if (padLength >= payload.byteLength) {
-    throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "padding as long as the frame");
-  }
-  return { data: payload.subarray(1, payload.byteLength - padLength), padding: padLength + 1 };
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.byteLength;
-  }
-  return out;
 }
 
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -1,0 +1,637 @@
+// Http2Connection in the server role over a real unix socket, driven by a raw
+// client (tests/h2/_raw_client.ts) that writes exactly the frames each case
+// needs: the handshake, the hostile-peer limits of SPEC section 13 and issue
+// 10 item 5, flow control both ways, graceful shutdown, and an exception in
+// one connection's code.
+import assert from "node:assert/strict";
+import {
+  type ConnectionOptions,
+  DEFAULT_LIMITS,
+  Http2Connection,
+} from "../../src/h2/connection.ts";
+import { H2_ERROR } from "../../src/h2/errors.ts";
+import {
+  buildFrame,
+  FLAG,
+  FRAME_TYPE,
+  MAX_INT31,
+  pingFrame,
+  rstStreamFrame,
+  settingsFrame,
+  windowUpdateFrame,
+} from "../../src/h2/frames.ts";
+import type { HeaderField } from "../../src/h2/hpack.ts";
+import { SETTING } from "../../src/h2/settings.ts";
+import type { Http2Stream } from "../../src/h2/stream.ts";
+import { GrpcServer } from "../../src/grpc/server.ts";
+import { frameMessage } from "../../src/grpc/message_framing.ts";
+import { FakeClock } from "../../src/sim/mod.ts";
+import {
+  type Frame,
+  frameNumber,
+  grpcRequestFields,
+  parseGoaway,
+  RawClient,
+  settled,
+  waitFor,
+} from "./_raw_client.ts";
+
+type ServerOptions = Omit<ConnectionOptions, "role">;
+
+interface OpenedStream {
+  stream: Http2Stream;
+  fields: HeaderField[];
+  endStream: boolean;
+}
+
+/** Server-role connections on a temporary unix socket. */
+interface H2Server extends AsyncDisposable {
+  readonly path: string;
+  readonly connections: Http2Connection[];
+  readonly streams: OpenedStream[];
+}
+
+/**
+ * Serves `Http2Connection`s on a temporary unix socket. Streams are recorded
+ * in `streams` and stay open unless `options.onStream` ends them.
+ */
+async function startServer(options: ServerOptions = {}): Promise<H2Server> {
+  const dir = await Deno.makeTempDir({ prefix: "h2-connection-test-" });
+  const path = `${dir}/h2.sock`;
+  const listener = Deno.listen({ transport: "unix", path });
+  const connections: Http2Connection[] = [];
+  const streams: OpenedStream[] = [];
+  const runs: Promise<void>[] = [];
+  const loop = (async () => {
+    for (;;) {
+      let conn: Deno.Conn;
+      try {
+        conn = await listener.accept();
+      } catch {
+        return;
+      }
+      const connection = new Http2Connection(conn, {
+        ...options,
+        role: "server",
+        onStream(stream, fields, endStream, oversized) {
+          streams.push({ stream, fields, endStream });
+          options.onStream?.(stream, fields, endStream, oversized);
+        },
+      });
+      connections.push(connection);
+      runs.push(connection.run());
+    }
+  })();
+  return {
+    path,
+    connections,
+    streams,
+    async [Symbol.asyncDispose]() {
+      listener.close();
+      await loop;
+      await Promise.all(connections.map((c) => c.close()));
+      await Promise.all(runs);
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+function isGoaway(f: Frame): boolean {
+  return f.type === FRAME_TYPE.GOAWAY;
+}
+
+const PING_DATA = new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]);
+
+Deno.test("Http2Connection answers a preface that is not HTTP/2 with GOAWAY PROTOCOL_ERROR and closes", async (t) => {
+  const cases = [
+    { name: "an HTTP/1.1 request", bytes: "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n" },
+    { name: "a preface wrong in its last byte", bytes: "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\r" },
+    { name: "a preface split, then wrong", bytes: "PRI * HTTP/2.0\r\n", more: "\r\nXX" },
+  ];
+  for (const c of cases) {
+    await t.step(c.name, async () => {
+      const errors: number[] = [];
+      await using server = await startServer({
+        observer: { connectionError: (code) => errors.push(code) },
+      });
+      await using client = await RawClient.connect(server.path);
+      await client.write(new TextEncoder().encode(c.bytes));
+      if (c.more !== undefined) {
+        await waitFor(() => server.connections.length === 1, "the connection");
+        await client.write(new TextEncoder().encode(c.more));
+      }
+      const goaway = await client.goawayThenClose();
+      assert.equal(goaway?.code, H2_ERROR.PROTOCOL_ERROR);
+      assert.equal(goaway?.lastStreamId, 0);
+      assert.deepEqual(errors, [H2_ERROR.PROTOCOL_ERROR]);
+      await server.connections[0]!.done;
+    });
+  }
+});
+
+Deno.test("Http2Connection ends a handshake that does not finish in time with GOAWAY SETTINGS_TIMEOUT", async (t) => {
+  const cases = [
+    { name: "nothing sent", bytes: [] as Uint8Array[] },
+    {
+      name: "preface without SETTINGS",
+      bytes: [new TextEncoder().encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")],
+    },
+  ];
+  for (const c of cases) {
+    await t.step(c.name, async () => {
+      await using server = await startServer({ limits: { handshakeTimeoutMs: 150 } });
+      await using client = await RawClient.connect(server.path);
+      if (c.bytes.length > 0) await client.write(...c.bytes);
+      const goaway = await client.goawayThenClose();
+      assert.equal(goaway?.code, H2_ERROR.SETTINGS_TIMEOUT);
+      assert.equal(client.eof, true);
+    });
+  }
+});
+
+Deno.test("Http2Connection sends its limits in SETTINGS and opens the connection window", async () => {
+  await using server = await startServer({
+    limits: { maxConcurrentStreams: 7, streamWindow: 100_000, maxHeaderListSize: 2000 },
+  });
+  await using client = await RawClient.connect(server.path);
+  const frames: Frame[] = [];
+  const settings = await client.handshake();
+  assert.equal(settings.get(SETTING.MAX_CONCURRENT_STREAMS), 7);
+  assert.equal(settings.get(SETTING.INITIAL_WINDOW_SIZE), 100_000);
+  assert.equal(settings.get(SETTING.MAX_HEADER_LIST_SIZE), 2000);
+  await client.write(pingFrame(PING_DATA, false));
+  await client.next((f) => f.type === FRAME_TYPE.PING, frames);
+  const update = frames.find((f) => f.type === FRAME_TYPE.WINDOW_UPDATE && f.streamId === 0);
+  assert.equal(frameNumber(update!), DEFAULT_LIMITS.connectionWindow - 65_535);
+});
+
+Deno.test("Http2Connection ends a CONTINUATION flood with GOAWAY ENHANCE_YOUR_CALM", async () => {
+  const errors: number[] = [];
+  await using server = await startServer({
+    observer: { connectionError: (code) => errors.push(code) },
+  });
+  await using client = await RawClient.connect(server.path);
+  await client.handshake();
+  const block = client.encoder.encode(grpcRequestFields("/a/b"));
+  const frames = [buildFrame(FRAME_TYPE.HEADERS, FLAG.END_STREAM, 1, block.subarray(0, 1))];
+  for (let i = 0; i <= DEFAULT_LIMITS.maxContinuationFrames; i++) {
+    frames.push(buildFrame(FRAME_TYPE.CONTINUATION, 0, 1, block.subarray(1, 2)));
+  }
+  await client.write(...frames);
+  const goaway = await client.goawayThenClose();
+  assert.equal(goaway?.code, H2_ERROR.ENHANCE_YOUR_CALM);
+  assert.deepEqual(errors, [H2_ERROR.ENHANCE_YOUR_CALM]);
+  assert.equal(server.streams.length, 0);
+});
+
+Deno.test("Http2Connection takes a header block in exactly maxContinuationFrames CONTINUATIONs", async () => {
+  await using server = await startServer({ limits: { maxContinuationFrames: 4 } });
+  await using client = await RawClient.connect(server.path);
+  await client.handshake();
+  const block = client.encoder.encode(grpcRequestFields("/a/b"));
+  const cuts = [0, 1, 2, 3, 4, block.byteLength];
+  const frames = [buildFrame(FRAME_TYPE.HEADERS, FLAG.END_STREAM, 1, block.subarray(0, 1))];
+  for (let i = 1; i < cuts.length - 1; i++) {
+    const last = i === cuts.length - 2;
+    frames.push(
+      buildFrame(
+        FRAME_TYPE.CONTINUATION,
+        last ? FLAG.END_HEADERS : 0,
+        1,
+        block.subarray(cuts[i]!, cuts[i + 1]!),
+      ),
+    );
+  }
+  assert.equal(frames.length, 1 + 4);
+  await client.write(...frames);
+  await waitFor(() => server.streams.length === 1, "the stream");
+  assert.deepEqual(server.streams[0]!.fields, grpcRequestFields("/a/b"));
+});
+
+Deno.test("Http2Connection ends a header block of too many bytes with GOAWAY ENHANCE_YOUR_CALM", async () => {
+  await using server = await startServer({ limits: { maxHeaderListSize: 1000 } });
+  await using client = await RawClient.connect(server.path);
+  await client.handshake();
+  // 2 x 1000 + 16384 bytes of fragments are allowed; send a few more, in 3 frames.
+  const frames = [
+    buildFrame(FRAME_TYPE.HEADERS, 0, 1, new Uint8Array(16_000)),
+    buildFrame(FRAME_TYPE.CONTINUATION, 0, 1, new Uint8Array(2000)),
+    buildFrame(FRAME_TYPE.CONTINUATION, 0, 1, new Uint8Array(500)),
+  ];
+  await client.write(...frames);
+  const goaway = await client.goawayThenClose();
+  assert.equal(goaway?.code, H2_ERROR.ENHANCE_YOUR_CALM);
+});
+
+Deno.test("Http2Connection ends a control-frame flood beyond controlRate with ENHANCE_YOUR_CALM", async (t) => {
+  const cases = [
+    { name: "PING", frame: () => pingFrame(PING_DATA, false), answer: FRAME_TYPE.PING },
+    { name: "SETTINGS", frame: () => settingsFrame([]), answer: FRAME_TYPE.SETTINGS },
+  ];
+  for (const c of cases) {
+    await t.step(c.name, async () => {
+      const clock = new FakeClock();
+      await using server = await startServer({
+        clock,
+        limits: { controlRate: { qps: 1, burst: 5 } },
+      });
+      await using client = await RawClient.connect(server.path);
+      await client.handshake();
+      // The burst is answered; time frozen, nothing refills.
+      for (let i = 0; i < 5; i++) {
+        await client.write(c.frame());
+        const answer = await client.next((f) => f.type === c.answer && (f.flags & FLAG.ACK) !== 0);
+        assert.ok(answer !== undefined, `answer ${i + 1}`);
+      }
+      // A second later one more token: one more answer.
+      clock.advance(1000);
+      await client.write(c.frame());
+      assert.ok(await client.next((f) => f.type === c.answer && (f.flags & FLAG.ACK) !== 0));
+      await client.write(c.frame());
+      const goaway = await client.goawayThenClose();
+      assert.equal(goaway?.code, H2_ERROR.ENHANCE_YOUR_CALM);
+    });
+  }
+});
+
+Deno.test("Http2Connection ends rapid reset (HEADERS then RST_STREAM) beyond resetRate with ENHANCE_YOUR_CALM", async () => {
+  const clock = new FakeClock();
+  await using server = await startServer({ clock, limits: { resetRate: { qps: 1, burst: 10 } } });
+  await using client = await RawClient.connect(server.path);
+  await client.handshake();
+  const frames: Uint8Array[] = [];
+  for (let i = 0; i < 20; i++) {
+    const id = 1 + 2 * i;
+    frames.push(client.headers(id, grpcRequestFields("/a/b"), false));
+    frames.push(rstStreamFrame(id, H2_ERROR.CANCEL));
+  }
+  await client.write(...frames);
+  const goaway = await client.goawayThenClose();
+  assert.equal(goaway?.code, H2_ERROR.ENHANCE_YOUR_CALM);
+  // Ten resets were taken; the eleventh stream was opened and its reset refused.
+  assert.equal(goaway?.lastStreamId, 21);
+  assert.equal(server.streams.length, 11);
+});
+
+Deno.test("Http2Connection refuses a stream beyond maxConcurrentStreams with REFUSED_STREAM", async () => {
+  await using server = await startServer({ limits: { maxConcurrentStreams: 2 } });
+  await using client = await RawClient.connect(server.path);
+  await client.handshake();
+  await client.write(
+    client.headers(1, grpcRequestFields("/a/b"), true),
+    client.headers(3, grpcRequestFields("/a/b"), true),
+    client.headers(5, grpcRequestFields("/a/b"), true),
+  );
+  const rst = await client.next((f) => f.type === FRAME_TYPE.RST_STREAM);
+  assert.equal(rst?.streamId, 5);
+  assert.equal(frameNumber(rst!), H2_ERROR.REFUSED_STREAM);
+  assert.deepEqual(server.streams.map((s) => s.stream.id), [1, 3]);
+  // Once a stream ends, a new one is taken.
+  await client.write(
+    rstStreamFrame(1, H2_ERROR.CANCEL),
+    client.headers(7, grpcRequestFields("/a/b"), true),
+  );
+  await waitFor(() => server.streams.length === 3, "stream 7");
+  assert.equal(server.streams[2]!.stream.id, 7);
+  assert.equal(server.connections[0]!.closed, false);
+});
+
+Deno.test("Http2Connection queues no more than the high water mark for a client that never reads", async () => {
+  const CHUNK = 16 * 1024;
+  const HIGH_WATER = 64 * 1024;
+  const TOTAL = 4096; // 64 MiB: far more than any socket buffer holds
+  let sent = 0;
+  let maxQueued = 0;
+  let writer: Promise<void> | undefined;
+  await using server = await startServer({
+    onStream(stream) {
+      stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+      writer = (async () => {
+        const chunk = new Uint8Array(CHUNK);
+        for (; sent < TOTAL; sent++) {
+          if (!stream.sendData(chunk, false)) return;
+          maxQueued = Math.max(maxQueued, stream.queuedBytes);
+          await stream.drained(HIGH_WATER);
+        }
+      })();
+    },
+  });
+  const client = await RawClient.connect(server.path);
+  // Windows wide open: only the unread socket holds the server back.
+  await client.handshake([[SETTING.INITIAL_WINDOW_SIZE, MAX_INT31]]);
+  await client.write(
+    windowUpdateFrame(0, MAX_INT31 - 65_535),
+    client.headers(1, grpcRequestFields("/a/b"), true),
+  );
+  await waitFor(() => writer !== undefined, "the stream");
+  await settled(() => sent);
+  assert.ok(sent < TOTAL, `the writer should be stuck, sent ${sent} chunks`);
+  assert.ok(maxQueued <= HIGH_WATER + CHUNK, `queued up to ${maxQueued} bytes`);
+  assert.ok(server.streams[0]!.stream.queuedBytes <= HIGH_WATER + CHUNK);
+  client.close();
+  await server.connections[0]!.done;
+  await writer;
+});
+
+// One read (64 KiB) holds at most 3855 PINGs, 65 535 bytes of answers: a
+// backlog limit above that trips only when the answers are not read.
+const PING_FLOOD_LIMITS = { maxControlBacklog: 128 * 1024, controlRate: { qps: 1e6, burst: 1e7 } };
+
+function pingBatch(count: number): Uint8Array {
+  const batch = new Uint8Array(17 * count);
+  for (let i = 0; i < count; i++) batch.set(pingFrame(PING_DATA, false), i * 17);
+  return batch;
+}
+
+Deno.test("Http2Connection closes a client that floods PINGs and never reads the answers", async () => {
+  const errors: [number, string][] = [];
+  await using server = await startServer({
+    limits: PING_FLOOD_LIMITS,
+    observer: { connectionError: (code, message) => errors.push([code, message]) },
+  });
+  const client = await RawClient.connect(server.path);
+  await client.handshake();
+  const batch = pingBatch(1000);
+  for (let i = 0; i < 4000 && errors.length === 0; i++) {
+    try {
+      await client.write(batch);
+    } catch {
+      break; // the server closed the connection
+    }
+  }
+  await server.connections[0]!.done;
+  client.close();
+  assert.deepEqual(errors, [[
+    H2_ERROR.ENHANCE_YOUR_CALM,
+    "the peer does not read what it asks for",
+  ]]);
+});
+
+Deno.test("Http2Connection answers every PING of a client that reads while it floods within the rate", async () => {
+  const errors: number[] = [];
+  await using server = await startServer({
+    limits: PING_FLOOD_LIMITS,
+    observer: { connectionError: (code) => errors.push(code) },
+  });
+  await using client = await RawClient.connect(server.path);
+  await client.handshake();
+  const BATCHES = 50;
+  let acks = 0;
+  const reading = client.next((f) => f.type === FRAME_TYPE.PING && ++acks === BATCHES * 1000);
+  for (let i = 0; i < BATCHES; i++) await client.write(pingBatch(1000));
+  assert.ok(await reading, "all answers");
+  assert.equal(acks, BATCHES * 1000);
+  assert.deepEqual(errors, []);
+});
+
+Deno.test("Http2Connection releases DATA exactly as the peer's WINDOW_UPDATEs grant it", async (t) => {
+  await t.step("stream window: SETTINGS_INITIAL_WINDOW_SIZE 0, then updates", async () => {
+    const body = Uint8Array.from({ length: 100 }, (_, i) => i);
+    await using server = await startServer({
+      onStream(stream) {
+        stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+        stream.sendData(body, true);
+      },
+    });
+    await using client = await RawClient.connect(server.path);
+    await client.handshake([[SETTING.INITIAL_WINDOW_SIZE, 0]]);
+    await client.write(client.headers(1, grpcRequestFields("/a/b"), true));
+    const seen: Frame[] = [];
+    // With a zero window only the headers may come: PING proves the server had its turn.
+    await client.write(pingFrame(PING_DATA, false));
+    await client.next((f) => f.type === FRAME_TYPE.PING, seen);
+    await client.write(pingFrame(PING_DATA, false));
+    await client.next((f) => f.type === FRAME_TYPE.PING, seen);
+    assert.deepEqual(seen.filter((f) => f.streamId === 1).map((f) => f.type), [FRAME_TYPE.HEADERS]);
+    const received: number[] = [];
+    for (const grant of [30, 1, 69]) {
+      await client.write(windowUpdateFrame(1, grant));
+      let got = 0;
+      while (got < grant) {
+        const data = await client.next((f) => f.type === FRAME_TYPE.DATA);
+        assert.ok(data !== undefined);
+        got += data.payload.byteLength;
+        received.push(...data.payload);
+        assert.equal((data.flags & FLAG.END_STREAM) !== 0, received.length === 100);
+      }
+      assert.equal(got, grant, `DATA after a grant of ${grant}`);
+    }
+    assert.deepEqual(received, [...body]);
+  });
+
+  await t.step("connection window: 65535 until a connection WINDOW_UPDATE", async () => {
+    await using server = await startServer({
+      onStream(stream) {
+        stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+        stream.sendData(new Uint8Array(70_000), true);
+      },
+    });
+    await using client = await RawClient.connect(server.path);
+    await client.handshake([[SETTING.INITIAL_WINDOW_SIZE, 1 << 20]]);
+    await client.write(client.headers(1, grpcRequestFields("/a/b"), true));
+    let got = 0;
+    while (got < 65_535) {
+      got += (await client.next((f) => f.type === FRAME_TYPE.DATA))!.payload.byteLength;
+    }
+    assert.equal(got, 65_535);
+    await client.write(windowUpdateFrame(0, 1000));
+    let more = 0;
+    while (more < 1000) {
+      more += (await client.next((f) => f.type === FRAME_TYPE.DATA))!.payload.byteLength;
+    }
+    assert.equal(more, 1000);
+    await client.write(windowUpdateFrame(0, 1 << 20));
+    let rest = 0;
+    for (;;) {
+      const data = (await client.next((f) => f.type === FRAME_TYPE.DATA))!;
+      rest += data.payload.byteLength;
+      if (data.flags & FLAG.END_STREAM) break;
+    }
+    assert.equal(got + more + rest, 70_000);
+  });
+
+  await t.step(
+    "receive side: the server's stream window, reopened as the data is released",
+    async () => {
+      const errors: number[] = [];
+      let received = 0;
+      await using server = await startServer({
+        limits: { streamWindow: 65_535, connectionWindow: 65_535 },
+        observer: { streamError: (code) => errors.push(code) },
+        onStream(stream) {
+          stream.listener = { onData: (chunk) => received += chunk.byteLength };
+        },
+      });
+      await using client = await RawClient.connect(server.path);
+      await client.handshake();
+      await client.write(client.headers(1, grpcRequestFields("/a/b"), false));
+      const data = (n: number) => buildFrame(FRAME_TYPE.DATA, 0, 1, new Uint8Array(n));
+      await client.write(data(16_384), data(16_384), data(16_384), data(16_383));
+      await waitFor(() => received === 65_535, "the first window");
+      const seen: Frame[] = [];
+      await client.write(pingFrame(PING_DATA, false));
+      await client.next((f) => f.type === FRAME_TYPE.PING, seen);
+      // The connection window is given back on receipt; the stream's only on release.
+      const updates = seen.filter((f) => f.type === FRAME_TYPE.WINDOW_UPDATE);
+      assert.ok(updates.length > 0 && updates.every((f) => f.streamId === 0));
+      server.streams[0]!.stream.release(40_000);
+      const update = await client.next((f) => f.type === FRAME_TYPE.WINDOW_UPDATE);
+      assert.deepEqual([update!.streamId, frameNumber(update!)], [1, 40_000]);
+      await client.write(data(16_384), data(16_384), data(7232));
+      await waitFor(() => received === 65_535 + 40_000, "the released window");
+      // One byte past the window.
+      await client.write(data(1));
+      const rst = await client.next((f) => f.type === FRAME_TYPE.RST_STREAM);
+      assert.equal(rst?.streamId, 1);
+      assert.equal(frameNumber(rst!), H2_ERROR.FLOW_CONTROL_ERROR);
+      assert.deepEqual(errors, [H2_ERROR.FLOW_CONTROL_ERROR]);
+    },
+  );
+});
+
+Deno.test("Http2Connection.shutdown() sends GOAWAY(2^31-1) and PING, then the real last stream, and closes once streams finish", async () => {
+  await using server = await startServer();
+  await using client = await RawClient.connect(server.path);
+  await client.handshake();
+  await client.write(client.headers(1, grpcRequestFields("/a/b"), true));
+  await waitFor(() => server.streams.length === 1, "stream 1");
+  const connection = server.connections[0]!;
+  const closed = connection.shutdown(60_000);
+
+  const first = parseGoaway((await client.next(isGoaway))!);
+  assert.deepEqual([first.lastStreamId, first.code], [MAX_INT31, H2_ERROR.NO_ERROR]);
+  const ping = await client.next((f) => f.type === FRAME_TYPE.PING);
+  assert.ok(ping !== undefined && (ping.flags & FLAG.ACK) === 0);
+
+  // Until the PING returns, new streams are still taken.
+  await client.write(client.headers(3, grpcRequestFields("/a/b"), true));
+  await waitFor(() => server.streams.length === 2, "stream 3");
+  await client.write(buildFrame(FRAME_TYPE.PING, FLAG.ACK, 0, ping.payload));
+  const second = parseGoaway((await client.next(isGoaway))!);
+  assert.deepEqual([second.lastStreamId, second.code], [3, H2_ERROR.NO_ERROR]);
+
+  // After it, a new stream is refused.
+  await client.write(client.headers(5, grpcRequestFields("/a/b"), true));
+  const rst = await client.next((f) => f.type === FRAME_TYPE.RST_STREAM);
+  assert.deepEqual([rst?.streamId, frameNumber(rst!)], [5, H2_ERROR.REFUSED_STREAM]);
+  assert.equal(server.streams.length, 2);
+
+  // Open streams finish, then the connection closes.
+  assert.equal(connection.closed, false);
+  for (const { stream } of server.streams) {
+    stream.sendHeaders({ fields: [[":status", "200"]] }, true);
+  }
+  const rest = await client.readToEnd();
+  const ends = rest.filter((f) => f.type === FRAME_TYPE.HEADERS && (f.flags & FLAG.END_STREAM));
+  assert.deepEqual(ends.map((f) => f.streamId).sort(), [1, 3]);
+  await closed;
+  assert.equal(connection.closed, true);
+});
+
+Deno.test("Http2Connection.shutdown() of an idle connection closes after the PING returns", async () => {
+  await using server = await startServer();
+  await using client = await RawClient.connect(server.path);
+  await client.handshake();
+  await waitFor(() => server.connections.length === 1, "the connection");
+  const closed = server.connections[0]!.shutdown(60_000);
+  const ping = (await client.next((f) => f.type === FRAME_TYPE.PING))!;
+  await client.write(buildFrame(FRAME_TYPE.PING, FLAG.ACK, 0, ping.payload));
+  const goaway = await client.goawayThenClose();
+  assert.deepEqual([goaway?.lastStreamId, goaway?.code], [0, H2_ERROR.NO_ERROR]);
+  await closed;
+});
+
+Deno.test("Http2Connection closes only its own connection when the onStream callback throws", async () => {
+  const internal: unknown[] = [];
+  await using server = await startServer({
+    observer: { internalError: (err) => internal.push(err) },
+    onStream(stream, fields) {
+      if (fields.some(([n, v]) => n === ":path" && v === "/boom")) throw new Error("boom");
+      stream.sendHeaders({ fields: [[":status", "200"]] }, true);
+    },
+  });
+  await using good = await RawClient.connect(server.path);
+  await good.handshake();
+  await using bad = await RawClient.connect(server.path);
+  await bad.handshake();
+
+  await bad.write(bad.headers(1, grpcRequestFields("/boom"), true));
+  const goaway = await bad.goawayThenClose();
+  assert.equal(goaway?.code, H2_ERROR.INTERNAL_ERROR);
+  assert.equal(internal.length, 1);
+  assert.equal((internal[0] as Error).message, "boom");
+
+  for (const id of [1, 3]) {
+    await good.write(good.headers(id, grpcRequestFields("/fine"), true));
+    const answer = await good.next((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === id);
+    assert.deepEqual(good.decodeHeaders(answer!), [[":status", "200"]]);
+  }
+  assert.equal(server.connections.filter((c) => !c.closed).length, 1);
+});
+
+Deno.test("Http2Connection closes only its own connection when a stream listener throws", async () => {
+  const internal: unknown[] = [];
+  await using server = await startServer({
+    observer: { internalError: (err) => internal.push(err) },
+    onStream(stream) {
+      stream.listener = {
+        onData() {
+          throw new TypeError("listener failed");
+        },
+      };
+    },
+  });
+  await using client = await RawClient.connect(server.path);
+  await client.handshake();
+  await client.write(
+    client.headers(1, grpcRequestFields("/a/b"), false),
+    buildFrame(FRAME_TYPE.DATA, FLAG.END_STREAM, 1, frameMessage(new Uint8Array(3)).bytes),
+  );
+  const goaway = await client.goawayThenClose();
+  assert.equal(goaway?.code, H2_ERROR.INTERNAL_ERROR);
+  assert.ok(internal[0] instanceof TypeError);
+  // The stream was ended too: its listener would hear onClose, had it one.
+  assert.equal(server.streams[0]!.stream.state, "closed");
+});
+
+Deno.test("GrpcServer answers a header list above maxHeaderListSize with RESOURCE_EXHAUSTED, and the connection goes on", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "h2-connection-test-" });
+  const path = `${dir}/grpc.sock`;
+  const server = new GrpcServer({
+    methods: new Map([["/t.T/Echo", {
+      kind: "unary",
+      handle: (req: Uint8Array) => Promise.resolve(req),
+    }]]),
+    limits: { maxHeaderListSize: 1024 },
+  });
+  server.serve(Deno.listen({ transport: "unix", path }));
+  try {
+    await using client = await RawClient.connect(path);
+    await client.handshake();
+    await client.write(
+      client.headers(1, grpcRequestFields("/t.T/Echo", [["x-big", "x".repeat(2000)]]), false),
+      buildFrame(FRAME_TYPE.DATA, FLAG.END_STREAM, 1, frameMessage(new Uint8Array([1])).bytes),
+    );
+    const answer = await client.next((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 1);
+    assert.ok(answer!.flags & FLAG.END_STREAM, "Trailers-Only");
+    const fields = new Map(client.decodeHeaders(answer!));
+    assert.equal(fields.get(":status"), "200");
+    assert.equal(fields.get("grpc-status"), "8");
+    assert.match(
+      fields.get("grpc-message") ?? "",
+      /^Cannot accept request metadata of "\d+" bytes: the limit is "1024"$/,
+    );
+
+    await client.write(
+      client.headers(3, grpcRequestFields("/t.T/Echo"), false),
+      buildFrame(FRAME_TYPE.DATA, FLAG.END_STREAM, 3, frameMessage(new Uint8Array([7])).bytes),
+    );
+    const data = await client.next((f) => f.type === FRAME_TYPE.DATA && f.streamId === 3);
+    assert.deepEqual([...data!.payload], [0, 0, 0, 0, 1, 7]);
+    const trailers = await client.next((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 3);
+    assert.deepEqual(client.decodeHeaders(trailers!), [["grpc-status", "0"]]);
+  } finally {
+    await server.close(0);
+    await Deno.remove(dir, { recursive: true });
+  }
+});

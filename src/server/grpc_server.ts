@@ -103,6 +103,13 @@ export async function startGrpcServer(
     limits: {
       maxConcurrentStreams: options.maxConcurrentStreams ?? 1100,
       maxHeaderListSize: options.maxMetadataBytes ?? 16 * 1024,
+      // A connection with no call for 5 minutes is closed gracefully (clients
+      // reconnect on their next call); one with calls but silent for 2
+      // minutes is PINGed and closed if the PING is not answered in 20 s, so
+      // a frozen or vanished client does not hold its watches forever.
+      idleTimeoutMs: 5 * 60_000,
+      keepaliveMs: 2 * 60_000,
+      keepaliveTimeoutMs: 20_000,
       ...options.limits,
     },
     observer: {

@@ -172,7 +172,7 @@ export class Http2Connection implements StreamHost {
   #idleSince: number;
   #pingSentAt: number | undefined;
   #shutdownPingPending = false;
-  #shutdownDeadline: number | undefined;
+  #graceTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #controlBucket: TokenBucket;
   readonly #resetBucket: TokenBucket;
 
@@ -327,8 +327,11 @@ export class Http2Connection implements StreamHost {
       this.#queueControl(goawayFrame(MAX_INT31, H2_ERROR.NO_ERROR));
       this.#queueControl(pingFrame(SHUTDOWN_PING, false));
       this.#shutdownPingPending = true;
-      this.#shutdownDeadline = this.#clock.now() + graceMs;
       this.#shutdownTimer = setTimeout(() => this.#finalGoaway(), Math.min(1000, graceMs));
+      this.#graceTimer = setTimeout(
+        () => this.#fail(H2_ERROR.NO_ERROR, "shutdown grace period over"),
+        graceMs,
+      );
     }
     this.#closeIfDrained();
     return this.#done;
@@ -878,6 +881,7 @@ export class Http2Connection implements StreamHost {
     this.#closing = true;
     clearTimeout(this.#timer);
     clearTimeout(this.#shutdownTimer);
+    clearTimeout(this.#graceTimer);
     this.#writer.clearStreams();
     this.#writer.clearControl();
     const streams = [...this.#streams.values()];
@@ -919,8 +923,6 @@ export class Http2Connection implements StreamHost {
       now - this.#startedAt >= l.handshakeTimeoutMs
     ) {
       this.#fail(H2_ERROR.SETTINGS_TIMEOUT, "no HTTP/2 preface and SETTINGS in time");
-    } else if (this.#shutdownDeadline !== undefined && now >= this.#shutdownDeadline) {
-      this.#fail(H2_ERROR.NO_ERROR, "shutdown grace period over");
     } else if (l.idleTimeoutMs > 0 && now - this.#idleSince >= l.idleTimeoutMs) {
       this.shutdown(1000);
     } else if (l.keepaliveMs > 0 && this.#streams.size > 0) {

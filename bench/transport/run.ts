@@ -1,0 +1,747 @@
+/**
+ * The transport benchmark (issue 10 item 7): the daemon side by side with a
+ * Go reference server (bench/go/refserver, grpc-go 1.33 from Debian, "the
+ * kubelet's Go stack at its best") that replays the daemon's own response
+ * bytes, driven by the same clients in the same run: the Go load client
+ * (bench/go/loadclient) and the Python grpcio client of bench/load
+ * (client.py). Prints a markdown table of daemon / Go ratios with the issue's
+ * targets.
+ *
+ * Phases, per pod count (110, 1000): the daemon (bench/load/sim_daemon.ts
+ * `--direct`, simulated node, no churn) starts, its ListPods, GetPod and
+ * WatchPods bytes are dumped and the Go server starts on them; then
+ * ListPods at c=1 and c=4 and GetPod at c=1 from both clients, idle RSS, and
+ * at 1000 pods the watch fan-out (100 watchers started together, Go client)
+ * and peak RSS under 4 concurrent ListPods for 10 s plus 100 watchers.
+ * Last, live delivery: 200 changes/s on 110 pods to 100 watchers, per-event
+ * latency from each server's change timeline to the client's arrival time,
+ * and drops. Server CPU comes from /proc/<pid>/stat around each phase.
+ *
+ * Needs: golang-go, golang-google-grpc-dev, python3-grpcio.
+ *
+ * Usage: `deno run --allow-read --allow-write --allow-net --allow-env --allow-sys --allow-run
+ *   bench/transport/run.ts [--quick] [--duration 3] [--json FILE] [--keep]`
+ *
+ * @module
+ */
+
+// deno-lint-ignore-file no-console
+
+import { parseArgs } from "node:util";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const SIM_DAEMON = `${ROOT}bench/load/sim_daemon.ts`;
+const PY_CLIENT = `${ROOT}bench/load/client.py`;
+const PYTHON = "/usr/bin/python3";
+const PERMS = ["--allow-read", "--allow-write", "--allow-net", "--allow-env", "--allow-sys"];
+const CLOCK_TICK_MS = 10; // USER_HZ = 100 on Linux
+const LIST = "/v1alpha1.Pods/ListPods";
+const GET = "/v1alpha1.Pods/GetPod";
+
+/** A child process: its pid, every stdout line so far, and a promise of its first line. */
+interface Child {
+  readonly pid: number;
+  readonly process: Deno.ChildProcess;
+  readonly lines: string[];
+  readonly firstLine: Promise<string>;
+  readonly done: Promise<void>;
+}
+
+function spawn(cmd: string, args: string[], stderrPath: string): Child {
+  const process = new Deno.Command(cmd, {
+    args,
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const lines: string[] = [];
+  const first = Promise.withResolvers<string>();
+  const done = (async () => {
+    let text = "";
+    for await (const chunk of process.stdout.pipeThrough(new TextDecoderStream())) {
+      text += chunk;
+      let nl;
+      while ((nl = text.indexOf("\n")) >= 0) {
+        lines.push(text.slice(0, nl));
+        if (lines.length === 1) first.resolve(lines[0]!);
+        text = text.slice(nl + 1);
+      }
+    }
+    first.resolve("");
+  })();
+  (async () => {
+    const file = await Deno.open(stderrPath, { write: true, create: true, truncate: true });
+    await process.stderr.pipeTo(file.writable);
+  })().catch(() => {});
+  return { pid: process.pid, process, lines, firstLine: first.promise, done };
+}
+
+async function stop(child: Child): Promise<void> {
+  try {
+    child.process.kill("SIGTERM");
+  } catch { /* already gone */ }
+  const timer = setTimeout(() => {
+    try {
+      child.process.kill("SIGKILL");
+    } catch { /* gone */ }
+  }, 15_000);
+  await child.process.status;
+  await child.done;
+  clearTimeout(timer);
+}
+
+async function run(cmd: string, args: string[], timeoutMs = 300_000): Promise<string> {
+  const child = new Deno.Command(cmd, { args, cwd: ROOT, stdout: "piped", stderr: "piped" })
+    .spawn();
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* gone */ }
+  }, timeoutMs);
+  const out = await child.output();
+  clearTimeout(timer);
+  if (!out.success) {
+    throw new Error(
+      `${cmd} ${args.join(" ")} failed: ${new TextDecoder().decode(out.stderr).slice(-2000)}`,
+    );
+  }
+  return new TextDecoder().decode(out.stdout);
+}
+
+/** Reads a /proc file through `cat` (Deno asks for --allow-all to read /proc itself). */
+async function readProc(path: string): Promise<string> {
+  const out = await new Deno.Command("cat", { args: [path], stderr: "null" }).output();
+  return new TextDecoder().decode(out.stdout);
+}
+
+async function rssMb(pid: number): Promise<number> {
+  const m = /VmRSS:\s+(\d+) kB/.exec(await readProc(`/proc/${pid}/status`));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+async function cpuMs(pid: number): Promise<number> {
+  const stat = await readProc(`/proc/${pid}/stat`);
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
+}
+
+/** Samples a process's RSS every 100 ms until stopped; returns the peak (MB). */
+function rssSampler(pid: number): { stop(): Promise<number> } {
+  let peak = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const rss = await rssMb(pid);
+      if (!Number.isNaN(rss)) peak = Math.max(peak, rss);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return peak;
+    },
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+async function buildGo(pkg: string, dir: string): Promise<string> {
+  const out = `${dir}/${pkg.split("/").at(-1)}`;
+  await run("go", ["build", "-o", out, pkg], 600_000).catch((err) => {
+    throw new Error(`${err.message}\n(needs golang-go and golang-google-grpc-dev)`);
+  });
+  return out;
+}
+
+/** A server under test. */
+interface Server {
+  readonly name: "daemon" | "go";
+  readonly child: Child;
+  readonly socket: string;
+  /** The daemon's metrics port. */
+  readonly port?: number;
+  readonly timeline?: string;
+}
+
+async function startDaemon(
+  dir: string,
+  tag: string,
+  options: { pods: number; churn: number; relistPeriod: string; queue: number },
+): Promise<Server> {
+  const socket = `${dir}/daemon-${tag}.sock`;
+  const timeline = `${dir}/daemon-timeline-${tag}.txt`;
+  const child = spawn(Deno.execPath(), [
+    "run",
+    "--frozen",
+    ...PERMS,
+    SIM_DAEMON,
+    "--direct",
+    "--timeline",
+    timeline,
+    "--simulate",
+    "--simulate-pods",
+    String(options.pods),
+    "--simulate-churn",
+    String(options.churn),
+    "--relist-period",
+    options.relistPeriod,
+    "--socket",
+    socket,
+    "--metrics-bind-address",
+    "127.0.0.1:0",
+    "--rate-limit-qps",
+    "1e9",
+    "--rate-limit-burst",
+    "1000000",
+    "--watch-queue-size",
+    String(options.queue),
+    "--log-level",
+    "warn",
+  ], `${dir}/daemon-${tag}.log`);
+  const line = await child.firstLine;
+  if (line === "") throw new Error(`The daemon did not start; see ${dir}/daemon-${tag}.log`);
+  const port = (JSON.parse(line) as { metricsPort: number }).metricsPort;
+  for (let i = 0;; i++) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+      await res.body?.cancel();
+      if (res.ok) break;
+    } catch { /* not yet */ }
+    if (i > 600) throw new Error("The daemon never became ready");
+    await sleep(50);
+  }
+  return { name: "daemon", child, socket, port, timeline };
+}
+
+async function startGo(
+  refserver: string,
+  dir: string,
+  dump: string,
+  tag: string,
+  options: { liveRate?: number; queue?: number } = {},
+): Promise<Server> {
+  const socket = `${dir}/go-${tag}.sock`;
+  const timeline = `${dir}/go-timeline-${tag}.txt`;
+  const child = spawn(refserver, [
+    "-socket",
+    socket,
+    "-list",
+    `${dump}/list.bin`,
+    "-get",
+    `${dump}/get.bin`,
+    "-watch",
+    `${dump}/watch.bin`,
+    "-live-rate",
+    String(options.liveRate ?? 0),
+    "-queue",
+    String(options.queue ?? 100),
+    "-timeline",
+    timeline,
+  ], `${dir}/go-${tag}.log`);
+  const line = await child.firstLine;
+  if (!line.includes('"ready":true')) throw new Error(`refserver did not start: ${line}`);
+  return { name: "go", child, socket, timeline };
+}
+
+async function metricValue(port: number, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  let sum = 0;
+  for (const l of text.split("\n")) {
+    if (l.startsWith(name + " ") || l.startsWith(name + "{")) {
+      sum += Number(l.slice(l.lastIndexOf(" ") + 1));
+    }
+  }
+  return sum;
+}
+
+interface UnaryOut {
+  ok: number;
+  errors: Record<string, number>;
+  rps: number;
+  "p50_ms": number | null;
+  "p99_ms": number | null;
+  "mean_bytes": number;
+}
+
+interface UnaryFigures {
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuPerReqMs: number;
+  errors: number;
+}
+
+async function unary(
+  server: Server,
+  client: "go" | "py",
+  tools: Tools,
+  options: { method: string; concurrency: number; duration: number; uid?: string },
+): Promise<UnaryFigures> {
+  const cpu0 = await cpuMs(server.child.pid);
+  let out: UnaryOut;
+  if (client === "go") {
+    out = JSON.parse(
+      await run(tools.loadclient, [
+        "unary",
+        "-socket",
+        server.socket,
+        "-method",
+        options.method,
+        ...(options.uid ? ["-uid", options.uid] : []),
+        "-duration",
+        String(options.duration),
+        "-concurrency",
+        String(options.concurrency),
+      ]),
+    );
+  } else {
+    const args = [
+      PY_CLIENT,
+      "unary",
+      "--socket",
+      server.socket,
+      "--method",
+      options.method,
+      "--duration",
+      String(options.duration),
+      "--concurrency",
+      String(options.concurrency),
+    ];
+    if (options.uid) {
+      const file = `${tools.dir}/uid.txt`;
+      await Deno.writeTextFile(file, options.uid + "\n");
+      args.push("--uids", file);
+    }
+    out = JSON.parse(await run(PYTHON, args));
+  }
+  const cpu1 = await cpuMs(server.child.pid);
+  return {
+    rps: out.rps,
+    p50: out.p50_ms ?? NaN,
+    p99: out.p99_ms ?? NaN,
+    cpuPerReqMs: (cpu1 - cpu0) / Math.max(1, out.ok),
+    errors: Object.values(out.errors).reduce((a, b) => a + b, 0),
+  };
+}
+
+interface WatchOut {
+  synced: number;
+  "initial_events": number;
+  "initial_seconds": number;
+  "initial_events_per_s": number;
+  "live_events": number;
+  "live_seconds": number;
+  ended: Record<string, number>;
+  "synced_at_ns": number;
+}
+
+async function goWatch(
+  server: Server,
+  tools: Tools,
+  options: { watchers: number; duration: number; out?: string },
+): Promise<{ out: WatchOut; cpuMs: number }> {
+  const cpu0 = await cpuMs(server.child.pid);
+  const out = JSON.parse(
+    await run(tools.loadclient, [
+      "watch",
+      "-socket",
+      server.socket,
+      "-watchers",
+      String(options.watchers),
+      "-duration",
+      String(options.duration),
+      ...(options.out ? ["-out", options.out] : []),
+    ]),
+  ) as WatchOut;
+  return { out, cpuMs: (await cpuMs(server.child.pid)) - cpu0 };
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.round((p / 100) * (sorted.length - 1)))]!;
+}
+
+/**
+ * Per-event latency: each live arrival against the latest change of that pod
+ * at or before it (the change the event carries), counting only changes made
+ * after every watcher had synced.
+ */
+async function latencies(
+  arrivalsFile: string,
+  changes: Map<string, number[]>,
+  syncedAtMs: number,
+): Promise<{ p50: number; p99: number; max: number; matched: number; events: number }> {
+  const lat: number[] = [];
+  let events = 0;
+  for (const line of (await Deno.readTextFile(arrivalsFile)).split("\n")) {
+    if (line === "") continue;
+    events++;
+    const [, uid, , at] = line.split(" ");
+    const times = changes.get(uid!);
+    if (times === undefined) continue;
+    const arrival = Number(at) / 1e6;
+    let lo = 0;
+    let hi = times.length - 1;
+    let hit = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (times[mid]! <= arrival) {
+        hit = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    if (hit < 0 || times[hit]! < syncedAtMs) continue;
+    lat.push(arrival - times[hit]!);
+  }
+  lat.sort((a, b) => a - b);
+  return {
+    p50: percentile(lat, 50),
+    p99: percentile(lat, 99),
+    max: lat.at(-1) ?? NaN,
+    matched: lat.length,
+    events,
+  };
+}
+
+/** Change times (ms) per pod UID from a server's timeline. */
+async function readTimeline(server: Server): Promise<Map<string, number[]>> {
+  const out = new Map<string, number[]>();
+  for (const line of (await Deno.readTextFile(server.timeline!)).split("\n")) {
+    if (line === "") continue;
+    const parts = line.split(" ");
+    // daemon: "uid due_ms applied_ms" (the time the node applied it); go: "uid sent_ns".
+    const ms = server.name === "daemon" ? Number(parts[2]) : Number(parts[1]) / 1e6;
+    let list = out.get(parts[0]!);
+    if (list === undefined) out.set(parts[0]!, list = []);
+    list.push(ms);
+  }
+  for (const list of out.values()) list.sort((a, b) => a - b);
+  return out;
+}
+
+interface Tools {
+  dir: string;
+  refserver: string;
+  loadclient: string;
+}
+
+/** One row of the report: a figure for each server, how they compare, the target. */
+interface Row {
+  name: string;
+  daemon: number;
+  go: number;
+  unit: string;
+  /** Whether a higher figure is better (ratios read "daemon does x times Go"). */
+  higherBetter: boolean;
+  target?: string;
+  met?: boolean;
+}
+
+function fmt(n: number): string {
+  if (!Number.isFinite(n)) return "n/a";
+  if (Math.abs(n) >= 100) return n.toFixed(0);
+  if (Math.abs(n) >= 10) return n.toFixed(1);
+  if (Math.abs(n) >= 1) return n.toFixed(2);
+  return n.toPrecision(2);
+}
+
+function table(rows: Row[]): string {
+  const out = [
+    "| figure | daemon | Go | daemon / Go | target | met |",
+    "|---|---:|---:|---:|---|---|",
+  ];
+  for (const r of rows) {
+    const ratio = r.daemon === 0 && r.go === 0 ? "same" : `${fmt(r.daemon / r.go)}x`;
+    out.push(
+      `| ${r.name} | ${fmt(r.daemon)} ${r.unit} | ${fmt(r.go)} ${r.unit} | ` +
+        `${ratio} | ${r.target ?? ""} | ${
+          r.met === undefined ? "" : r.met ? "met" : "**missed**"
+        } |`,
+    );
+  }
+  return out.join("\n");
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      quick: { type: "boolean", default: false },
+      duration: { type: "string" },
+      json: { type: "string" },
+      keep: { type: "boolean", default: false },
+    },
+  });
+  const quick = values.quick!;
+  const duration = Number(values.duration ?? (quick ? 1 : 3));
+  const memorySeconds = quick ? 3 : 10;
+  const liveSeconds = quick ? 3 : 10;
+  const watchers = 100;
+  const dir = await Deno.makeTempDir({ prefix: "pods-api-transport-bench-" });
+  const log = (s: string) => console.error(`[transport-bench] ${s}`);
+  log(`work dir ${dir}`);
+  const goEnv = { GO111MODULE: "off", GOPATH: `${dir}/gopath:/usr/share/gocode` };
+  for (const [k, v] of Object.entries(goEnv)) Deno.env.set(k, v);
+  const tools: Tools = {
+    dir,
+    refserver: await buildGo("./bench/go/refserver", dir),
+    loadclient: await buildGo("./bench/go/loadclient", dir),
+  };
+  const rows: Row[] = [];
+  const raw: Record<string, unknown> = {};
+  const servers: Server[] = [];
+  const cleanup = async () => {
+    for (const s of servers.splice(0)) await stop(s.child);
+  };
+
+  try {
+    for (const pods of [110, 1000]) {
+      log(`${pods} pods: starting the daemon, dumping its bytes, starting the Go server`);
+      const daemon = await startDaemon(dir, `${pods}`, {
+        pods,
+        churn: 0,
+        relistPeriod: "1s",
+        queue: 100,
+      });
+      servers.push(daemon);
+      const dump = `${dir}/dump-${pods}`;
+      await Deno.mkdir(dump);
+      const dumped = JSON.parse(
+        await run(tools.loadclient, ["dump", "-socket", daemon.socket, "-out", dump]),
+      ) as { uid: string; "list_bytes": number; pods: number };
+      raw[`dump_${pods}`] = dumped;
+      const go = await startGo(tools.refserver, dir, dump, `${pods}`);
+      servers.push(go);
+      await sleep(2000);
+      const idle = { daemon: await rssMb(daemon.child.pid), go: await rssMb(go.child.pid) };
+      raw[`idle_rss_${pods}`] = idle;
+      rows.push({
+        name: `idle RSS, ${pods} pods`,
+        daemon: idle.daemon,
+        go: idle.go,
+        unit: "MB",
+        higherBetter: false,
+        ...(pods === 110 ? { target: "daemon <= 60 MB", met: idle.daemon <= 60 } : {}),
+      });
+
+      const figures: Record<string, Record<string, UnaryFigures>> = {};
+      const phases = [
+        { key: "ListPods c=1", method: LIST, concurrency: 1 },
+        { key: "ListPods c=4", method: LIST, concurrency: 4 },
+        { key: "GetPod c=1", method: GET, concurrency: 1, uid: dumped.uid },
+      ];
+      for (const client of ["go", "py"] as const) {
+        for (const phase of phases) {
+          const key = `${phase.key} ${pods} pods, ${client === "go" ? "Go" : "grpcio"} client`;
+          figures[key] = {};
+          for (const server of [daemon, go]) {
+            log(`${key}: ${server.name}`);
+            figures[key]![server.name] = await unary(server, client, tools, {
+              method: phase.method,
+              concurrency: phase.concurrency,
+              duration,
+              ...(phase.uid ? { uid: phase.uid } : {}),
+            });
+          }
+          const d = figures[key]!.daemon!;
+          const g = figures[key]!.go!;
+          const isGet = phase.method === GET;
+          const target = isGet ? 0.8 : 1.0;
+          rows.push({
+            name: `${key}: requests/s`,
+            daemon: d.rps,
+            go: g.rps,
+            unit: "/s",
+            higherBetter: true,
+            target: `>= ${target.toFixed(1)}x Go`,
+            met: d.rps >= target * g.rps,
+          });
+          rows.push({
+            name: `${key}: p99 latency`,
+            daemon: d.p99,
+            go: g.p99,
+            unit: "ms",
+            higherBetter: false,
+          });
+          rows.push({
+            name: `${key}: server CPU per request`,
+            daemon: d.cpuPerReqMs * 1000,
+            go: g.cpuPerReqMs * 1000,
+            unit: "µs",
+            higherBetter: false,
+          });
+          if (d.errors + g.errors > 0) log(`${key}: errors daemon ${d.errors}, go ${g.errors}`);
+        }
+      }
+      raw[`unary_${pods}`] = figures;
+
+      if (pods === 1000) {
+        const fan: Record<string, { out: WatchOut; cpuMs: number }> = {};
+        for (const server of [daemon, go]) {
+          log(`watch fan-out, ${watchers} watchers on ${pods} pods: ${server.name}`);
+          fan[server.name] = await goWatch(server, tools, { watchers, duration: 0 });
+        }
+        raw.fanout = fan;
+        const fd = fan.daemon!;
+        const fg = fan.go!;
+        rows.push({
+          name: `watch fan-out, ${watchers} watchers x ${pods} pods: initial events/s`,
+          daemon: fd.out.initial_events_per_s,
+          go: fg.out.initial_events_per_s,
+          unit: "/s",
+          higherBetter: true,
+          target: ">= 1.0x Go",
+          met: fd.out.initial_events_per_s >= fg.out.initial_events_per_s &&
+            fd.out.synced === watchers,
+        });
+        rows.push({
+          name: "watch fan-out: server CPU per event",
+          daemon: (fd.cpuMs * 1000) / Math.max(1, fd.out.initial_events),
+          go: (fg.cpuMs * 1000) / Math.max(1, fg.out.initial_events),
+          unit: "µs",
+          higherBetter: false,
+        });
+
+        const peak: Record<string, number> = {};
+        for (const server of [daemon, go]) {
+          log(
+            `memory: 4 concurrent ListPods for ${memorySeconds} s + ${watchers} watchers: ${server.name}`,
+          );
+          const sampler = rssSampler(server.child.pid);
+          await Promise.all([
+            unary(server, "go", tools, { method: LIST, concurrency: 4, duration: memorySeconds }),
+            goWatch(server, tools, { watchers, duration: memorySeconds }),
+          ]);
+          peak[server.name] = await sampler.stop();
+        }
+        raw.peak_rss = peak;
+        rows.push({
+          name: `peak RSS, ${pods} pods, 4 ListPods for ${memorySeconds} s + ${watchers} watchers`,
+          daemon: peak.daemon!,
+          go: peak.go!,
+          unit: "MB",
+          higherBetter: false,
+          target: `daemon <= idle + 64 MB (${fmt(idle.daemon + 64)} MB)`,
+          met: peak.daemon! <= idle.daemon + 64,
+        });
+      }
+      await cleanup();
+    }
+
+    // Live delivery: 200 changes/s on 110 pods to 100 watchers.
+    const livePods = 110;
+    const rate = 200;
+    const queue = 1000;
+    const live: Record<string, unknown> = {};
+    const liveFigures: Record<string, {
+      p50: number;
+      p99: number;
+      cpuPerEventUs: number;
+      drops: number;
+      delivered: number;
+    }> = {};
+    for (const name of ["daemon", "go"] as const) {
+      log(`live: ${rate} changes/s on ${livePods} pods, ${watchers} watchers: ${name}`);
+      const server = name === "daemon"
+        ? await startDaemon(dir, "live", {
+          pods: livePods,
+          churn: rate,
+          relistPeriod: "10ms",
+          queue,
+        })
+        : await startGo(tools.refserver, dir, `${dir}/dump-${livePods}`, "live", {
+          liveRate: rate,
+          queue,
+        });
+      servers.push(server);
+      const arrivals = `${dir}/arrivals-${name}.txt`;
+      const w = await goWatch(server, tools, { watchers, duration: liveSeconds, out: arrivals });
+      const dropsMetric = server.port === undefined
+        ? 0
+        : await metricValue(server.port, "kubelet_pod_watch_events_dropped_total");
+      await stop(server.child);
+      servers.splice(servers.indexOf(server), 1);
+      const goStats = name === "go"
+        ? JSON.parse(server.child.lines.at(-1) ?? "{}") as { "dropped_watchers"?: number }
+        : {};
+      const lat = await latencies(arrivals, await readTimeline(server), w.out.synced_at_ns / 1e6);
+      const ended = w.out.ended.RESOURCE_EXHAUSTED ?? 0;
+      liveFigures[name] = {
+        p50: lat.p50,
+        p99: lat.p99,
+        cpuPerEventUs: (w.cpuMs * 1000) / Math.max(1, w.out.live_events),
+        drops: dropsMetric + (goStats.dropped_watchers ?? 0) + ended,
+        delivered: w.out.live_events / Math.max(0.001, w.out.live_seconds),
+      };
+      live[name] = { watch: w.out, cpuMs: w.cpuMs, latency: lat, dropsMetric, goStats };
+    }
+    raw.live = live;
+    const ld = liveFigures.daemon!;
+    const lg = liveFigures.go!;
+    rows.push({
+      name: `live ${rate} changes/s x ${watchers} watchers: p50 latency`,
+      daemon: ld.p50,
+      go: lg.p50,
+      unit: "ms",
+      higherBetter: false,
+    });
+    rows.push({
+      name: `live ${rate} changes/s x ${watchers} watchers: p99 latency`,
+      daemon: ld.p99,
+      go: lg.p99,
+      unit: "ms",
+      higherBetter: false,
+      target: "daemon p99 < 20 ms",
+      met: ld.p99 < 20,
+    });
+    rows.push({
+      name: "live: events delivered/s (all watchers)",
+      daemon: ld.delivered,
+      go: lg.delivered,
+      unit: "/s",
+      higherBetter: true,
+    });
+    rows.push({
+      name: "live: drops (dropped events + watchers ended RESOURCE_EXHAUSTED)",
+      daemon: ld.drops,
+      go: lg.drops,
+      unit: "",
+      higherBetter: false,
+      target: "no drops",
+      met: ld.drops === 0,
+    });
+    rows.push({
+      name: "live: server CPU per delivered event",
+      daemon: ld.cpuPerEventUs,
+      go: lg.cpuPerEventUs,
+      unit: "µs",
+      higherBetter: false,
+    });
+  } finally {
+    await cleanup();
+    if (!values.keep) await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+
+  const header = [
+    `## Transport: daemon vs Go reference (grpc-go 1.33), one run`,
+    "",
+    `Deno ${Deno.version.deno}; ${navigator.hardwareConcurrency} CPUs; unary phases ${duration} s ` +
+    `each; the daemon is bench/load/sim_daemon.ts --direct; the Go server replays the ` +
+    `daemon's dumped bytes. Ratios are daemon / Go (for requests/s and events/s higher is ` +
+    `better for the daemon; for latency, CPU and RSS lower is). Live latency runs from the ` +
+    `change (daemon: applied to the simulated node, so it includes up to one 10 ms relist ` +
+    `period; Go: handed to its hub) to the Go client's receipt.`,
+    "",
+  ];
+  console.log([...header, table(rows)].join("\n"));
+  if (values.json) {
+    await Deno.writeTextFile(values.json, JSON.stringify({ rows, raw }, null, 2) + "\n");
+  }
+}
+
+await main();

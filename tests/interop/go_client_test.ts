@@ -30,7 +30,7 @@ interface GoSummary {
 }
 
 const gate = peerGate(GO_PEER);
-const CYCLES = cycleCount(1500);
+const CYCLES = cycleCount(1000);
 
 Deno.test({
   name: "a grpc-go client survives every close order for many connection cycles",

@@ -20,7 +20,10 @@
  * Needs: golang-go, golang-google-grpc-dev, python3-grpcio.
  *
  * Usage: `deno run --allow-read --allow-write --allow-net --allow-env --allow-sys --allow-run
- *   bench/transport/run.ts [--quick] [--duration 3] [--json FILE] [--keep]`
+ *   bench/transport/run.ts [--quick] [--duration 3] [--repeat 2] [--json FILE] [--keep]`
+ *
+ * Throughput phases (unary, fan-out) run `--repeat` times per server, daemon
+ * and Go interleaved (ABBA), and keep each server's best run.
  *
  * @module
  */
@@ -361,6 +364,16 @@ async function goWatch(
   return { out, cpuMs: (await cpuMs(server.child.pid)) - cpu0 };
 }
 
+/**
+ * The order of repeated runs: daemon, Go, Go, daemon, ... (ABBA), so that a
+ * drift in what else the shared CPUs do weighs on both servers alike.
+ */
+function abba<T>(a: T, b: T, repeat: number): T[] {
+  const out: T[] = [];
+  for (let i = 0; i < repeat; i++) out.push(...(i % 2 === 0 ? [a, b] : [b, a]));
+  return out;
+}
+
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.round((p / 100) * (sorted.length - 1)))]!;
@@ -475,10 +488,14 @@ async function main(): Promise<void> {
       duration: { type: "string" },
       json: { type: "string" },
       keep: { type: "boolean", default: false },
+      repeat: { type: "string" },
     },
   });
   const quick = values.quick!;
   const duration = Number(values.duration ?? (quick ? 1 : 3));
+  // Throughput phases run `repeat` times per server (ABBA) and keep the best
+  // run: the CPUs are shared, and the best run is the least disturbed one.
+  const repeat = Number(values.repeat ?? (quick ? 1 : 2));
   const memorySeconds = quick ? 3 : 10;
   const liveSeconds = quick ? 3 : 10;
   const watchers = 100;
@@ -539,14 +556,16 @@ async function main(): Promise<void> {
         for (const phase of phases) {
           const key = `${phase.key} ${pods} pods, ${client === "go" ? "Go" : "grpcio"} client`;
           figures[key] = {};
-          for (const server of [daemon, go]) {
+          for (const server of abba(daemon, go, repeat)) {
             log(`${key}: ${server.name}`);
-            figures[key]![server.name] = await unary(server, client, tools, {
+            const f = await unary(server, client, tools, {
               method: phase.method,
               concurrency: phase.concurrency,
               duration,
               ...(phase.uid ? { uid: phase.uid } : {}),
             });
+            const best = figures[key]![server.name];
+            if (best === undefined || f.rps > best.rps) figures[key]![server.name] = f;
           }
           const d = figures[key]!.daemon!;
           const g = figures[key]!.go!;
@@ -582,9 +601,13 @@ async function main(): Promise<void> {
 
       if (pods === 1000) {
         const fan: Record<string, { out: WatchOut; cpuMs: number }> = {};
-        for (const server of [daemon, go]) {
+        for (const server of abba(daemon, go, repeat)) {
           log(`watch fan-out, ${watchers} watchers on ${pods} pods: ${server.name}`);
-          fan[server.name] = await goWatch(server, tools, { watchers, duration: 0 });
+          const f = await goWatch(server, tools, { watchers, duration: 0 });
+          const best = fan[server.name];
+          if (best === undefined || f.out.initial_events_per_s > best.out.initial_events_per_s) {
+            fan[server.name] = f;
+          }
         }
         raw.fanout = fan;
         const fd = fan.daemon!;
@@ -731,7 +754,7 @@ async function main(): Promise<void> {
     `## Transport: daemon vs Go reference (grpc-go 1.33), one run`,
     "",
     `Deno ${Deno.version.deno}; ${navigator.hardwareConcurrency} CPUs; unary phases ${duration} s ` +
-    `each; the daemon is bench/load/sim_daemon.ts --direct; the Go server replays the ` +
+    `each, best of ${repeat} per server (daemon and Go interleaved ABBA); the daemon is bench/load/sim_daemon.ts --direct; the Go server replays the ` +
     `daemon's dumped bytes. Ratios are daemon / Go (for requests/s and events/s higher is ` +
     `better for the daemon; for latency, CPU and RSS lower is). Live latency runs from the ` +
     `change (daemon: applied to the simulated node, so it includes up to one 10 ms relist ` +

@@ -125,12 +125,16 @@ export class GrpcChannel implements Disposable {
    */
   serverStream(path: string, request: Uint8Array, options: CallOptions = {}): ServerStreamCall {
     const started = this.#start(path, request, options);
+    // A call never iterated must not leave an unhandled rejection behind.
+    started.catch(() => {});
     let call: ClientCall | undefined;
     let cancelled = false;
     return {
       cancel() {
         cancelled = true;
-        call?.cancel();
+        if (call !== undefined) call.cancel();
+        // Started but not iterated yet: the call must end all the same.
+        else started.then((c) => c.cancel(), () => {});
       },
       async *[Symbol.asyncIterator]() {
         call = await started;
@@ -147,6 +151,8 @@ export class GrpcChannel implements Disposable {
   async #start(path: string, request: Uint8Array, options: CallOptions): Promise<ClientCall> {
     if (options.signal?.aborted) throw new GrpcError(STATUS.CANCELLED, "call cancelled");
     const connection = await this.#connect();
+    // An abort while connecting fired before ClientCall listens to the signal.
+    if (options.signal?.aborted) throw new GrpcError(STATUS.CANCELLED, "call cancelled");
     const fields: HeaderField[] = [
       [":method", "POST"],
       [":scheme", "http"],

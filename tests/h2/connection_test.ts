@@ -1,5 +1,5 @@
 // Http2Connection in the server role over a real unix socket, driven by a raw
-// client (tests/h2/_raw_client.ts) that writes exactly the frames each case
+// client (tests/_support/raw_h2_client.ts) that writes exactly the frames each case
 // needs: the handshake, the hostile-peer limits of SPEC section 13 and issue
 // 10 item 5, flow control both ways, graceful shutdown, and an exception in
 // one connection's code.
@@ -34,7 +34,7 @@ import {
   RawClient,
   settled,
   waitFor,
-} from "./_raw_client.ts";
+} from "../_support/raw_h2_client.ts";
 
 type ServerOptions = Omit<ConnectionOptions, "role">;
 

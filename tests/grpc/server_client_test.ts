@@ -1,0 +1,573 @@
+// GrpcServer and GrpcChannel end to end over a unix socket: unary and
+// server-streaming calls, backpressure, deadlines, cancellation, statuses
+// and their messages, Trailers-Only, size limits, and the channel coming back
+// after its connection goes away or the server restarts.
+import assert from "node:assert/strict";
+import { GrpcChannel, type GrpcChannelOptions } from "../../src/grpc/client.ts";
+import { frameMessage } from "../../src/grpc/message_framing.ts";
+import {
+  GrpcServer,
+  type GrpcServerOptions,
+  type MethodHandler,
+  type ServerCall,
+} from "../../src/grpc/server.ts";
+import { GrpcError, STATUS, type StatusCode } from "../../src/grpc/status.ts";
+import { FLAG, FRAME_TYPE } from "../../src/h2/frames.ts";
+import { buildFrame } from "../../src/h2/frames.ts";
+import {
+  type Frame,
+  grpcRequestFields,
+  RawClient,
+  settled,
+  waitFor,
+} from "../_support/raw_h2_client.ts";
+
+const TEXT = new TextEncoder();
+const UTF8 = new TextDecoder();
+
+/** A GrpcServer on a temporary unix socket, restartable on the same path. */
+interface Harness extends AsyncDisposable {
+  readonly path: string;
+  server: GrpcServer;
+  channel(options?: GrpcChannelOptions): GrpcChannel;
+  /** Closes the server (graceful, `graceMs`) and removes its socket. */
+  stop(graceMs?: number): Promise<void>;
+  /** Starts a new server on the same path. */
+  restart(): void;
+}
+
+async function startHarness(
+  methods: Record<string, MethodHandler>,
+  options: Omit<GrpcServerOptions, "methods"> = {},
+): Promise<Harness> {
+  const dir = await Deno.makeTempDir({ prefix: "grpc-server-client-test-" });
+  const path = `${dir}/grpc.sock`;
+  const channels: GrpcChannel[] = [];
+  const start = () => {
+    const server = new GrpcServer({ ...options, methods: new Map(Object.entries(methods)) });
+    server.serve(Deno.listen({ transport: "unix", path }));
+    return server;
+  };
+  let running = true;
+  const harness: Harness = {
+    path,
+    server: start(),
+    channel(channelOptions) {
+      const channel = new GrpcChannel({ transport: "unix", path }, channelOptions);
+      channels.push(channel);
+      return channel;
+    },
+    async stop(graceMs = 0) {
+      if (!running) return;
+      running = false;
+      await harness.server.close(graceMs);
+      await Deno.remove(path).catch(() => {});
+    },
+    restart() {
+      harness.server = start();
+      running = true;
+    },
+    async [Symbol.asyncDispose]() {
+      for (const channel of channels) channel.close();
+      await harness.stop();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+  return harness;
+}
+
+function unary(
+  handle: (request: Uint8Array, call: ServerCall) => Promise<Uint8Array>,
+): MethodHandler {
+  return { kind: "unary", handle };
+}
+
+function serverStream(
+  handle: (
+    request: Uint8Array,
+    call: ServerCall,
+    sink: { send(m: Uint8Array): Promise<void> },
+  ) => Promise<void>,
+): MethodHandler {
+  return { kind: "serverStream", handle };
+}
+
+/** Resolves when `signal` aborts, with its reason. */
+function aborted(signal: AbortSignal): Promise<unknown> {
+  if (signal.aborted) return Promise.resolve(signal.reason);
+  return new Promise((resolve) =>
+    signal.addEventListener("abort", () => resolve(signal.reason), { once: true })
+  );
+}
+
+async function rejectsWith(
+  promise: Promise<unknown>,
+  code: StatusCode,
+  message?: string | RegExp,
+): Promise<void> {
+  await assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof GrpcError, `not a GrpcError: ${err}`);
+    assert.equal(err.code, code, `code ${err.code} (${err.message})`);
+    if (typeof message === "string") assert.equal(err.message, message);
+    else if (message !== undefined) assert.match(err.message, message);
+    return true;
+  });
+}
+
+async function collect(call: AsyncIterable<Uint8Array>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const m of call) out.push(UTF8.decode(m));
+  return out;
+}
+
+const echo = unary((request) => Promise.resolve(request));
+
+Deno.test("GrpcChannel.unary() gets the handler's response and passes metadata", async () => {
+  await using h = await startHarness({
+    "/t.T/Echo": echo,
+    "/t.T/Meta": unary((_request, call) => {
+      const text = call.metadata("x-text");
+      const bin = call.metadata("x-id-bin")[0] as Uint8Array;
+      return Promise.resolve(TEXT.encode(`${call.path} ${text.join("|")} ${[...bin]}`));
+    }),
+  });
+  const channel = h.channel();
+  assert.equal(UTF8.decode(await channel.unary("/t.T/Echo", TEXT.encode("hello"))), "hello");
+  assert.deepEqual(await channel.unary("/t.T/Echo", new Uint8Array(0)), new Uint8Array(0));
+  const meta = await channel.unary("/t.T/Meta", new Uint8Array(0), {
+    metadata: { "x-text": "a b", "x-id-bin": new Uint8Array([0, 255, 7]) },
+  });
+  assert.equal(UTF8.decode(meta), "/t.T/Meta a b 0,255,7");
+});
+
+Deno.test("GrpcChannel.unary() runs many calls at once on one connection", async () => {
+  await using h = await startHarness({ "/t.T/Echo": echo });
+  const channel = h.channel();
+  const answers = await Promise.all(
+    Array.from({ length: 50 }, (_, i) => channel.unary("/t.T/Echo", TEXT.encode(`m${i}`))),
+  );
+  assert.deepEqual(
+    answers.map((a) => UTF8.decode(a)),
+    Array.from({ length: 50 }, (_, i) => `m${i}`),
+  );
+  assert.equal(h.server.connectionCount, 1);
+});
+
+Deno.test("GrpcChannel.unary() carries a large request and response through flow control", async () => {
+  const big = Uint8Array.from({ length: 3 << 20 }, (_, i) => (i * 7) & 0xff);
+  await using h = await startHarness({ "/t.T/Echo": echo }, { maxReceiveMessageBytes: 4 << 20 });
+  const answer = await h.channel().unary("/t.T/Echo", big);
+  assert.equal(answer.byteLength, big.byteLength);
+  assert.deepEqual(answer, big);
+});
+
+Deno.test("GrpcChannel.serverStream() yields the messages in order, then ends", async () => {
+  await using h = await startHarness({
+    "/t.T/Count": serverStream(async (request, _call, sink) => {
+      const n = Number(UTF8.decode(request));
+      for (let i = 0; i < n; i++) await sink.send(TEXT.encode(`#${i}`));
+    }),
+  });
+  const channel = h.channel();
+  assert.deepEqual(await collect(channel.serverStream("/t.T/Count", TEXT.encode("3"))), [
+    "#0",
+    "#1",
+    "#2",
+  ]);
+  assert.equal(
+    (await collect(channel.serverStream("/t.T/Count", TEXT.encode("1000")))).length,
+    1000,
+  );
+  // No message at all: a Trailers-Only OK.
+  assert.deepEqual(await collect(channel.serverStream("/t.T/Count", TEXT.encode("0"))), []);
+});
+
+Deno.test("GrpcServer sink.send() stays pending while the client does not read, and resumes when it does", async () => {
+  const MESSAGE = 1000;
+  const HIGH_WATER = 64 * 1024;
+  // The client's stream window (DEFAULT_LIMITS.streamWindow) plus the server's
+  // backlog, plus slack for message prefixes released early when a write
+  // buffer boundary splits a message.
+  const BOUND = (1 << 20) + HIGH_WATER + 64 * 1024;
+  let sent = 0;
+  let handlerSignal: AbortSignal | undefined;
+  let handlerDone: Promise<void> | undefined;
+  await using h = await startHarness({
+    "/t.T/Echo": echo,
+    "/t.T/Flood": serverStream((_request, call, sink) => {
+      handlerSignal = call.signal;
+      handlerDone = (async () => {
+        const message = new Uint8Array(MESSAGE);
+        while (!call.signal.aborted) {
+          await sink.send(message);
+          sent++;
+        }
+      })();
+      return handlerDone;
+    }),
+  }, { streamHighWaterBytes: HIGH_WATER });
+  const channel = h.channel();
+  const call = channel.serverStream("/t.T/Flood", new Uint8Array(0));
+  await waitFor(() => sent > 0, "the first send");
+  await settled(() => sent);
+  // A round trip on the same connection: the server had every chance to send more.
+  await channel.unary("/t.T/Echo", new Uint8Array(0));
+  await settled(() => sent);
+  const stuckAt = sent;
+  assert.ok(stuckAt * MESSAGE <= BOUND, `the server sent ${stuckAt * MESSAGE} bytes unread`);
+  assert.ok(stuckAt * MESSAGE >= 1 << 20, `only ${stuckAt * MESSAGE} bytes before blocking`);
+  assert.equal(handlerSignal?.aborted, false);
+
+  // Reading makes room again.
+  let read = 0;
+  for await (const _ of call) {
+    if (++read === stuckAt + 100) break;
+  }
+  assert.ok(sent > stuckAt, "the server went on once the client read");
+  // Leaving the loop cancels the call; the handler's pending send settles.
+  assert.ok(await aborted(handlerSignal!) instanceof GrpcError);
+  await handlerDone;
+});
+
+Deno.test("GrpcServer ends a call at its grpc-timeout: the handler's signal says DEADLINE_EXCEEDED", async () => {
+  let reason: unknown;
+  await using h = await startHarness({
+    "/t.T/Wait": unary(async (_request, call) => {
+      reason = await aborted(call.signal);
+      return new Uint8Array(0);
+    }),
+  });
+  // A raw client sends grpc-timeout and never cancels: only the server's deadline can fire.
+  await using client = await RawClient.connect(h.path);
+  await client.handshake();
+  await client.write(
+    client.headers(1, grpcRequestFields("/t.T/Wait", [["grpc-timeout", "50m"]]), false),
+    buildFrame(FRAME_TYPE.DATA, FLAG.END_STREAM, 1, frameMessage(new Uint8Array(0)).bytes),
+  );
+  const answer = await client.next((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 1);
+  const fields = new Map(client.decodeHeaders(answer!));
+  assert.equal(fields.get("grpc-status"), String(STATUS.DEADLINE_EXCEEDED));
+  assert.ok(answer!.flags & FLAG.END_STREAM);
+  assert.ok(reason instanceof GrpcError);
+  assert.equal(reason.code, STATUS.DEADLINE_EXCEEDED);
+});
+
+Deno.test("GrpcChannel with timeoutMs fails DEADLINE_EXCEEDED and the handler's signal aborts", async () => {
+  let reason: Promise<unknown> | undefined;
+  await using h = await startHarness({
+    "/t.T/Wait": unary(async (_request, call) => {
+      reason = aborted(call.signal);
+      await reason;
+      return new Uint8Array(0);
+    }),
+  });
+  await rejectsWith(
+    h.channel().unary("/t.T/Wait", new Uint8Array(0), { timeoutMs: 50 }),
+    STATUS.DEADLINE_EXCEEDED,
+  );
+  await waitFor(() => reason !== undefined, "the handler");
+  const why = await reason;
+  // Whichever side's timer fires first: the server's, or the client's reset.
+  assert.ok(why instanceof GrpcError);
+  assert.ok(
+    why.code === STATUS.DEADLINE_EXCEEDED || why.code === STATUS.CANCELLED,
+    `code ${why.code}`,
+  );
+});
+
+Deno.test("GrpcServer rejects a malformed grpc-timeout with INVALID_ARGUMENT", async () => {
+  await using h = await startHarness({ "/t.T/Echo": echo });
+  await using client = await RawClient.connect(h.path);
+  await client.handshake();
+  await client.write(
+    client.headers(1, grpcRequestFields("/t.T/Echo", [["grpc-timeout", "soon"]]), false),
+    buildFrame(FRAME_TYPE.DATA, FLAG.END_STREAM, 1, frameMessage(new Uint8Array(0)).bytes),
+  );
+  const answer = await client.next((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 1);
+  const fields = new Map(client.decodeHeaders(answer!));
+  assert.equal(fields.get("grpc-status"), String(STATUS.INVALID_ARGUMENT));
+  assert.equal(fields.get("grpc-message"), 'Cannot parse grpc-timeout "soon"');
+});
+
+Deno.test("GrpcChannel cancels through its AbortSignal: the client gets CANCELLED, the handler's signal aborts", async () => {
+  let reason: Promise<unknown> | undefined;
+  await using h = await startHarness({
+    "/t.T/Wait": unary(async (_request, call) => {
+      reason = aborted(call.signal);
+      await reason;
+      return new Uint8Array(0);
+    }),
+  });
+  const controller = new AbortController();
+  const pending = h.channel().unary("/t.T/Wait", new Uint8Array(0), { signal: controller.signal });
+  await waitFor(() => reason !== undefined, "the handler");
+  controller.abort();
+  await rejectsWith(pending, STATUS.CANCELLED);
+  const why = await reason;
+  assert.ok(why instanceof GrpcError);
+  assert.equal(why.code, STATUS.CANCELLED);
+  assert.equal(why.message, "call cancelled by the client");
+});
+
+Deno.test("GrpcChannel fails a call whose signal is already aborted with CANCELLED", async () => {
+  await using h = await startHarness({ "/t.T/Echo": echo });
+  await rejectsWith(
+    h.channel().unary("/t.T/Echo", new Uint8Array(0), { signal: AbortSignal.abort() }),
+    STATUS.CANCELLED,
+  );
+});
+
+Deno.test("GrpcChannel cancels a call whose signal aborts while the channel connects", async () => {
+  let started = 0;
+  await using h = await startHarness({
+    "/t.T/Wait": unary(async (_request, call) => {
+      started++;
+      await aborted(call.signal);
+      return new Uint8Array(0);
+    }),
+  });
+  const channel = h.channel();
+  const controller = new AbortController();
+  // The channel has no connection yet: abort lands while it dials.
+  const pending = channel.unary("/t.T/Wait", new Uint8Array(0), { signal: controller.signal });
+  controller.abort();
+  await rejectsWith(pending, STATUS.CANCELLED);
+  // The connection still serves.
+  assert.deepEqual(
+    await channel.unary("/t.T/Wait", new Uint8Array(0), { timeoutMs: 1 }).catch((e) => e.code),
+    STATUS.DEADLINE_EXCEEDED,
+  );
+  assert.ok(started <= 1);
+});
+
+Deno.test("GrpcChannel.serverStream() cancel() ends the call on the server, also before iterating", async (t) => {
+  for (const iterateFirst of [true, false]) {
+    await t.step(iterateFirst ? "after a message" : "before iterating", async () => {
+      let reason: Promise<unknown> | undefined;
+      await using h = await startHarness({
+        "/t.T/Hold": serverStream(async (_request, call, sink) => {
+          reason = aborted(call.signal);
+          await sink.send(TEXT.encode("first"));
+          await reason;
+        }),
+      });
+      const call = h.channel().serverStream("/t.T/Hold", new Uint8Array(0));
+      if (iterateFirst) {
+        await rejectsWith(
+          (async () => {
+            for await (const m of call) {
+              assert.equal(UTF8.decode(m), "first");
+              call.cancel();
+            }
+          })(),
+          STATUS.CANCELLED,
+        );
+      } else {
+        await waitFor(() => reason !== undefined, "the handler");
+        call.cancel();
+      }
+      const why = await reason;
+      assert.ok(why instanceof GrpcError);
+      assert.equal(why.code, STATUS.CANCELLED);
+    });
+  }
+});
+
+Deno.test("GrpcChannel carries a status and its percent-encoded message from the handler", async (t) => {
+  const cases: { name: string; code: StatusCode; message: string }[] = [
+    { name: "ASCII", code: STATUS.NOT_FOUND, message: 'pod "default/web" not found' },
+    {
+      name: "non-ASCII",
+      code: STATUS.FAILED_PRECONDITION,
+      message: "caf\u00e9 \u4e2d\u6587 \u{1F600}",
+    },
+    { name: "percent signs", code: STATUS.INVALID_ARGUMENT, message: "100% sure, %41 is not A" },
+    { name: "control characters", code: STATUS.ABORTED, message: "line one\nline two\ttab" },
+    { name: "empty", code: STATUS.PERMISSION_DENIED, message: "" },
+  ];
+  for (const c of cases) {
+    await t.step(c.name, async () => {
+      await using h = await startHarness({
+        "/t.T/Fail": unary(() => Promise.reject(new GrpcError(c.code, c.message))),
+        "/t.T/FailLate": serverStream(async (_request, _call, sink) => {
+          await sink.send(TEXT.encode("one"));
+          throw new GrpcError(c.code, c.message);
+        }),
+      });
+      const channel = h.channel();
+      await rejectsWith(channel.unary("/t.T/Fail", new Uint8Array(0)), c.code, c.message);
+      // After a message, the status travels in trailers.
+      const got: string[] = [];
+      await rejectsWith(
+        (async () => {
+          for await (const m of channel.serverStream("/t.T/FailLate", new Uint8Array(0))) {
+            got.push(UTF8.decode(m));
+          }
+        })(),
+        c.code,
+        c.message,
+      );
+      assert.deepEqual(got, ["one"]);
+    });
+  }
+});
+
+Deno.test("GrpcServer answers an error before any message as Trailers-Only", async () => {
+  await using h = await startHarness({
+    "/t.T/Fail": unary(() => Promise.reject(new GrpcError(STATUS.NOT_FOUND, "gone 100%"))),
+  });
+  await using client = await RawClient.connect(h.path);
+  await client.handshake();
+  await client.write(
+    client.headers(1, grpcRequestFields("/t.T/Fail"), false),
+    buildFrame(FRAME_TYPE.DATA, FLAG.END_STREAM, 1, frameMessage(new Uint8Array(0)).bytes),
+  );
+  const frames: Frame[] = [];
+  const answer = await client.next(
+    (f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 1,
+    frames,
+  );
+  assert.ok(answer!.flags & FLAG.END_STREAM, "one HEADERS frame ends the stream");
+  assert.equal(frames.filter((f) => f.type === FRAME_TYPE.DATA).length, 0);
+  assert.deepEqual(client.decodeHeaders(answer!), [
+    [":status", "200"],
+    ["content-type", "application/grpc"],
+    ["grpc-status", "5"],
+    ["grpc-message", "gone 100%25"],
+  ]);
+});
+
+Deno.test("GrpcServer answers an unknown method with UNIMPLEMENTED", async () => {
+  await using h = await startHarness({ "/t.T/Echo": echo });
+  const channel = h.channel();
+  await rejectsWith(
+    channel.unary("/t.T/Nope", new Uint8Array(0)),
+    STATUS.UNIMPLEMENTED,
+    'Unknown method "/t.T/Nope"',
+  );
+  await rejectsWith(collect(channel.serverStream("/x/y", new Uint8Array(0))), STATUS.UNIMPLEMENTED);
+});
+
+Deno.test("GrpcServer and GrpcChannel enforce message size limits in both directions", async (t) => {
+  await using h = await startHarness({
+    "/t.T/Echo": echo,
+    "/t.T/Big": unary((request) => Promise.resolve(new Uint8Array(Number(UTF8.decode(request))))),
+  }, { maxReceiveMessageBytes: 1000, maxSendMessageBytes: 5000 });
+  await t.step("request at the server's receive limit", async () => {
+    const answer = await h.channel().unary("/t.T/Echo", new Uint8Array(1000));
+    assert.equal(answer.byteLength, 1000);
+  });
+  await t.step("request above the server's receive limit", async () => {
+    await rejectsWith(
+      h.channel().unary("/t.T/Echo", new Uint8Array(1001)),
+      STATUS.RESOURCE_EXHAUSTED,
+      "Cannot accept a message of 1001 bytes: the limit is 1000",
+    );
+  });
+  await t.step("response above the server's send limit", async () => {
+    await rejectsWith(
+      h.channel().unary("/t.T/Big", TEXT.encode("5001")),
+      STATUS.RESOURCE_EXHAUSTED,
+      "Cannot send a message of 5001 bytes: the limit is 5000",
+    );
+  });
+  await t.step("response above the client's receive limit", async () => {
+    const channel = h.channel({ maxReceiveMessageBytes: 3000 });
+    assert.equal((await channel.unary("/t.T/Big", TEXT.encode("3000"))).byteLength, 3000);
+    await rejectsWith(
+      channel.unary("/t.T/Big", TEXT.encode("3001")),
+      STATUS.RESOURCE_EXHAUSTED,
+      "Cannot accept a message of 3001 bytes: the limit is 3000",
+    );
+    // The channel goes on.
+    assert.equal((await channel.unary("/t.T/Big", TEXT.encode("10"))).byteLength, 10);
+  });
+});
+
+Deno.test('GrpcServer turns a handler\'s non-GrpcError into INTERNAL "internal error"', async () => {
+  const reported: [string, unknown][] = [];
+  await using h = await startHarness({
+    "/t.T/Throw": unary(() => Promise.reject(new RangeError("secret detail"))),
+    "/t.T/ThrowSync": unary(() => {
+      throw new TypeError("sync detail");
+    }),
+    "/t.T/ThrowStream": serverStream(async (_request, _call, sink) => {
+      await sink.send(TEXT.encode("x"));
+      throw new Error("late detail");
+    }),
+  }, { observer: { handlerError: (path, err) => reported.push([path, err]) } });
+  const channel = h.channel();
+  await rejectsWith(
+    channel.unary("/t.T/Throw", new Uint8Array(0)),
+    STATUS.INTERNAL,
+    "internal error",
+  );
+  await rejectsWith(
+    channel.unary("/t.T/ThrowSync", new Uint8Array(0)),
+    STATUS.INTERNAL,
+    "internal error",
+  );
+  await rejectsWith(
+    collect(channel.serverStream("/t.T/ThrowStream", new Uint8Array(0))),
+    STATUS.INTERNAL,
+    "internal error",
+  );
+  assert.deepEqual(reported.map(([path, err]) => [path, (err as Error).message]), [
+    ["/t.T/Throw", "secret detail"],
+    ["/t.T/ThrowSync", "sync detail"],
+    ["/t.T/ThrowStream", "late detail"],
+  ]);
+});
+
+Deno.test("GrpcChannel reconnects after the server closes its connection with GOAWAY", async () => {
+  await using h = await startHarness({ "/t.T/Echo": echo }, { limits: { idleTimeoutMs: 100 } });
+  const channel = h.channel();
+  assert.equal(UTF8.decode(await channel.unary("/t.T/Echo", TEXT.encode("a"))), "a");
+  // The idle timeout makes the server shut the connection down (GOAWAY, PING, GOAWAY, close).
+  await waitFor(() => h.server.connectionCount === 0, "the server to close the idle connection");
+  assert.equal(UTF8.decode(await channel.unary("/t.T/Echo", TEXT.encode("b"))), "b");
+  assert.equal(h.server.connectionCount, 1);
+});
+
+Deno.test("GrpcChannel fails UNAVAILABLE while the server is down and works again after it restarts on the same path", async () => {
+  await using h = await startHarness({ "/t.T/Echo": echo });
+  const channel = h.channel();
+  assert.equal(UTF8.decode(await channel.unary("/t.T/Echo", TEXT.encode("a"))), "a");
+  await h.stop(1000);
+  await rejectsWith(channel.unary("/t.T/Echo", TEXT.encode("b")), STATUS.UNAVAILABLE);
+  h.restart();
+  assert.equal(UTF8.decode(await channel.unary("/t.T/Echo", TEXT.encode("c"))), "c");
+});
+
+Deno.test("GrpcChannel sees a stream cut by a server shutdown end UNAVAILABLE or OK, never hang", async () => {
+  let sent = 0;
+  await using h = await startHarness({
+    "/t.T/Hold": serverStream(async (_request, call, sink) => {
+      await sink.send(TEXT.encode("first"));
+      sent++;
+      await aborted(call.signal);
+    }),
+  });
+  const channel = h.channel();
+  const call = channel.serverStream("/t.T/Hold", new Uint8Array(0));
+  const reading = collect(call).then(() => STATUS.OK, (err: GrpcError) => err.code);
+  await waitFor(() => sent === 1, "the first message");
+  // The handler never ends: the grace period runs out and the connection closes.
+  await h.stop(100);
+  assert.equal(await reading, STATUS.UNAVAILABLE);
+});
+
+Deno.test("GrpcChannel.serverStream() that is never iterated leaves no unhandled rejection when the server is missing", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "grpc-server-client-test-" });
+  try {
+    using channel = new GrpcChannel({ transport: "unix", path: `${dir}/missing.sock` });
+    const call = channel.serverStream("/t.T/Hold", new Uint8Array(0));
+    // The same dial fails for a unary call; by then the stream's start failed too.
+    await rejectsWith(channel.unary("/t.T/Echo", new Uint8Array(0)), STATUS.UNAVAILABLE);
+    await rejectsWith(collect(call), STATUS.UNAVAILABLE);
+    channel.serverStream("/t.T/Hold", new Uint8Array(0)); // never iterated nor cancelled
+    await rejectsWith(channel.unary("/t.T/Echo", new Uint8Array(0)), STATUS.UNAVAILABLE);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,300 @@
+/**
+ * `podsapi.v1.PodQuery` (SPEC §14): List, Get and Watch as plain async
+ * functions of the request bytes and a {@linkcode CallContext}, over the
+ * query engine. Same sync gate, masks, metrics and errors as the Pods
+ * services; List and Get draw from a token bucket of their connection, then
+ * from the shared one.
+ *
+ * @module
+ */
+
+import { status } from "@grpc/grpc-js";
+import type { CachedPod, PodEncoder } from "../cache/types.ts";
+import type { Clock } from "../clock.ts";
+import { FIELD_MASK_ALL, type FieldMask, type FieldMaskCache } from "../fieldmask/mod.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+import {
+  decodeGetRequest,
+  decodeListRequest,
+  decodeWatchRequest,
+  encodeListResponse,
+  encodeQueryGetResponse,
+  encodeWatchEvent,
+  QUERY_EVENT_TYPE,
+  type SelectorMessage,
+} from "../proto/mod.ts";
+import {
+  compileSelector,
+  type LookupKey,
+  type PodSelector,
+  type QueryEngine,
+  type QueryWatch,
+} from "../query/mod.ts";
+import { TokenBucket } from "../ratelimit/mod.ts";
+import type { CallContext, WatchSink } from "./call_context.ts";
+import { MESSAGES, RpcError } from "./errors.ts";
+import { MaskedBytesCache } from "./masked_bytes_cache.ts";
+import { requestMask } from "./request_mask.ts";
+
+/** What the PodQuery handlers read. */
+export interface PodQueryServiceOptions {
+  engine: QueryEngine;
+  /** Open once every pod source completed its first read (SPEC §7). */
+  gate: { readonly isOpen: boolean };
+  /** The bucket shared with ListPods and GetPod (SPEC §8). */
+  limiter: { tryTake(): boolean };
+  /** Each connection's own bucket, taken from first. */
+  connectionLimit: { qps: number; burst: number };
+  clock: Clock;
+  masks: FieldMaskCache;
+  encode: PodEncoder;
+  metrics: Metrics;
+  /** @default {100} */
+  watchQueueLimit?: number;
+  /** Open Watch streams allowed at once. @default {1000} */
+  maxWatchers?: number;
+  /** Aborted when the daemon shuts down. */
+  shutdown: AbortSignal;
+}
+
+/** Longest bookmark period honoured; a larger request is clamped. */
+const MAX_BOOKMARK_SECONDS = 3600;
+/** Most selected list bodies kept. */
+const LIST_MEMO_LIMIT = 64;
+
+/** The PodQuery handlers. */
+export class PodQueryService {
+  #o: PodQueryServiceOptions;
+  #masked: MaskedBytesCache;
+  #buckets = new WeakMap<object, TokenBucket>();
+  #watchers = 0;
+  /** Encoded bodies of selected lists, per selection and mask, while the selection is unchanged. */
+  #lists = new Map<string, { pods: readonly CachedPod[]; token: string; body: Uint8Array }>();
+
+  /** @param options Engine, gate, limiters, masks and metrics. */
+  constructor(options: PodQueryServiceOptions) {
+    this.#o = options;
+    this.#masked = new MaskedBytesCache({ encode: options.encode });
+  }
+
+  /** Open Watch streams. */
+  get watchers(): number {
+    return this.#watchers;
+  }
+
+  /**
+   * List: the selected pods, sorted by UID, masked, with the position's token.
+   *
+   * @param request The encoded `ListRequest`.
+   * @param ctx The call.
+   * @returns The encoded `ListResponse`.
+   * @throws {RpcError} RESOURCE_EXHAUSTED, UNAVAILABLE, FAILED_PRECONDITION, INVALID_ARGUMENT.
+   */
+  list(request: Uint8Array, ctx: CallContext): Promise<Uint8Array> {
+    this.#admitUnary(ctx, "list");
+    const req = decode(() => decodeListRequest(request), "List");
+    const selector = compileSelector(selectorSpec(req.selector));
+    const mask = this.#mask(req.mask, ctx);
+    const engine = this.#o.engine;
+    const pods = engine.list(selector);
+    const key = `${selector.key}\u0000${mask.key}`;
+    const known = this.#lists.get(key);
+    if (known !== undefined && known.pods === pods) return Promise.resolve(known.body);
+    const token = engine.token(engine.position);
+    const frames = new Array<Uint8Array>(pods.length);
+    for (let i = 0; i < pods.length; i++) frames[i] = this.#masked.bytesOf(mask, pods[i]!);
+    const body = encodeListResponse(frames, token);
+    this.#lists.delete(key);
+    this.#lists.set(key, { pods, token, body });
+    if (this.#lists.size > LIST_MEMO_LIMIT) this.#lists.delete(this.#lists.keys().next().value!);
+    return Promise.resolve(body);
+  }
+
+  /**
+   * Get: one pod by UID, namespace/name, container ID or pod IP; a deleted
+   * pod's tombstone when `include_deleted` is set.
+   *
+   * @param request The encoded `GetRequest`.
+   * @param ctx The call.
+   * @returns The encoded `GetResponse`.
+   * @throws {RpcError} NOT_FOUND, INVALID_ARGUMENT (no key, ambiguous prefix, bad IP), and
+   *   the admission errors of List.
+   */
+  get(request: Uint8Array, ctx: CallContext): Promise<Uint8Array> {
+    this.#admitUnary(ctx, "get");
+    const req = decode(() => decodeGetRequest(request), "Get");
+    if (req.key === undefined) {
+      throw new RpcError(
+        status.INVALID_ARGUMENT,
+        "Cannot get a pod without a key: set uid, name, container_id or pod_ip",
+      );
+    }
+    const key = checkKey(req.key);
+    const mask = this.#mask(req.mask, ctx);
+    const engine = this.#o.engine;
+    const found = engine.lookup(key, req.includeDeleted);
+    if (found === undefined) {
+      throw new RpcError(status.NOT_FOUND, `pod with ${describe(key)} not found`);
+    }
+    return Promise.resolve(
+      encodeQueryGetResponse(
+        this.#masked.bytesOf(mask, found.pod),
+        engine.token(engine.position),
+        found.deleted,
+      ),
+    );
+  }
+
+  /**
+   * Watch: the selected pods as ADDED and INITIAL_SYNC_COMPLETE (or, with a
+   * resume token, the changes after it), then every change to the
+   * selection, with BOOKMARKs when asked. Every event carries the token to
+   * resume after it.
+   *
+   * @param request The encoded `WatchRequest`.
+   * @param ctx The call.
+   * @param sink Where frames go; `send` applies the transport's backpressure.
+   * @throws {RpcError} OUT_OF_RANGE for a token too old, RESOURCE_EXHAUSTED when the
+   *   watcher falls behind, UNAVAILABLE on shutdown, CANCELLED when the client leaves.
+   */
+  async watch(request: Uint8Array, ctx: CallContext, sink: WatchSink): Promise<void> {
+    this.#checkServing();
+    const req = decode(() => decodeWatchRequest(request), "Watch");
+    const selector: PodSelector = compileSelector(selectorSpec(req.selector));
+    const mask = this.#mask(req.mask, ctx);
+    if (this.#watchers >= (this.#o.maxWatchers ?? 1000)) {
+      throw new RpcError(status.RESOURCE_EXHAUSTED, MESSAGES.tooManyWatchers);
+    }
+    // Ended in `finally` too: a failed send must not leave the subscription behind.
+    const done = new AbortController();
+    const signal = AbortSignal.any([ctx.signal, this.#o.shutdown, done.signal]);
+    const engine = this.#o.engine;
+    let watch: QueryWatch;
+    try {
+      watch = engine.openWatch({
+        selector,
+        resumeToken: req.resumeToken,
+        bookmarkMs: Math.min(req.bookmarkSeconds, MAX_BOOKMARK_SECONDS) * 1000,
+        signal,
+        queueLimit: this.#o.watchQueueLimit ?? 100,
+        apiVersion: ctx.apiVersion,
+        ...(mask.isAll ? {} : {
+          visible: (prev: CachedPod, pod: CachedPod) =>
+            !bytesEqual(this.#masked.bytesOf(mask, prev), this.#masked.bytesOf(mask, pod)),
+        }),
+      });
+    } catch (err) {
+      done.abort();
+      throw err;
+    }
+    const gauge = this.#o.metrics.watchers.labels({ "server_api_version": ctx.apiVersion });
+    this.#watchers++;
+    gauge.inc();
+    try {
+      for await (const item of watch) {
+        this.#checkAlive(ctx);
+        const token = item.position > 0 ? engine.token(item.position) : "";
+        const pod = item.pod === undefined ? undefined : this.#masked.bytesOf(mask, item.pod);
+        await sink.send(encodeWatchEvent(QUERY_EVENT_TYPE[item.type], pod, token));
+      }
+      this.#checkAlive(ctx);
+      throw new RpcError(status.UNAVAILABLE, MESSAGES.shuttingDown);
+    } finally {
+      done.abort();
+      this.#watchers--;
+      gauge.dec();
+    }
+  }
+
+  #mask(paths: readonly string[] | undefined, ctx: CallContext): FieldMask {
+    if (paths === undefined) return requestMask(ctx, this.#o.masks);
+    return paths.length === 0 ? FIELD_MASK_ALL : this.#o.masks.parsePaths(paths);
+  }
+
+  #admitUnary(ctx: CallContext, method: "list" | "get"): void {
+    let bucket = this.#buckets.get(ctx.connection);
+    if (bucket === undefined) {
+      bucket = new TokenBucket({ ...this.#o.connectionLimit, clock: this.#o.clock });
+      this.#buckets.set(ctx.connection, bucket);
+    }
+    // The connection's own bucket first: a noisy client empties only its own.
+    if (!bucket.tryTake() || !this.#o.limiter.tryTake()) {
+      this.#o.metrics.rateLimited.inc({ method });
+      throw new RpcError(status.RESOURCE_EXHAUSTED, MESSAGES.rateLimited);
+    }
+    this.#checkServing();
+  }
+
+  #checkServing(): void {
+    if (this.#o.shutdown.aborted) throw new RpcError(status.UNAVAILABLE, MESSAGES.shuttingDown);
+    if (!this.#o.gate.isOpen) throw new RpcError(status.FAILED_PRECONDITION, MESSAGES.notSynced);
+  }
+
+  #checkAlive(ctx: CallContext): void {
+    if (this.#o.shutdown.aborted) throw new RpcError(status.UNAVAILABLE, MESSAGES.shuttingDown);
+    if (ctx.signal.aborted) throw new RpcError(status.CANCELLED, "call cancelled by the client");
+  }
+}
+
+function decode<T>(fn: () => T, method: string): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw new RpcError(
+      status.INVALID_ARGUMENT,
+      `Cannot decode ${method} request: ${(err as Error).message}`,
+    );
+  }
+}
+
+function selectorSpec(selector: SelectorMessage) {
+  return {
+    namespace: selector.namespace,
+    labelSelector: selector.labelSelector,
+    fieldSelector: selector.fieldSelector,
+  };
+}
+
+function checkKey(key: LookupKey): LookupKey {
+  const empty = (what: string) =>
+    new RpcError(status.INVALID_ARGUMENT, `Cannot get a pod by an empty ${what}`);
+  switch (key.kind) {
+    case "uid":
+      if (key.uid === "") throw empty("uid");
+      break;
+    case "name":
+      if (key.namespace === "" || key.name === "") throw empty("namespace or name");
+      break;
+    case "containerId":
+      if (key.id === "") throw empty("container_id");
+      break;
+    case "podIp":
+      if (key.ip === "") throw empty("pod_ip");
+      break;
+  }
+  return key;
+}
+
+function quote(value: string): string {
+  return JSON.stringify(value.length > 80 ? value.slice(0, 80) + "..." : value);
+}
+
+function describe(key: LookupKey): string {
+  switch (key.kind) {
+    case "uid":
+      return `UID ${quote(key.uid)}`;
+    case "name":
+      return `name ${quote(`${key.namespace}/${key.name}`)}`;
+    case "containerId":
+      return `container ID ${quote(key.id)}`;
+    case "podIp":
+      return `IP ${quote(key.ip)}`;
+  }
+}
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a === b) return true;
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

@@ -118,8 +118,12 @@ export function selectEvent(event: PodEvent, selector: PodSelector): WatchItem |
       if (now) return { type: "ADDED", pod: event.pod, position: event.seq };
       if (before) return { type: "DELETED", pod: event.prev, position: event.seq };
       return undefined;
-    case "DELETED":
-      return before || now ? { type: "DELETED", pod: event.pod, position: event.seq } : undefined;
+    case "DELETED": {
+      // The watcher knows the pod iff the state it last saw (`prev`) was
+      // selected: one that entered and left within a coalesced event is news to nobody.
+      const seen = event.prev === undefined ? now : before;
+      return seen ? { type: "DELETED", pod: event.pod, position: event.seq } : undefined;
+    }
   }
 }
 

@@ -91,7 +91,8 @@ export function podFieldValue(pod: Readonly<PodObject>, field: PodSelectableFiel
     case "spec.nodeName":
       return str(obj(pod.spec).nodeName);
     case "spec.restartPolicy":
-      return str(obj(pod.spec).restartPolicy);
+      // The API server defaults it; a pod from a manifest may leave it out.
+      return str(obj(pod.spec).restartPolicy) || "Always";
     case "spec.schedulerName":
       return str(obj(pod.spec).schedulerName);
     case "spec.serviceAccountName":

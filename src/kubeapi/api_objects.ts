@@ -68,7 +68,7 @@ export const API_GROUP_LIST: JsonObject = Object.freeze({
   groups: [],
 });
 
-/** `/api/v1`: pods, read only. */
+/** `/api/v1`: pods, and the namespaces they live in, read only. */
 export const CORE_V1_RESOURCES: JsonObject = Object.freeze({
   kind: "APIResourceList",
   groupVersion: "v1",
@@ -80,6 +80,13 @@ export const CORE_V1_RESOURCES: JsonObject = Object.freeze({
     verbs: ["get", "list", "watch"],
     shortNames: ["po"],
     categories: ["all"],
+  }, {
+    name: "namespaces",
+    singularName: "namespace",
+    namespaced: false,
+    kind: "Namespace",
+    verbs: ["get", "list"],
+    shortNames: ["ns"],
   }],
 });
 

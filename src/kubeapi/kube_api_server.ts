@@ -19,6 +19,7 @@ import {
   type QueryEngine,
   type QueryWatch,
   ResumeTokenError,
+  SELECT_ALL,
   SelectorError,
   TOKEN_TOO_OLD,
   WatchDroppedError,
@@ -86,7 +87,16 @@ const MAX_CONNECTION_BUCKETS = 4096;
 type Verb = "list" | "get" | "watch" | "discovery" | "other";
 
 interface Route {
-  readonly kind: "pods" | "list" | "get" | "api" | "apis" | "core" | "version";
+  readonly kind:
+    | "pods"
+    | "list"
+    | "get"
+    | "api"
+    | "apis"
+    | "core"
+    | "version"
+    | "namespaces"
+    | "namespace";
   readonly namespace?: string;
   readonly name?: string;
 }
@@ -108,8 +118,16 @@ function route(pathname: string): Route | undefined {
       return { kind: "version" };
     case "/api/v1/pods":
       return { kind: "list" };
+    case "/api/v1/namespaces":
+      return { kind: "namespaces" };
   }
   const parts = path.split("/");
+  // ["", "api", "v1", "namespaces", ns]: kubectl checks the namespace of a pod it did not find.
+  if (
+    parts.length === 5 && parts[1] === "api" && parts[2] === "v1" && parts[3] === "namespaces"
+  ) {
+    return { kind: "namespace", name: decodeURIComponent(parts[4]!) };
+  }
   // ["", "api", "v1", "namespaces", ns, "pods", name?]
   if (
     (parts.length === 6 || parts.length === 7) && parts[1] === "api" && parts[2] === "v1" &&
@@ -308,6 +326,7 @@ class KubeApiHandler {
       case "version":
         return json(versionInfo(`v1.36.0-pods-api+${BUILD_VERSION}`));
     }
+    if (r.kind === "namespaces" || r.kind === "namespace") return this.#namespaces(r.name);
     if (verb !== "watch" && !this.#admit(info)) {
       return failure(429, "rejected by rate limit");
     }
@@ -344,6 +363,29 @@ class KubeApiHandler {
     if (bucket.tryTake() && this.#d.limiter.tryTake()) return true;
     this.#d.metrics.rateLimited.inc({ method: "http" });
     return false;
+  }
+
+  /** Namespaces as far as the node knows them: those its pods live in. */
+  #namespaces(name: string | undefined): Response {
+    const names = new Set<string>();
+    for (const pod of this.#d.engine.list(SELECT_ALL)) names.add(pod.pod.metadata.namespace);
+    const object = (ns: string) => ({
+      metadata: { name: ns },
+      spec: { finalizers: ["kubernetes"] },
+      status: { phase: "Active" },
+    });
+    if (name === undefined) {
+      return json({
+        kind: "NamespaceList",
+        apiVersion: "v1",
+        metadata: { resourceVersion: this.#d.engine.token(this.#d.engine.position) },
+        items: [...names].sort().map(object),
+      });
+    }
+    if (!names.has(name)) {
+      return failure(404, `namespaces "${name}" not found`, { name, kind: "namespaces" });
+    }
+    return json({ kind: "Namespace", apiVersion: "v1", ...object(name) });
   }
 
   #get(

@@ -7,7 +7,7 @@
  */
 
 import type { CachedPod } from "../cache/types.ts";
-import type { JsonObject } from "../model/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import { POD_COLUMNS, printPod } from "./pod_printer.ts";
 
 /** The `reason` of a `Status` for each HTTP code we send. */
@@ -105,6 +105,39 @@ export function versionInfo(gitVersion: string): JsonObject {
   };
 }
 
+const STATUS_LISTS = [
+  "initContainerStatuses",
+  "containerStatuses",
+  "ephemeralContainerStatuses",
+] as const;
+
+/**
+ * Go writes a `ContainerStatus`'s `name`, `ready`, `restartCount`, `image`
+ * and `imageID` even when empty (no `omitempty`), and clients rely on it
+ * (python-kubernetes refuses a status without `imageID`): fill in what a
+ * source left out.
+ */
+function withRequiredFields(status: JsonValue | undefined): JsonValue | undefined {
+  if (!isJsonObject(status)) return status;
+  let out: JsonObject | undefined;
+  for (const list of STATUS_LISTS) {
+    const statuses = status[list];
+    if (!Array.isArray(statuses)) continue;
+    const complete = statuses.every((cs) =>
+      isJsonObject(cs) && typeof cs.imageID === "string" && typeof cs.image === "string" &&
+      typeof cs.ready === "boolean" && typeof cs.restartCount === "number"
+    );
+    if (complete) continue;
+    out ??= { ...status };
+    out[list] = statuses.map((cs) =>
+      isJsonObject(cs)
+        ? { name: "", ready: false, restartCount: 0, image: "", imageID: "", ...cs }
+        : cs
+    );
+  }
+  return out ?? status;
+}
+
 /** Pod JSON rendered once per pod version (lists and watch events share it). */
 const RENDERED = new WeakMap<CachedPod, string>();
 
@@ -124,7 +157,9 @@ export function podItemJson(pod: CachedPod, resourceVersion: string, memo: boole
   }
   // `kind` and `apiVersion` belong to the envelope, never to a list item.
   const { metadata, kind: _kind, apiVersion: _apiVersion, ...rest } = pod.pod;
-  const text = JSON.stringify({ metadata: { ...metadata, resourceVersion }, ...rest });
+  const item: JsonObject = { metadata: { ...metadata, resourceVersion }, ...rest };
+  if (rest.status !== undefined) item.status = withRequiredFields(rest.status)!;
+  const text = JSON.stringify(item);
   if (memo) RENDERED.set(pod, text);
   return text;
 }

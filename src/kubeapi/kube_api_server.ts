@@ -174,6 +174,11 @@ function tableVersion(accept: string | null): "v1" | "v1beta1" | undefined {
   return undefined;
 }
 
+/** A boolean query parameter as Go's `strconv.ParseBool` reads it (python sends `True`). */
+function parseBool(value: string | null): boolean {
+  return value !== null && ["1", "t", "T", "true", "TRUE", "True"].includes(value);
+}
+
 function includeObject(value: string | null): IncludeObject {
   return value === "None" || value === "Object" ? value : "Metadata";
 }
@@ -281,9 +286,7 @@ class KubeApiHandler {
       : r.kind === "get"
       ? "get"
       : r.kind === "list" || r.kind === "pods"
-      ? (url.searchParams.get("watch") === "true" || url.searchParams.get("watch") === "1"
-        ? "watch"
-        : "list")
+      ? (parseBool(url.searchParams.get("watch")) ? "watch" : "list")
       : "discovery";
     const response = this.#route(request, info, url, r, verb);
     const count = (res: Response) => {
@@ -484,8 +487,8 @@ class KubeApiHandler {
   ): Response {
     const params = url.searchParams;
     const rv = params.get("resourceVersion") ?? "";
-    const bookmarks = params.get("allowWatchBookmarks") === "true";
-    const initialEventsEnd = bookmarks && params.get("sendInitialEvents") === "true";
+    const bookmarks = parseBool(params.get("allowWatchBookmarks"));
+    const initialEventsEnd = bookmarks && parseBool(params.get("sendInitialEvents"));
     const timeoutText = params.get("timeoutSeconds");
     const timeoutSeconds = timeoutText === null ? 0 : Number(timeoutText);
     const done = new AbortController();

@@ -136,7 +136,17 @@ export async function startKubeApi(
   const dir = await Deno.makeTempDir({ prefix: "pods-api-kube-" });
   const tokenFile = `${dir}/token`;
   await Deno.writeTextFile(tokenFile, TOKEN + "\n");
-  const flags = ["--http-bind-address", "127.0.0.1:0", "--http-token-file", tokenFile];
+  const flags = [
+    "--http-bind-address",
+    "127.0.0.1:0",
+    "--http-token-file",
+    tokenFile,
+    // The fake clock never refills a bucket: room for every request of a test.
+    "--connection-rate-limit-burst",
+    "1000",
+    "--rate-limit-burst",
+    "1000",
+  ];
   let caFile: string | undefined;
   let certFile = "";
   if (options.tls) {

@@ -45,34 +45,63 @@ export function bareContainerId(id: string): string {
   return (scheme >= 0 ? id.slice(scheme + 3) : id).trim().toLowerCase();
 }
 
+/** Text forms already normalized: a pod keeps its IPs and IDs across many versions. */
+const NORMAL = new Map<string, string | undefined>();
+const NORMAL_LIMIT = 65_536;
+
+function memo(text: string, kind: "ip" | "id"): string | undefined {
+  const key = kind === "ip" ? "i" + text : "c" + text;
+  if (NORMAL.has(key)) return NORMAL.get(key);
+  const value = kind === "ip" ? normalizeIp(text) : bareContainerId(text);
+  if (NORMAL.size >= NORMAL_LIMIT) NORMAL.clear();
+  NORMAL.set(key, value);
+  return value;
+}
+
+/** Container IDs and IPs of a status object; a version that kept its status reuses them. */
+const STATUS_KEYS = new WeakMap<object, { ids: string[]; ips: string[] }>();
+
 function keysOf(pod: Readonly<PodObject>): PodKeys {
-  const status = obj(pod.status);
-  const containerIds: string[] = [];
+  const name = `${pod.metadata.namespace}/${pod.metadata.name}`;
+  const hostNetwork = obj(pod.spec).hostNetwork === true;
+  const raw = pod.status;
+  if (isJsonObject(raw)) {
+    const known = STATUS_KEYS.get(raw);
+    if (known !== undefined) {
+      return { name, containerIds: known.ids, ips: hostNetwork ? [] : known.ips };
+    }
+  }
+  const keys = statusKeys(obj(raw));
+  if (isJsonObject(raw)) STATUS_KEYS.set(raw, keys);
+  return { name, containerIds: keys.ids, ips: hostNetwork ? [] : keys.ips };
+}
+
+function statusKeys(status: JsonObject): { ids: string[]; ips: string[] } {
+  const ids: string[] = [];
   for (const list of STATUS_LISTS) {
     const statuses = status[list];
     if (!Array.isArray(statuses)) continue;
     for (const cs of statuses) {
       const c = obj(cs);
       if (typeof c.containerID === "string" && c.containerID !== "") {
-        containerIds.push(bareContainerId(c.containerID));
+        ids.push(memo(c.containerID, "id")!);
       }
       // The previous instance's logs and cgroup may still be around.
       const last = obj(obj(c.lastState).terminated).containerID;
-      if (typeof last === "string" && last !== "") containerIds.push(bareContainerId(last));
+      if (typeof last === "string" && last !== "") ids.push(memo(last, "id")!);
     }
   }
+  // A host-network pod has the node's IP (left out by the caller): finding
+  // "the pod with the node's IP" would be a lie.
   const ips: string[] = [];
-  // A host-network pod has the node's IP: finding "the pod with the node's IP" would be a lie.
-  if (obj(pod.spec).hostNetwork !== true) {
-    const add = (ip: JsonValue | undefined) => {
-      if (typeof ip !== "string") return;
-      const n = normalizeIp(ip);
-      if (n !== undefined && !ips.includes(n)) ips.push(n);
-    };
-    add(status.podIP);
-    if (Array.isArray(status.podIPs)) { for (const entry of status.podIPs) add(obj(entry).ip); }
-  }
-  return { name: `${pod.metadata.namespace}/${pod.metadata.name}`, containerIds, ips };
+  const add = (ip: JsonValue | undefined) => {
+    if (typeof ip !== "string") return;
+    const n = memo(ip, "ip");
+    if (n !== undefined && !ips.includes(n)) ips.push(n);
+  };
+  add(status.podIP);
+  if (Array.isArray(status.podIPs)) { for (const entry of status.podIPs) add(obj(entry).ip); }
+  return { ids, ips };
 }
 
 function sameKeys(a: PodKeys, b: PodKeys): boolean {

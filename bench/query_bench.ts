@@ -220,7 +220,7 @@ const SELECTED_LABEL = encodeListRequest({ selector: { labelSelector: "app" } })
     ],
   ];
   Deno.bench({
-    group: "get 1 of 1000 pods",
+    group: "get 1 of 1000 pods, unchanged cache",
     name: "GetPod by UID",
     baseline: true,
     async fn() {
@@ -229,10 +229,36 @@ const SELECTED_LABEL = encodeListRequest({ selector: { labelSelector: "app" } })
   });
   for (const [name, request] of cases) {
     Deno.bench({
-      group: "get 1 of 1000 pods",
+      group: "get 1 of 1000 pods, unchanged cache",
       name,
       async fn() {
         await d.query.get(request, context("podsapi_v1", NEVER));
+      },
+    });
+  }
+  // Another pod changes before every call: nothing is answered from memory.
+  let gen = 0;
+  const churn = () => d.apply(PODS.map((p, i) => (i === 1 ? bump(p, ++gen) : p)));
+  Deno.bench({
+    group: "get 1 of 1000 pods, after another pod changed",
+    name: "GetPod by UID",
+    baseline: true,
+    async fn(b) {
+      churn();
+      b.start();
+      await d.pods.getPod(byUid, context("v1alpha1", NEVER));
+      b.end();
+    },
+  });
+  for (const [name, request] of cases) {
+    Deno.bench({
+      group: "get 1 of 1000 pods, after another pod changed",
+      name,
+      async fn(b) {
+        churn();
+        b.start();
+        await d.query.get(request, context("podsapi_v1", NEVER));
+        b.end();
       },
     });
   }

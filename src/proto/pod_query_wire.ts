@@ -279,8 +279,11 @@ class Writer {
  * @param resumeToken The position of the list.
  * @returns The serialized response.
  */
-export function encodeListResponse(pods: readonly Uint8Array[], resumeToken: string): Uint8Array {
-  const token = ENCODER.encode(resumeToken);
+export function encodeListResponse(
+  pods: readonly Uint8Array[],
+  resumeToken: string | Uint8Array,
+): Uint8Array {
+  const token = typeof resumeToken === "string" ? ENCODER.encode(resumeToken) : resumeToken;
   let size = token.length > 0 ? lenFieldSize(2, token) : 0;
   for (const pod of pods) size += lenFieldSize(1, pod);
   const buf = new Uint8Array(size);
@@ -294,17 +297,17 @@ export function encodeListResponse(pods: readonly Uint8Array[], resumeToken: str
  * Frames `GetResponse { bytes pod = 1; string resume_token = 2; bool deleted = 3 }`.
  *
  * @param pod The serialized `v1.Pod`.
- * @param resumeToken The position the answer holds at.
+ * @param resumeToken The position the answer holds at (text, or its UTF-8 bytes).
  * @param deleted Whether `pod` is a tombstone.
  * @returns The serialized response.
  */
 export function encodeGetResponse(
   pod: Uint8Array,
-  resumeToken: string,
+  resumeToken: string | Uint8Array,
   deleted: boolean,
 ): Uint8Array {
   // Written directly (no field list): Get is the hottest unary call.
-  const token = ENCODER.encode(resumeToken);
+  const token = typeof resumeToken === "string" ? ENCODER.encode(resumeToken) : resumeToken;
   const size = (pod.length > 0 ? lenFieldSize(1, pod) : 0) +
     (token.length > 0 ? lenFieldSize(2, token) : 0) + (deleted ? 2 : 0);
   const buf = new Uint8Array(size);

@@ -29,7 +29,6 @@ import {
   type PodSelector,
   type QueryEngine,
   type QueryWatch,
-  SELECT_ALL,
 } from "../query/mod.ts";
 import { TokenBucket } from "../ratelimit/mod.ts";
 import type { CallContext, WatchSink } from "./call_context.ts";
@@ -60,8 +59,20 @@ export interface PodQueryServiceOptions {
 
 /** Longest bookmark period honoured; a larger request is clamped. */
 const MAX_BOOKMARK_SECONDS = 3600;
+const ENCODER = new TextEncoder();
+
+/** A response kept for a request while the cache is unchanged. */
+interface Memo {
+  readonly request: Uint8Array;
+  /** The cache position when the body was made: the same position means no change since. */
+  readonly position: number;
+  readonly body: Uint8Array;
+}
+
 /** Most list bodies kept. */
 const LIST_MEMO_LIMIT = 64;
+/** Most Get bodies kept (agents look up the pods of their node again and again). */
+const GET_MEMO_LIMIT = 1024;
 /** Requests longer than this are not memoized (selectors are short). */
 const MAX_MEMO_REQUEST = 1024;
 
@@ -82,11 +93,11 @@ export class PodQueryService {
   #masked: MaskedBytesCache;
   #buckets = new WeakMap<object, TokenBucket>();
   #watchers = 0;
-  /** List bodies by a hash of the request bytes, valid while the cache is unchanged (same `all`). */
-  #lists = new Map<
-    number,
-    { request: Uint8Array; all: readonly CachedPod[]; body: Uint8Array }
-  >();
+  /** List bodies by a hash of the request bytes, valid while the cache is unchanged. */
+  #lists = new Map<number, Memo>();
+  #token: { position: number; bytes: Uint8Array } | undefined;
+  /** Get bodies, the same way. */
+  #gets = new Map<number, Memo>();
 
   /** @param options Engine, gate, limiters, masks and metrics. */
   constructor(options: PodQueryServiceOptions) {
@@ -110,7 +121,7 @@ export class PodQueryService {
   list(request: Uint8Array, ctx: CallContext): Promise<Uint8Array> {
     this.#admitUnary(ctx, "list");
     const engine = this.#o.engine;
-    const all = engine.list(SELECT_ALL);
+    const position = engine.position;
     // Agents repeat the same request: the same bytes on an unchanged cache
     // get the same body, without decoding or parsing anything again.
     const hash = request.length <= MAX_MEMO_REQUEST && !hasMetadataMask(ctx)
@@ -118,7 +129,7 @@ export class PodQueryService {
       : undefined;
     if (hash !== undefined) {
       const hit = this.#lists.get(hash);
-      if (hit !== undefined && hit.all === all && bytesEqual(hit.request, request)) {
+      if (hit !== undefined && hit.position === position && bytesEqual(hit.request, request)) {
         return Promise.resolve(hit.body);
       }
     }
@@ -128,10 +139,10 @@ export class PodQueryService {
     const pods = engine.list(selector);
     const frames = new Array<Uint8Array>(pods.length);
     for (let i = 0; i < pods.length; i++) frames[i] = this.#masked.bytesOf(mask, pods[i]!);
-    const body = encodeListResponse(frames, engine.token(engine.position));
+    const body = encodeListResponse(frames, this.#tokenBytes(position));
     if (hash !== undefined) {
       this.#lists.delete(hash);
-      this.#lists.set(hash, { request: request.slice(), all, body });
+      this.#lists.set(hash, { request: request.slice(), position, body });
       if (this.#lists.size > LIST_MEMO_LIMIT) this.#lists.delete(this.#lists.keys().next().value!);
     }
     return Promise.resolve(body);
@@ -149,6 +160,18 @@ export class PodQueryService {
    */
   get(request: Uint8Array, ctx: CallContext): Promise<Uint8Array> {
     this.#admitUnary(ctx, "get");
+    const engine = this.#o.engine;
+    const position = engine.position;
+    // As List: the same request on an unchanged cache gets the same body.
+    const hash = request.length <= MAX_MEMO_REQUEST && !hasMetadataMask(ctx)
+      ? fnv1a(request)
+      : undefined;
+    if (hash !== undefined) {
+      const hit = this.#gets.get(hash);
+      if (hit !== undefined && hit.position === position && bytesEqual(hit.request, request)) {
+        return Promise.resolve(hit.body);
+      }
+    }
     const req = decode(() => decodeGetRequest(request), "Get");
     if (req.key === undefined) {
       throw new RpcError(
@@ -158,18 +181,22 @@ export class PodQueryService {
     }
     const key = checkKey(req.key);
     const mask = this.#mask(req.mask, ctx);
-    const engine = this.#o.engine;
     const found = engine.lookup(key, req.includeDeleted);
     if (found === undefined) {
       throw new RpcError(status.NOT_FOUND, `pod with ${describe(key)} not found`);
     }
-    return Promise.resolve(
-      encodeQueryGetResponse(
-        this.#masked.bytesOf(mask, found.pod),
-        engine.token(engine.position),
-        found.deleted,
-      ),
+    const body = encodeQueryGetResponse(
+      this.#masked.bytesOf(mask, found.pod),
+      this.#tokenBytes(position),
+      found.deleted,
     );
+    // A tombstone expires with time, not with a cache change: never memoized.
+    if (hash !== undefined && !found.deleted) {
+      this.#gets.delete(hash);
+      this.#gets.set(hash, { request: request.slice(), position, body });
+      if (this.#gets.size > GET_MEMO_LIMIT) this.#gets.delete(this.#gets.keys().next().value!);
+    }
+    return Promise.resolve(body);
   }
 
   /**
@@ -231,6 +258,14 @@ export class PodQueryService {
       this.#watchers--;
       gauge.dec();
     }
+  }
+
+  /** The UTF-8 token of a position, encoded once per position. */
+  #tokenBytes(position: number): Uint8Array {
+    if (this.#token?.position !== position) {
+      this.#token = { position, bytes: ENCODER.encode(this.#o.engine.token(position)) };
+    }
+    return this.#token.bytes;
   }
 
   #mask(paths: readonly string[] | undefined, ctx: CallContext): FieldMask {

@@ -61,12 +61,26 @@ export interface PodQueryServiceOptions {
 const MAX_BOOKMARK_SECONDS = 3600;
 const ENCODER = new TextEncoder();
 
-/** A response kept for a request while the cache is unchanged. */
-interface Memo {
+/** A request seen before: what it parsed to, and its answer while the cache is unchanged. */
+interface Memo<P> {
   readonly request: Uint8Array;
-  /** The cache position when the body was made: the same position means no change since. */
-  readonly position: number;
-  readonly body: Uint8Array;
+  readonly parsed: P;
+  /** The cache position `body` was made at: the same position means no change since. */
+  position: number;
+  body: Uint8Array | undefined;
+}
+
+/** A List request, parsed. */
+interface ParsedList {
+  readonly selector: PodSelector;
+  readonly mask: FieldMask;
+}
+
+/** A Get request, parsed. */
+interface ParsedGet {
+  readonly key: LookupKey;
+  readonly mask: FieldMask;
+  readonly includeDeleted: boolean;
 }
 
 /** Most list bodies kept. */
@@ -94,10 +108,10 @@ export class PodQueryService {
   #buckets = new WeakMap<object, TokenBucket>();
   #watchers = 0;
   /** List bodies by a hash of the request bytes, valid while the cache is unchanged. */
-  #lists = new Map<number, Memo>();
+  #lists = new Map<number, Memo<ParsedList>>();
   #token: { position: number; bytes: Uint8Array } | undefined;
   /** Get bodies, the same way. */
-  #gets = new Map<number, Memo>();
+  #gets = new Map<number, Memo<ParsedGet>>();
 
   /** @param options Engine, gate, limiters, masks and metrics. */
   constructor(options: PodQueryServiceOptions) {
@@ -122,29 +136,18 @@ export class PodQueryService {
     this.#admitUnary(ctx, "list");
     const engine = this.#o.engine;
     const position = engine.position;
-    // Agents repeat the same request: the same bytes on an unchanged cache
-    // get the same body, without decoding or parsing anything again.
-    const hash = request.length <= MAX_MEMO_REQUEST && !hasMetadataMask(ctx)
-      ? fnv1a(request)
-      : undefined;
-    if (hash !== undefined) {
-      const hit = this.#lists.get(hash);
-      if (hit !== undefined && hit.position === position && bytesEqual(hit.request, request)) {
-        return Promise.resolve(hit.body);
-      }
-    }
-    const req = decode(() => decodeListRequest(request), "List");
-    const selector = compileSelector(selectorSpec(req.selector));
-    const mask = this.#mask(req.mask, ctx);
-    const pods = engine.list(selector);
+    // Agents repeat the same request: the same bytes get the same body while
+    // the cache is unchanged, and are decoded and parsed only once.
+    const memo = this.#memo(this.#lists, request, ctx);
+    if (memo?.body !== undefined && memo.position === position) return Promise.resolve(memo.body);
+    const parsed = memo?.parsed ?? this.#parseList(request, ctx);
+    const pods = engine.list(parsed.selector);
     const frames = new Array<Uint8Array>(pods.length);
-    for (let i = 0; i < pods.length; i++) frames[i] = this.#masked.bytesOf(mask, pods[i]!);
-    const body = encodeListResponse(frames, this.#tokenBytes(position));
-    if (hash !== undefined) {
-      this.#lists.delete(hash);
-      this.#lists.set(hash, { request: request.slice(), position, body });
-      if (this.#lists.size > LIST_MEMO_LIMIT) this.#lists.delete(this.#lists.keys().next().value!);
+    for (let i = 0; i < pods.length; i++) {
+      frames[i] = this.#masked.bytesOf(parsed.mask, pods[i]!);
     }
+    const body = encodeListResponse(frames, this.#tokenBytes(position));
+    this.#remember(this.#lists, LIST_MEMO_LIMIT, request, ctx, memo, parsed, position, body);
     return Promise.resolve(body);
   }
 
@@ -162,16 +165,41 @@ export class PodQueryService {
     this.#admitUnary(ctx, "get");
     const engine = this.#o.engine;
     const position = engine.position;
-    // As List: the same request on an unchanged cache gets the same body.
-    const hash = request.length <= MAX_MEMO_REQUEST && !hasMetadataMask(ctx)
-      ? fnv1a(request)
-      : undefined;
-    if (hash !== undefined) {
-      const hit = this.#gets.get(hash);
-      if (hit !== undefined && hit.position === position && bytesEqual(hit.request, request)) {
-        return Promise.resolve(hit.body);
-      }
+    const memo = this.#memo(this.#gets, request, ctx);
+    if (memo?.body !== undefined && memo.position === position) return Promise.resolve(memo.body);
+    const parsed = memo?.parsed ?? this.#parseGet(request, ctx);
+    const found = engine.lookup(parsed.key, parsed.includeDeleted);
+    if (found === undefined) {
+      throw new RpcError(status.NOT_FOUND, `pod with ${describe(parsed.key)} not found`);
     }
+    const body = encodeQueryGetResponse(
+      this.#masked.bytesOf(parsed.mask, found.pod),
+      this.#tokenBytes(position),
+      found.deleted,
+    );
+    // A tombstone expires with time, not with a cache change: its body is not kept.
+    this.#remember(
+      this.#gets,
+      GET_MEMO_LIMIT,
+      request,
+      ctx,
+      memo,
+      parsed,
+      position,
+      found.deleted ? undefined : body,
+    );
+    return Promise.resolve(body);
+  }
+
+  #parseList(request: Uint8Array, ctx: CallContext): ParsedList {
+    const req = decode(() => decodeListRequest(request), "List");
+    return {
+      selector: compileSelector(selectorSpec(req.selector)),
+      mask: this.#mask(req.mask, ctx),
+    };
+  }
+
+  #parseGet(request: Uint8Array, ctx: CallContext): ParsedGet {
     const req = decode(() => decodeGetRequest(request), "Get");
     if (req.key === undefined) {
       throw new RpcError(
@@ -179,24 +207,41 @@ export class PodQueryService {
         "Cannot get a pod without a key: set uid, name, container_id or pod_ip",
       );
     }
-    const key = checkKey(req.key);
-    const mask = this.#mask(req.mask, ctx);
-    const found = engine.lookup(key, req.includeDeleted);
-    if (found === undefined) {
-      throw new RpcError(status.NOT_FOUND, `pod with ${describe(key)} not found`);
+    return {
+      key: checkKey(req.key),
+      mask: this.#mask(req.mask, ctx),
+      includeDeleted: req.includeDeleted,
+    };
+  }
+
+  /** The memo of these request bytes, if any (never for a mask sent as metadata). */
+  #memo<P>(memos: Map<number, Memo<P>>, request: Uint8Array, ctx: CallContext) {
+    if (request.length > MAX_MEMO_REQUEST || hasMetadataMask(ctx)) return undefined;
+    const memo = memos.get(fnv1a(request));
+    return memo !== undefined && bytesEqual(memo.request, request) ? memo : undefined;
+  }
+
+  #remember<P>(
+    memos: Map<number, Memo<P>>,
+    limit: number,
+    request: Uint8Array,
+    ctx: CallContext,
+    memo: Memo<P> | undefined,
+    parsed: P,
+    position: number,
+    body: Uint8Array | undefined,
+  ): void {
+    if (memo !== undefined) {
+      // The same request again after a change: refreshed in place, no copy.
+      memo.position = position;
+      memo.body = body;
+      return;
     }
-    const body = encodeQueryGetResponse(
-      this.#masked.bytesOf(mask, found.pod),
-      this.#tokenBytes(position),
-      found.deleted,
-    );
-    // A tombstone expires with time, not with a cache change: never memoized.
-    if (hash !== undefined && !found.deleted) {
-      this.#gets.delete(hash);
-      this.#gets.set(hash, { request: request.slice(), position, body });
-      if (this.#gets.size > GET_MEMO_LIMIT) this.#gets.delete(this.#gets.keys().next().value!);
-    }
-    return Promise.resolve(body);
+    if (request.length > MAX_MEMO_REQUEST || hasMetadataMask(ctx)) return;
+    const hash = fnv1a(request);
+    memos.delete(hash);
+    memos.set(hash, { request: request.slice(), parsed, position, body });
+    if (memos.size > limit) memos.delete(memos.keys().next().value!);
   }
 
   /**

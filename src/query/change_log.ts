@@ -28,11 +28,6 @@ export interface ChangeLogOptions extends HistoryLimits {
   start: number;
 }
 
-interface Entry {
-  readonly event: PodEvent;
-  readonly at: number;
-}
-
 const TOKEN = /^([0-9a-z]{1,32})\.(\d{1,15})$/;
 
 /**
@@ -51,8 +46,10 @@ export class ChangeLog {
   #clock: Clock;
   #maxAgeMs: number;
   #maxEvents: number;
-  #entries: Entry[] = [];
-  /** Index of the oldest retained entry in `#entries` (shifted lazily). */
+  /** Retained events, oldest first; `#times[i]` is when `#events[i]` was recorded. */
+  #events: PodEvent[] = [];
+  #times: number[] = [];
+  /** Index of the oldest retained entry (the arrays are compacted lazily). */
   #head = 0;
   /** The highest position whose following events are all retained. */
   #floor: number;
@@ -86,7 +83,7 @@ export class ChangeLog {
 
   /** Events retained. */
   get size(): number {
-    return this.#entries.length - this.#head;
+    return this.#events.length - this.#head;
   }
 
   /**
@@ -97,7 +94,8 @@ export class ChangeLog {
   append(events: readonly PodEvent[]): void {
     const at = this.#clock.now();
     for (const event of events) {
-      this.#entries.push({ event, at });
+      this.#events.push(event);
+      this.#times.push(at);
       this.#position = event.seq;
     }
     this.#prune();
@@ -152,15 +150,16 @@ export class ChangeLog {
     if (from < this.floor) throw new ResumeTokenError("expired", TOKEN_TOO_OLD);
     const out: PodEvent[] = [];
     // Binary search for the first event after `from`.
+    const all = this.#events;
     let lo = this.#head;
-    let hi = this.#entries.length;
+    let hi = all.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.#entries[mid]!.event.seq <= from) lo = mid + 1;
+      if (all[mid]!.seq <= from) lo = mid + 1;
       else hi = mid;
     }
-    for (let i = lo; i < this.#entries.length; i++) {
-      const event = this.#entries[i]!.event;
+    for (let i = lo; i < all.length; i++) {
+      const event = all[i]!;
       if (event.seq > to) break;
       out.push(event);
     }
@@ -169,15 +168,17 @@ export class ChangeLog {
 
   #prune(): void {
     const oldest = this.#clock.now() - this.#maxAgeMs;
-    while (this.#head < this.#entries.length) {
-      const entry = this.#entries[this.#head]!;
-      if (this.#entries.length - this.#head <= this.#maxEvents && entry.at > oldest) break;
-      this.#floor = entry.event.seq;
+    const events = this.#events;
+    while (this.#head < events.length) {
+      if (events.length - this.#head <= this.#maxEvents && this.#times[this.#head]! > oldest) break;
+      this.#floor = events[this.#head]!.seq;
       this.#head++;
     }
-    // Compact once the dead prefix dominates: amortized O(1) per event.
-    if (this.#head > 1024 && this.#head * 2 > this.#entries.length) {
-      this.#entries = this.#entries.slice(this.#head);
+    // Compact every 1024 dropped events (or once they dominate): dropped pods
+    // are not kept alive for long, and copying stays amortized O(1) per event.
+    if (this.#head >= 1024 || (this.#head > 0 && this.#head * 2 > events.length)) {
+      this.#events = events.slice(this.#head);
+      this.#times = this.#times.slice(this.#head);
       this.#head = 0;
     }
   }

@@ -46,17 +46,27 @@ export function bareContainerId(id: string): string {
 }
 
 /** Text forms already normalized: a pod keeps its IPs and IDs across many versions. */
-const NORMAL = new Map<string, string | undefined>();
+const NORMAL_IPS = new Map<string, string | undefined>();
+const NORMAL_IDS = new Map<string, string>();
 const NORMAL_LIMIT = 65_536;
 
 function memo(text: string, kind: "ip" | "id"): string | undefined {
-  const key = kind === "ip" ? "i" + text : "c" + text;
-  if (NORMAL.has(key)) return NORMAL.get(key);
-  const value = kind === "ip" ? normalizeIp(text) : bareContainerId(text);
-  if (NORMAL.size >= NORMAL_LIMIT) NORMAL.clear();
-  NORMAL.set(key, value);
+  if (kind === "ip") {
+    if (NORMAL_IPS.has(text)) return NORMAL_IPS.get(text);
+    const value = normalizeIp(text);
+    if (NORMAL_IPS.size >= NORMAL_LIMIT) NORMAL_IPS.clear();
+    NORMAL_IPS.set(text, value);
+    return value;
+  }
+  const known = NORMAL_IDS.get(text);
+  if (known !== undefined) return known;
+  const value = bareContainerId(text);
+  if (NORMAL_IDS.size >= NORMAL_LIMIT) NORMAL_IDS.clear();
+  NORMAL_IDS.set(text, value);
   return value;
 }
+
+const NO_IPS: readonly string[] = Object.freeze([]);
 
 /** Container IDs and IPs of a status object; a version that kept its status reuses them. */
 const STATUS_KEYS = new WeakMap<object, { ids: string[]; ips: string[] }>();
@@ -68,12 +78,12 @@ function keysOf(pod: Readonly<PodObject>): PodKeys {
   if (isJsonObject(raw)) {
     const known = STATUS_KEYS.get(raw);
     if (known !== undefined) {
-      return { name, containerIds: known.ids, ips: hostNetwork ? [] : known.ips };
+      return { name, containerIds: known.ids, ips: hostNetwork ? NO_IPS : known.ips };
     }
   }
   const keys = statusKeys(obj(raw));
   if (isJsonObject(raw)) STATUS_KEYS.set(raw, keys);
-  return { name, containerIds: keys.ids, ips: hostNetwork ? [] : keys.ips };
+  return { name, containerIds: keys.ids, ips: hostNetwork ? NO_IPS : keys.ips };
 }
 
 function statusKeys(status: JsonObject): { ids: string[]; ips: string[] } {
@@ -102,6 +112,19 @@ function statusKeys(status: JsonObject): { ids: string[]; ips: string[] } {
   add(status.podIP);
   if (Array.isArray(status.podIPs)) { for (const entry of status.podIPs) add(obj(entry).ip); }
   return { ids, ips };
+}
+
+/** Whether a pod version has the keys `old` holds, when its status object's keys are known. */
+function keptKeys(old: PodKeys, pod: Readonly<PodObject>): boolean {
+  const raw = pod.status;
+  const known = isJsonObject(raw) ? STATUS_KEYS.get(raw) : undefined;
+  if (known === undefined || known.ids !== old.containerIds) return false;
+  const hostNetwork = obj(pod.spec).hostNetwork === true;
+  if ((hostNetwork ? old.ips.length !== 0 : known.ips !== old.ips)) return false;
+  const name = old.name;
+  const ns = pod.metadata.namespace;
+  return name.length === ns.length + 1 + pod.metadata.name.length && name.startsWith(ns) &&
+    name.endsWith(pod.metadata.name) && name[ns.length] === "/";
 }
 
 function sameKeys(a: PodKeys, b: PodKeys): boolean {
@@ -151,8 +174,10 @@ export class PodIndex {
    * @param pod The pod's current version.
    */
   put(pod: CachedPod): void {
-    const keys = keysOf(pod.pod);
     const old = this.#keys.get(pod.uid);
+    // Most changes keep a pod's keys: checked without building new ones.
+    if (old !== undefined && keptKeys(old, pod.pod)) return;
+    const keys = keysOf(pod.pod);
     if (old !== undefined) {
       if (sameKeys(old, keys)) return;
       this.#unindex(pod.uid, old);

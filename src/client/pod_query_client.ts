@@ -5,8 +5,7 @@
  * @module
  */
 
-import { Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
-import { Buffer } from "node:buffer";
+import { GrpcChannel } from "../grpc/client.ts";
 import type { PodObject } from "../model/pod.ts";
 import {
   decodeListResponse,
@@ -42,13 +41,9 @@ const EVENT_NAMES = new Map<number, QueryWatchEvent["type"]>(
     .map(([name, value]) => [value, name]),
 );
 
-function raw(buffer: Uint8Array): Buffer {
-  return Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength);
-}
-
 /** A `podsapi.v1.PodQuery` client. */
 export class PodQueryClient implements Disposable {
-  #client: Client;
+  #channel: GrpcChannel;
   #options: PodQueryClientOptions;
 
   /**
@@ -56,7 +51,10 @@ export class PodQueryClient implements Disposable {
    * @param options Field mask and deadline.
    */
   constructor(socketPath: string, options: PodQueryClientOptions = {}) {
-    this.#client = new Client(`unix:${socketPath}`, credentials.createInsecure());
+    this.#channel = new GrpcChannel({ transport: "unix", path: socketPath }, {
+      maxReceiveMessageBytes: 256 * 1024 * 1024,
+      userAgent: "pods-api-cli",
+    });
     this.#options = options;
   }
 
@@ -65,17 +63,8 @@ export class PodQueryClient implements Disposable {
   }
 
   #unary(method: string, request: Uint8Array): Promise<Uint8Array> {
-    const deadline = Date.now() + (this.#options.timeoutMs ?? 10_000);
-    return new Promise((resolve, reject) => {
-      this.#client.makeUnaryRequest(
-        `/podsapi.v1.PodQuery/${method}`,
-        raw,
-        (b: Buffer) => new Uint8Array(b),
-        request,
-        new Metadata(),
-        { deadline },
-        (err: ServiceError | null, value?: Uint8Array) => err ? reject(err) : resolve(value!),
-      );
+    return this.#channel.unary(`/podsapi.v1.PodQuery/${method}`, request, {
+      timeoutMs: this.#options.timeoutMs ?? 10_000,
     });
   }
 
@@ -118,17 +107,13 @@ export class PodQueryClient implements Disposable {
     request: { selector: Partial<SelectorMessage>; resumeToken?: string; bookmarkSeconds?: number },
     signal: AbortSignal,
   ): AsyncGenerator<QueryWatchEvent> {
-    const call = this.#client.makeServerStreamRequest(
+    const call = this.#channel.serverStream(
       "/podsapi.v1.PodQuery/Watch",
-      raw,
-      (b: Buffer) => new Uint8Array(b),
       encodeWatchRequest({ ...request, ...this.#mask() }),
-      new Metadata(),
+      { signal },
     );
-    const onAbort = () => call.cancel();
-    signal.addEventListener("abort", onAbort);
     try {
-      for await (const message of call as AsyncIterable<Uint8Array>) {
+      for await (const message of call) {
         const event = decodeWatchEvent(message);
         const type = EVENT_NAMES.get(event.type);
         if (type === undefined) throw new TypeError(`Unknown watch event type ${event.type}`);
@@ -141,12 +126,12 @@ export class PodQueryClient implements Disposable {
       if (signal.aborted) return;
       throw err;
     } finally {
-      signal.removeEventListener("abort", onAbort);
+      call.cancel();
     }
   }
 
   /** Closes the connection. */
   [Symbol.dispose](): void {
-    this.#client.close();
+    this.#channel.close();
   }
 }

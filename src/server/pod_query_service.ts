@@ -8,7 +8,6 @@
  * @module
  */
 
-import { status } from "@grpc/grpc-js";
 import type { CachedPod, PodEncoder } from "../cache/types.ts";
 import type { Clock } from "../clock.ts";
 import { FIELD_MASK_ALL, type FieldMask, type FieldMaskCache } from "../fieldmask/mod.ts";
@@ -32,7 +31,7 @@ import {
 } from "../query/mod.ts";
 import { TokenBucket } from "../ratelimit/mod.ts";
 import type { CallContext, WatchSink } from "./call_context.ts";
-import { MESSAGES, RpcError } from "./errors.ts";
+import { MESSAGES, RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
 import { FIELD_MASK_BIN_KEY, FIELD_MASK_KEY, requestMask } from "./request_mask.ts";
 
@@ -170,7 +169,7 @@ export class PodQueryService {
     const parsed = memo?.parsed ?? this.#parseGet(request, ctx);
     const found = engine.lookup(parsed.key, parsed.includeDeleted);
     if (found === undefined) {
-      throw new RpcError(status.NOT_FOUND, `pod with ${describe(parsed.key)} not found`);
+      throw new RpcError(STATUS.NOT_FOUND, `pod with ${describe(parsed.key)} not found`);
     }
     const body = encodeQueryGetResponse(
       this.#masked.bytesOf(parsed.mask, found.pod),
@@ -203,7 +202,7 @@ export class PodQueryService {
     const req = decode(() => decodeGetRequest(request), "Get");
     if (req.key === undefined) {
       throw new RpcError(
-        status.INVALID_ARGUMENT,
+        STATUS.INVALID_ARGUMENT,
         "Cannot get a pod without a key: set uid, name, container_id or pod_ip",
       );
     }
@@ -262,7 +261,7 @@ export class PodQueryService {
     const selector: PodSelector = compileSelector(selectorSpec(req.selector));
     const mask = this.#mask(req.mask, ctx);
     if (this.#watchers >= (this.#o.maxWatchers ?? 1000)) {
-      throw new RpcError(status.RESOURCE_EXHAUSTED, MESSAGES.tooManyWatchers);
+      throw new RpcError(STATUS.RESOURCE_EXHAUSTED, MESSAGES.tooManyWatchers);
     }
     // Ended in `finally` too: a failed send must not leave the subscription behind.
     const done = new AbortController();
@@ -297,7 +296,7 @@ export class PodQueryService {
         await sink.send(encodeWatchEvent(QUERY_EVENT_TYPE[item.type], pod, token));
       }
       this.#checkAlive(ctx);
-      throw new RpcError(status.UNAVAILABLE, MESSAGES.shuttingDown);
+      throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
     } finally {
       done.abort();
       this.#watchers--;
@@ -327,19 +326,19 @@ export class PodQueryService {
     // The connection's own bucket first: a noisy client empties only its own.
     if (!bucket.tryTake() || !this.#o.limiter.tryTake()) {
       this.#o.metrics.rateLimited.inc({ method });
-      throw new RpcError(status.RESOURCE_EXHAUSTED, MESSAGES.rateLimited);
+      throw new RpcError(STATUS.RESOURCE_EXHAUSTED, MESSAGES.rateLimited);
     }
     this.#checkServing();
   }
 
   #checkServing(): void {
-    if (this.#o.shutdown.aborted) throw new RpcError(status.UNAVAILABLE, MESSAGES.shuttingDown);
-    if (!this.#o.gate.isOpen) throw new RpcError(status.FAILED_PRECONDITION, MESSAGES.notSynced);
+    if (this.#o.shutdown.aborted) throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
+    if (!this.#o.gate.isOpen) throw new RpcError(STATUS.FAILED_PRECONDITION, MESSAGES.notSynced);
   }
 
   #checkAlive(ctx: CallContext): void {
-    if (this.#o.shutdown.aborted) throw new RpcError(status.UNAVAILABLE, MESSAGES.shuttingDown);
-    if (ctx.signal.aborted) throw new RpcError(status.CANCELLED, "call cancelled by the client");
+    if (this.#o.shutdown.aborted) throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
+    if (ctx.signal.aborted) throw new RpcError(STATUS.CANCELLED, "call cancelled by the client");
   }
 }
 
@@ -348,7 +347,7 @@ function decode<T>(fn: () => T, method: string): T {
     return fn();
   } catch (err) {
     throw new RpcError(
-      status.INVALID_ARGUMENT,
+      STATUS.INVALID_ARGUMENT,
       `Cannot decode ${method} request: ${(err as Error).message}`,
     );
   }
@@ -364,7 +363,7 @@ function selectorSpec(selector: SelectorMessage) {
 
 function checkKey(key: LookupKey): LookupKey {
   const empty = (what: string) =>
-    new RpcError(status.INVALID_ARGUMENT, `Cannot get a pod by an empty ${what}`);
+    new RpcError(STATUS.INVALID_ARGUMENT, `Cannot get a pod by an empty ${what}`);
   switch (key.kind) {
     case "uid":
       if (key.uid === "") throw empty("uid");

@@ -40,6 +40,7 @@ Deno.test("the CLI finds pods by namespace/name, container ID and selectors", as
   assert.deepEqual([listed.metadata?.name ?? listed.items?.[0].metadata.name], ["web"]);
   await assert.rejects(
     run("list", ["-l", "app in (x"]),
-    (err: { details?: string }) => /label selector/.test(err.details ?? ""),
+    (err: { details?: string; message?: string }) =>
+      /label selector/.test(err.details ?? err.message ?? ""),
   );
 });

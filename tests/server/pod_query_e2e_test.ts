@@ -16,7 +16,7 @@ import {
   QUERY_EVENT_TYPE,
   type WatchEventMessage,
 } from "../../src/proto/mod.ts";
-import { podQueryServiceDefinition } from "../../src/server/service_definition.ts";
+import { podQueryServiceDefinition } from "../_support/pods_service_definition.ts";
 import { type Harness, startHarness } from "../_support/daemon_harness.ts";
 import { makePod } from "../_fixtures/pods.ts";
 

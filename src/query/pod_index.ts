@@ -50,7 +50,13 @@ const NORMAL_IPS = new Map<string, string | undefined>();
 const NORMAL_IDS = new Map<string, string>();
 const NORMAL_LIMIT = 65_536;
 
+/** Longest text memoized: IPs and container IDs are short; a client may send anything. */
+const MEMO_MAX_LENGTH = 128;
+
 function memo(text: string, kind: "ip" | "id"): string | undefined {
+  if (text.length > MEMO_MAX_LENGTH) {
+    return kind === "ip" ? normalizeIp(text) : bareContainerId(text);
+  }
   if (kind === "ip") {
     if (NORMAL_IPS.has(text)) return NORMAL_IPS.get(text);
     const value = normalizeIp(text);
@@ -216,7 +222,7 @@ export class PodIndex {
    * @throws {LookupError} When `ip` is not an IP address.
    */
   byIp(ip: string): readonly PodUid[] {
-    const normal = normalizeIp(ip);
+    const normal = memo(ip, "ip");
     if (normal === undefined) {
       throw new LookupError(`Cannot look up pod IP ${quote(ip)}: not an IP address`);
     }
@@ -232,7 +238,7 @@ export class PodIndex {
    * @throws {LookupError} For a prefix that is too short or names several containers.
    */
   byContainerId(id: string): readonly PodUid[] {
-    const bare = bareContainerId(id);
+    const bare = memo(id, "id")!;
     const exact = this.#byContainer.get(bare);
     if (exact !== undefined) return [...exact];
     if (bare.length < MIN_CONTAINER_ID_PREFIX) {

@@ -9,6 +9,7 @@
  */
 
 import { CLIENT_USAGE, runClientCommand } from "./src/client/cli.ts";
+import { KUBECONFIG_USAGE, kubeconfigCommand } from "./src/client/kubeconfig.ts";
 import { systemClock } from "./src/clock.ts";
 import { parseServeConfig, type ServeConfig, serveHelp } from "./src/config.ts";
 import { startDaemon } from "./src/daemon.ts";
@@ -41,6 +42,7 @@ const USAGE = `pods-api ${BUILD_VERSION}: the Kubelet Pods API, served from node
 Usage:
   pods-api serve [flags]      run the daemon (pods-api serve --help for every flag)
 ${CLIENT_USAGE.split("\n").slice(1).join("\n")}
+${KUBECONFIG_USAGE}
   pods-api version`;
 
 async function serve(config: ServeConfig, log: Logger): Promise<number> {
@@ -142,6 +144,14 @@ async function main(args: readonly string[]): Promise<number> {
         Deno.removeSignalListener("SIGINT", onInt);
       }
     }
+    case "kubeconfig":
+      try {
+        out(kubeconfigCommand(rest, (path) => Deno.readTextFileSync(path)).trimEnd());
+        return EXIT.ok;
+      } catch (e) {
+        err(`pods-api kubeconfig: ${(e as Error).message}`);
+        return EXIT.usage;
+      }
     case "version":
       out(`pods-api ${BUILD_VERSION}`);
       return EXIT.ok;

@@ -39,6 +39,19 @@ export interface ServeConfig {
   readonly rateLimitBurst: number;
   readonly watchQueueSize: number;
   readonly maxWatchers: number;
+  readonly connectionRateLimitQps: number;
+  readonly connectionRateLimitBurst: number;
+  /** `--watch-history`: how long changes stay resumable, ms. */
+  readonly watchHistoryMs: number;
+  /** `--watch-history`: how many changes stay resumable. */
+  readonly watchHistoryEvents: number;
+  readonly tombstoneTtlMs: number;
+  /** The HTTP API's address; `undefined` when `--http-bind-address` is empty. */
+  readonly httpBind: { readonly host: string; readonly port: number } | undefined;
+  readonly httpTokenFile: string;
+  readonly httpTlsCertFile: string;
+  readonly httpTlsKeyFile: string;
+  readonly httpBookmarkPeriodMs: number;
   readonly simulate: boolean;
   readonly simulatePods: number;
   readonly simulateChurn: number;
@@ -171,13 +184,45 @@ function bestEffort(text: string): string[] {
   return names;
 }
 
-function splitHostPort(text: string): { host: string; port: number } {
+function splitHostPort(
+  text: string,
+  flag: ServeFlag = "metrics-bind-address",
+): { host: string; port: number } {
   const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(text);
   const port = match ? Number(match[2]) : NaN;
   if (!match || port > 65535) {
-    throw new TypeError(`Cannot parse "--metrics-bind-address" value "${text}": use host:port`);
+    throw new TypeError(`Cannot parse "--${flag}" value "${text}": use host:port`);
   }
   return { host: match[1]!.replace(/^\[|\]$/g, ""), port };
+}
+
+const DEFAULT_HISTORY_MS = 5 * 60_000;
+const DEFAULT_HISTORY_EVENTS = 10_000;
+
+/** `--watch-history`: `5m`, `10000` or `5m,10000`; the part left out keeps its default. */
+function watchHistory(text: string): { ms: number; events: number } {
+  let ms = DEFAULT_HISTORY_MS;
+  let events = DEFAULT_HISTORY_EVENTS;
+  const parts = text.split(",").map((p) => p.trim());
+  if (parts.length > 2 || parts.some((p) => p === "")) {
+    throw new TypeError(
+      `Cannot parse "--watch-history" value "${text}": use a duration, a count or both (5m,10000)`,
+    );
+  }
+  for (const part of parts) {
+    if (/^\d+$/.test(part)) {
+      events = Number(part);
+      if (events < 1) throw new RangeError(`Flag "--watch-history" count must be at least 1`);
+      continue;
+    }
+    try {
+      ms = parseDuration(part);
+    } catch (err) {
+      throw new TypeError(`Flag "--watch-history": ${(err as Error).message}`);
+    }
+    if (ms < 1000) throw new RangeError(`Flag "--watch-history" duration must be at least 1s`);
+  }
+  return { ms, events };
 }
 
 function buildConfig(
@@ -197,6 +242,13 @@ function buildConfig(
   const metrics = splitHostPort(str(raw, "metrics-bind-address"));
   const hostname = options.hostname ?? (() => Deno.hostname());
   const nodeName = str(raw, "hostname-override") || hostname().toLowerCase();
+  const history = watchHistory(str(raw, "watch-history"));
+  const httpBind = str(raw, "http-bind-address");
+  if ((str(raw, "http-tls-cert-file") === "") !== (str(raw, "http-tls-private-key-file") === "")) {
+    throw new TypeError(
+      `Flags "--http-tls-cert-file" and "--http-tls-private-key-file" go together`,
+    );
+  }
   return Object.freeze({
     socket,
     socketGroup: str(raw, "socket-group"),
@@ -223,6 +275,16 @@ function buildConfig(
     rateLimitBurst: num(raw, "rate-limit-burst", 1),
     watchQueueSize: num(raw, "watch-queue-size", 1),
     maxWatchers: num(raw, "max-watchers", 1),
+    connectionRateLimitQps: num(raw, "connection-rate-limit-qps", Number.MIN_VALUE),
+    connectionRateLimitBurst: num(raw, "connection-rate-limit-burst", 1),
+    watchHistoryMs: history.ms,
+    watchHistoryEvents: history.events,
+    tombstoneTtlMs: dur(raw, "tombstone-ttl", 0),
+    httpBind: httpBind === "" ? undefined : splitHostPort(httpBind, "http-bind-address"),
+    httpTokenFile: str(raw, "http-token-file"),
+    httpTlsCertFile: str(raw, "http-tls-cert-file"),
+    httpTlsKeyFile: str(raw, "http-tls-private-key-file"),
+    httpBookmarkPeriodMs: dur(raw, "http-watch-bookmark-period", 10),
     simulate: raw["simulate"] === true,
     simulatePods: num(raw, "simulate-pods", 0),
     simulateChurn: num(raw, "simulate-churn", 0),

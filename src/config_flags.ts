@@ -142,6 +142,54 @@ export const SERVE_FLAGS = {
     default: "1000",
     help: "Concurrent WatchPods streams allowed; more get RESOURCE_EXHAUSTED",
   },
+  "connection-rate-limit-qps": {
+    type: "number",
+    default: "50",
+    help:
+      "PodQuery List and Get requests per second per client connection, taken before the shared bucket",
+  },
+  "connection-rate-limit-burst": {
+    type: "integer",
+    default: "5",
+    help: "Burst of the per-connection token bucket",
+  },
+  "watch-history": {
+    type: "string",
+    default: "5m,10000",
+    help:
+      "Changes kept for resuming watches: a duration, a count, or both (duration,count); older tokens get OUT_OF_RANGE / 410",
+  },
+  "tombstone-ttl": {
+    type: "duration",
+    default: "5m",
+    help: "How long a deleted pod's last state stays retrievable (PodQuery Get include_deleted)",
+  },
+  "http-bind-address": {
+    type: "string",
+    default: "",
+    help:
+      "host:port of the Kubernetes-compatible HTTP API (/pods, /api/v1/...); empty: off. Keep it on loopback",
+  },
+  "http-token-file": {
+    type: "string",
+    default: "",
+    help: "File holding the bearer token the HTTP API requires; empty: no authentication",
+  },
+  "http-tls-cert-file": {
+    type: "string",
+    default: "",
+    help: "PEM certificate (chain) for HTTPS on --http-bind-address; empty: plain HTTP",
+  },
+  "http-tls-private-key-file": {
+    type: "string",
+    default: "",
+    help: "PEM private key of --http-tls-cert-file",
+  },
+  "http-watch-bookmark-period": {
+    type: "duration",
+    default: "1m",
+    help: "How often an HTTP watch with allowWatchBookmarks=true gets a BOOKMARK when idle",
+  },
   "simulate": {
     type: "boolean",
     default: false,

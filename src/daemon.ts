@@ -22,6 +22,9 @@ import { TokenBucket } from "./ratelimit/mod.ts";
 import { Relister, SyncGate } from "./relist/mod.ts";
 import { startGrpcServer } from "./server/grpc_server.ts";
 import { PodsService } from "./server/pods_service.ts";
+import { PodQueryService } from "./server/pod_query_service.ts";
+import { QueryEngine } from "./query/mod.ts";
+import { type RunningKubeApi, serveKubeApi } from "./kubeapi/mod.ts";
 import type { PodSource } from "./sources/mod.ts";
 
 /** Longest time one read of a source may take. */
@@ -43,8 +46,12 @@ export interface DaemonDeps {
 export interface RunningDaemon extends AsyncDisposable {
   readonly socketPath: string;
   readonly metricsPort: number;
+  /** The HTTP API's port and scheme, when `--http-bind-address` is set. */
+  readonly httpApi: { readonly port: number; readonly scheme: string } | undefined;
   readonly registry: MetricsRegistry;
   readonly cache: PodCache;
+  /** Selections, lookups, history and tombstones over the cache. */
+  readonly query: QueryEngine;
   readonly gate: SyncGate;
   /** Relists every source once, now. @returns Whether every source succeeded. */
   relistOnce(): Promise<boolean>;
@@ -83,6 +90,13 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
   const shutdown = new AbortController();
   const cache = new PodCache({ encode: encodePod, clock, metrics });
   const hub = new EventHub({ store: cache, metrics });
+  const query = new QueryEngine({
+    store: cache,
+    hub,
+    clock,
+    history: { maxAgeMs: config.watchHistoryMs, maxEvents: config.watchHistoryEvents },
+    tombstoneTtlMs: config.tombstoneTtlMs,
+  });
   const gate = new SyncGate({
     sources: sources.map((s) => s.kind),
     clock,
@@ -93,7 +107,11 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     new Relister({
       source,
       sink: (snapshots) => {
-        hub.publish(cache.apply(merger.update(source.kind, snapshots)));
+        const events = cache.apply(merger.update(source.kind, snapshots));
+        // The query engine's log and indexes first: a watcher woken by the
+        // hub may resume from, or look up, what it was just told.
+        query.apply(events);
+        hub.publish(events);
         gate.markSynced(source.kind);
       },
       clock,
@@ -103,12 +121,35 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
       timeout: Math.min(config.runtimeRequestTimeoutMs, RELIST_TIMEOUT_MS),
     })
   );
+  const limiter = new TokenBucket({
+    qps: config.rateLimitQps,
+    burst: config.rateLimitBurst,
+    clock,
+  });
+  const masks = new FieldMaskCache(POD_SCHEMA);
+  const connectionLimit = {
+    qps: config.connectionRateLimitQps,
+    burst: config.connectionRateLimitBurst,
+  };
   const service = new PodsService({
     store: cache,
     hub,
     gate,
-    limiter: new TokenBucket({ qps: config.rateLimitQps, burst: config.rateLimitBurst, clock }),
-    masks: new FieldMaskCache(POD_SCHEMA),
+    limiter,
+    masks,
+    encode: encodePod,
+    metrics,
+    watchQueueLimit: config.watchQueueSize,
+    maxWatchers: config.maxWatchers,
+    shutdown: shutdown.signal,
+  });
+  const queryService = new PodQueryService({
+    engine: query,
+    gate,
+    limiter,
+    connectionLimit,
+    clock,
+    masks,
     encode: encodePod,
     metrics,
     watchQueueLimit: config.watchQueueSize,
@@ -117,8 +158,34 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
   });
   const grpc = await startGrpcServer(
     { socketPath: config.socket, socketGroup: config.socketGroup },
-    { service, metrics, log: log.child("grpc") },
+    { service, query: queryService, metrics, log: log.child("grpc") },
   );
+  let httpApi: RunningKubeApi | undefined;
+  if (config.httpBind !== undefined) {
+    try {
+      httpApi = await serveKubeApi({
+        hostname: config.httpBind.host,
+        port: config.httpBind.port,
+        tokenFile: config.httpTokenFile,
+        tlsCertFile: config.httpTlsCertFile,
+        tlsKeyFile: config.httpTlsKeyFile,
+        bookmarkPeriodMs: config.httpBookmarkPeriodMs,
+      }, {
+        engine: query,
+        gate,
+        limiter,
+        connectionLimit,
+        clock,
+        metrics,
+        log: log.child("http-api"),
+        shutdown: shutdown.signal,
+        watchQueueLimit: config.watchQueueSize,
+      });
+    } catch (err) {
+      await grpc.close(0);
+      throw err;
+    }
+  }
   let http;
   try {
     http = await serveMetrics(
@@ -131,6 +198,7 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     );
   } catch (err) {
     await grpc.close(0);
+    await httpApi?.close();
     throw err;
   }
   const loops: Promise<unknown>[] = [];
@@ -165,6 +233,7 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
       shutdown.abort();
       hub.close();
       await grpc.close(2000);
+      await httpApi?.close();
       await http.close();
       await Promise.all(loops);
     })();
@@ -173,8 +242,10 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
   return {
     socketPath: grpc.socketPath,
     metricsPort: http.port,
+    httpApi: httpApi === undefined ? undefined : { port: httpApi.port, scheme: httpApi.scheme },
     registry,
     cache,
+    query,
     gate,
     async relistOnce() {
       const results = await Promise.all(relisters.map((r) => r.relistOnce(shutdown.signal)));

@@ -19,6 +19,30 @@ Deno.test("parseServeConfig() gives the documented defaults", () => {
   assert.equal(config.rateLimitBurst, 10);
   assert.equal(config.watchQueueSize, 100);
   assert.equal(config.nodeName, "node-a");
+  assert.equal(config.watchHistoryMs, 300_000);
+  assert.equal(config.watchHistoryEvents, 10_000);
+  assert.equal(config.tombstoneTtlMs, 300_000);
+  assert.equal(config.connectionRateLimitQps, 50);
+  assert.equal(config.connectionRateLimitBurst, 5);
+  assert.equal(config.httpBind, undefined, "the HTTP API is off by default");
+  assert.equal(config.httpBookmarkPeriodMs, 60_000);
+});
+
+Deno.test("parseServeConfig() reads --watch-history as a duration, a count or both", async (t) => {
+  const cases: Array<[string, number, number]> = [
+    ["10m", 600_000, 10_000],
+    ["500", 300_000, 500],
+    ["1h,200", 3_600_000, 200],
+    ["200,30s", 30_000, 200],
+  ];
+  for (const [text, ms, events] of cases) {
+    await t.step(text, () => {
+      const config = parseServeConfig(["--watch-history", text], HOST);
+      assert.deepEqual([config.watchHistoryMs, config.watchHistoryEvents], [ms, events]);
+    });
+  }
+  const http = parseServeConfig(["--http-bind-address", "[::1]:10256"], HOST);
+  assert.deepEqual(http.httpBind, { host: "::1", port: 10256 });
 });
 
 Deno.test("parseServeConfig() reads a YAML or JSON file and lets flags win", async (t) => {
@@ -61,6 +85,14 @@ Deno.test("parseServeConfig() rejects unknown keys and bad values, naming them",
     },
     { name: "relative socket", args: ["--socket", "x.sock"], match: /absolute/ },
     { name: "bad log level", args: ["--log-level", "loud"], match: /log-level/ },
+    { name: "bad watch history", args: ["--watch-history", "5m,,3"], match: /watch-history/ },
+    { name: "watch history of 0", args: ["--watch-history", "0"], match: /watch-history/ },
+    { name: "bad http address", args: ["--http-bind-address", "10256"], match: /http-bind/ },
+    {
+      name: "TLS cert without key",
+      args: ["--http-tls-cert-file", "/x.crt"],
+      match: /http-tls-private-key-file/,
+    },
     { name: "bad best-effort source", args: ["--source-best-effort", "etcd"], match: /etcd/ },
     {
       name: "boolean as text in file",

@@ -12,7 +12,7 @@
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
 /** `server_api_version`: `v1alpha1` for `v1alpha1.Pods`, `v1` for the package-less `Pods`. */
-export type ServerApiVersion = "v1alpha1" | "v1";
+export type ServerApiVersion = "v1alpha1" | "v1" | "podsapi_v1";
 
 /** Labels of the kubelet request counters. */
 export type RequestLabel = "server_api_version" | "status_code";
@@ -34,6 +34,7 @@ export interface Metrics {
   readonly watchers: Gauge<"server_api_version">;
   /** Calls rejected by the ListPods/GetPod token bucket. */
   readonly rateLimited: Counter<"method">;
+  readonly httpRequests: Counter<"verb" | "code">;
   /** Pod events produced by the cache, by type. */
   readonly podEvents: Counter<"type">;
   /** Pods in the cache. */
@@ -135,8 +136,14 @@ export function createMetrics(registry: Registry): Metrics {
     }),
     rateLimited: new Counter({
       name: "pods_api_rate_limited_total",
-      help: "ListPods and GetPod calls rejected by the token bucket.",
+      help: "List and Get calls (gRPC and HTTP) rejected by a token bucket, by method.",
       labelNames: ["method"],
+      registers,
+    }),
+    httpRequests: new Counter({
+      name: "pods_api_http_requests_total",
+      help: "Requests to the Kubernetes-compatible HTTP API, by verb and HTTP status code.",
+      labelNames: ["verb", "code"],
       registers,
     }),
     podEvents: new Counter({

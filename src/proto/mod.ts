@@ -26,3 +26,27 @@ export {
 } from "./pods_api_wire.ts";
 export { loadPodsApiRoot, POD_TYPE_NAME } from "./load.ts";
 export { PODS_API_DESCRIPTOR } from "./generated/descriptor.ts";
+export {
+  decodeGetRequest,
+  decodeGetResponse as decodeQueryGetResponse,
+  decodeListRequest,
+  decodeListResponse,
+  decodeWatchEvent,
+  decodeWatchRequest,
+  encodeGetRequest,
+  encodeGetResponse as encodeQueryGetResponse,
+  encodeListRequest,
+  encodeListResponse,
+  encodeWatchEvent,
+  encodeWatchRequest,
+  type GetKeyMessage,
+  type GetRequestMessage,
+  type GetResponseMessage,
+  type ListRequestMessage,
+  type ListResponseMessage,
+  QUERY_EVENT_TYPE,
+  type QueryEventType,
+  type SelectorMessage,
+  type WatchEventMessage,
+  type WatchRequestMessage,
+} from "./pod_query_wire.ts";

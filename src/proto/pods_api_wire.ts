@@ -27,16 +27,19 @@ export interface WatchPodsEvent {
   readonly pod: Uint8Array | undefined;
 }
 
-const WIRE_VARINT = 0;
+/** Protobuf wire type of varints (shared with `pod_query_wire.ts`). */
+export const WIRE_VARINT = 0;
 const WIRE_I64 = 1;
-const WIRE_LEN = 2;
+/** Protobuf wire type of length-delimited fields. */
+export const WIRE_LEN = 2;
 const WIRE_SGROUP = 3;
 const WIRE_EGROUP = 4;
 const WIRE_I32 = 5;
 /** Bounds recursion on hostile input (protobuf's default recursion limit). */
 const MAX_GROUP_DEPTH = 100;
 
-function varintSize(n: number): number {
+/** @returns The bytes a varint of `n` takes. */
+export function varintSize(n: number): number {
   let size = 1;
   while (n >= 0x80) {
     n = Math.floor(n / 128);
@@ -45,7 +48,8 @@ function varintSize(n: number): number {
   return size;
 }
 
-function writeVarint(buf: Uint8Array, pos: number, n: number): number {
+/** Writes a varint at `pos`. @returns The position after it. */
+export function writeVarint(buf: Uint8Array, pos: number, n: number): number {
   while (n >= 0x80) {
     buf[pos++] = (n & 0x7f) | 0x80;
     n = Math.floor(n / 128);
@@ -55,11 +59,17 @@ function writeVarint(buf: Uint8Array, pos: number, n: number): number {
 }
 
 /** A length-delimited field: tag, length, payload. */
-function lenFieldSize(field: number, payload: Uint8Array): number {
+export function lenFieldSize(field: number, payload: Uint8Array): number {
   return varintSize(field << 3) + varintSize(payload.length) + payload.length;
 }
 
-function writeLenField(buf: Uint8Array, pos: number, field: number, payload: Uint8Array): number {
+/** Writes a length-delimited field at `pos`. @returns The position after it. */
+export function writeLenField(
+  buf: Uint8Array,
+  pos: number,
+  field: number,
+  payload: Uint8Array,
+): number {
   pos = writeVarint(buf, pos, (field << 3) | WIRE_LEN);
   pos = writeVarint(buf, pos, payload.length);
   buf.set(payload, pos);
@@ -150,8 +160,8 @@ export function encodeGetPodRequest(podUID: string): Uint8Array {
   return singleLenField(1, new TextEncoder().encode(podUID));
 }
 
-/** One field read by {@linkcode readFields}. */
-interface WireField {
+/** One field read by {@linkcode WireReader}. */
+export interface WireField {
   readonly field: number;
   readonly wireType: number;
   /** The varint value (wire type 0). */
@@ -161,7 +171,7 @@ interface WireField {
 }
 
 /** A strict protobuf field reader; every malformation throws a TypeError. */
-class WireReader {
+export class WireReader {
   readonly #buf: Uint8Array;
   readonly #what: string;
   #pos = 0;
@@ -250,13 +260,15 @@ class WireReader {
   }
 }
 
-function expect(reader: WireReader, f: WireField, wireType: number, name: string): void {
+/** Fails the read unless `f` has the wire type expected. */
+export function expect(reader: WireReader, f: WireField, wireType: number, name: string): void {
   if (f.wireType !== wireType) {
     reader.fail(`field "${name}" has wire type ${f.wireType}, expected ${wireType}`);
   }
 }
 
-const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+/** UTF-8 decoding that rejects invalid input. */
+export const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * Decodes `GetPodRequest` / `PodGetRequest { string podUID = 1 }` strictly:

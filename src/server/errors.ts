@@ -7,6 +7,7 @@
 
 import { FieldMaskError } from "../fieldmask/mod.ts";
 import { GrpcError, STATUS, type StatusCode } from "../grpc/status.ts";
+import { LookupError, ResumeTokenError, SelectorError, WatchDroppedError } from "../query/mod.ts";
 
 export { goCodeName, STATUS, type StatusCode } from "../grpc/status.ts";
 
@@ -50,6 +51,17 @@ export function toStatus(err: unknown): StatusOutcome {
   if (err instanceof GrpcError) return { code: err.code, details: err.message };
   if (err instanceof FieldMaskError) {
     return { code: STATUS.INVALID_ARGUMENT, details: err.message };
+  }
+  if (err instanceof SelectorError || err instanceof LookupError) {
+    return { code: STATUS.INVALID_ARGUMENT, details: err.message };
+  }
+  if (err instanceof ResumeTokenError) {
+    // An expired token is the API server's 410 Gone: the client lists again.
+    const code = err.problem === "expired" ? STATUS.OUT_OF_RANGE : STATUS.INVALID_ARGUMENT;
+    return { code, details: err.message };
+  }
+  if (err instanceof WatchDroppedError) {
+    return { code: STATUS.RESOURCE_EXHAUSTED, details: MESSAGES.tooSlow };
   }
   return { code: STATUS.INTERNAL, details: MESSAGES.internal, internalCause: err };
 }

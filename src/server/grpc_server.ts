@@ -13,6 +13,7 @@ import type { Logger } from "../log.ts";
 import type { Metrics, ServerApiVersion } from "../metrics/metrics.ts";
 import { type AdaptOptions, serverStream, unary } from "./adapt.ts";
 import type { PodsService } from "./pods_service.ts";
+import type { PodQueryService } from "./pod_query_service.ts";
 import { prepareSocketPath, removeSocket } from "./unix_socket.ts";
 import { watchSocket } from "./socket_watchdog.ts";
 
@@ -40,6 +41,8 @@ export interface GrpcServerOptions {
 /** What {@linkcode startGrpcServer} needs. */
 export interface GrpcServerDeps {
   service: PodsService;
+  /** `podsapi.v1.PodQuery`, served on the same socket when given. */
+  query?: PodQueryService;
   metrics: Metrics;
   log: Logger;
 }
@@ -78,6 +81,26 @@ function podsMethods(
   ];
 }
 
+/** The methods of `podsapi.v1.PodQuery` (SPEC §14), when the daemon serves it. */
+function podQueryMethods(deps: GrpcServerDeps): [string, MethodHandler][] {
+  const query = deps.query;
+  if (query === undefined) return [];
+  const options = (method: AdaptOptions["method"]): AdaptOptions => ({
+    apiVersion: "podsapi_v1",
+    method,
+    metrics: deps.metrics,
+    log: deps.log,
+  });
+  return [
+    ["/podsapi.v1.PodQuery/List", unary((req, ctx) => query.list(req, ctx), options("list"))],
+    ["/podsapi.v1.PodQuery/Get", unary((req, ctx) => query.get(req, ctx), options("get"))],
+    [
+      "/podsapi.v1.PodQuery/Watch",
+      serverStream((req, ctx, sink) => query.watch(req, ctx, sink), options("watch")),
+    ],
+  ];
+}
+
 /**
  * Binds the UNIX socket (atomically, with its permissions) and serves both
  * Pods services on it.
@@ -96,6 +119,7 @@ export async function startGrpcServer(
     methods: new Map([
       ...podsMethods(deps, "v1alpha1.Pods", "v1alpha1"),
       ...podsMethods(deps, "Pods", "v1"),
+      ...podQueryMethods(deps),
     ]),
     maxReceiveMessageBytes: options.maxReceiveMessageBytes ?? 64 * 1024,
     maxSendMessageBytes: options.maxSendMessageBytes ?? 256 * 1024 * 1024,

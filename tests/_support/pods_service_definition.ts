@@ -40,3 +40,22 @@ export function podsServiceDefinition(service: PodsServiceName): ServiceDefiniti
     WatchPods: method("WatchPods", true),
   };
 }
+
+/**
+ * Describes `podsapi.v1.PodQuery` with identity serializers.
+ *
+ * @returns The definition for `Server.addService` or `makeGenericClientConstructor`.
+ */
+export function podQueryServiceDefinition(): ServiceDefinition {
+  const method = (name: string, responseStream: boolean) => ({
+    path: `/podsapi.v1.PodQuery/${name}`,
+    requestStream: false,
+    responseStream,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+    originalName: name,
+  });
+  return { List: method("List", false), Get: method("Get", false), Watch: method("Watch", true) };
+}

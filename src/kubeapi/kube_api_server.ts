@@ -1,0 +1,587 @@
+/**
+ * The Kubernetes-compatible HTTP surface (SPEC §15), read only, on
+ * `Deno.serve`: the kubelet's `/pods`, the API server's pod paths with
+ * selectors, paging, resourceVersion and watch (with bookmarks), discovery
+ * and `Table` output, so that kubectl and client libraries work unchanged.
+ * Served from the query engine; optional bearer token and TLS.
+ *
+ * @module
+ */
+
+import type { CachedPod } from "../cache/types.ts";
+import type { Clock } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+import type { JsonObject } from "../model/json.ts";
+import {
+  compileSelector,
+  type PodSelector,
+  type QueryEngine,
+  type QueryWatch,
+  ResumeTokenError,
+  SELECT_ALL,
+  SelectorError,
+  TOKEN_TOO_OLD,
+  WatchDroppedError,
+  type WatchItem,
+} from "../query/mod.ts";
+import { TokenBucket } from "../ratelimit/mod.ts";
+import { BUILD_VERSION } from "../version.ts";
+import {
+  API_GROUP_LIST,
+  apiVersions,
+  CORE_V1_RESOURCES,
+  type IncludeObject,
+  podItemJson,
+  podObjectJson,
+  podTableJson,
+  type StatusCodeHttp,
+  statusObject,
+  versionInfo,
+} from "./api_objects.ts";
+
+/** Options of {@linkcode serveKubeApi}. */
+export interface KubeApiServerOptions {
+  hostname: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** File with the bearer token clients must send; empty: no authentication. */
+  tokenFile?: string;
+  /** PEM certificate and key for HTTPS; both or neither. */
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  /** Idle time after which a watch with `allowWatchBookmarks` gets a BOOKMARK, ms. */
+  bookmarkPeriodMs: number;
+}
+
+/** What {@linkcode serveKubeApi} reads. */
+export interface KubeApiServerDeps {
+  engine: QueryEngine;
+  gate: { readonly isOpen: boolean };
+  /** The daemon's shared bucket. */
+  limiter: { tryTake(): boolean };
+  /** Each client connection's own bucket, taken from first. */
+  connectionLimit: { qps: number; burst: number };
+  clock: Clock;
+  metrics: Metrics;
+  log: Logger;
+  /** Aborted on shutdown: open watches end. */
+  shutdown: AbortSignal;
+  /** @default {100} */
+  watchQueueLimit?: number;
+}
+
+/** A running HTTP surface. */
+export interface RunningKubeApi extends AsyncDisposable {
+  readonly port: number;
+  /** `http` or `https`. */
+  readonly scheme: string;
+  close(): Promise<void>;
+}
+
+const ENCODER = new TextEncoder();
+const JSON_TYPE = "application/json";
+/** Connection buckets remembered, oldest forgotten first. */
+const MAX_CONNECTION_BUCKETS = 4096;
+
+type Verb = "list" | "get" | "watch" | "discovery" | "other";
+
+interface Route {
+  readonly kind:
+    | "pods"
+    | "list"
+    | "get"
+    | "api"
+    | "apis"
+    | "core"
+    | "version"
+    | "namespaces"
+    | "namespace";
+  readonly namespace?: string;
+  readonly name?: string;
+}
+
+const NAME_SEGMENT = /^[^/]+$/;
+
+function route(pathname: string): Route | undefined {
+  const path = pathname.length > 1 ? pathname.replace(/\/+$/, "") : pathname;
+  switch (path) {
+    case "/pods":
+      return { kind: "pods" };
+    case "/api":
+      return { kind: "api" };
+    case "/apis":
+      return { kind: "apis" };
+    case "/api/v1":
+      return { kind: "core" };
+    case "/version":
+      return { kind: "version" };
+    case "/api/v1/pods":
+      return { kind: "list" };
+    case "/api/v1/namespaces":
+      return { kind: "namespaces" };
+  }
+  const parts = path.split("/");
+  // ["", "api", "v1", "namespaces", ns]: kubectl checks the namespace of a pod it did not find.
+  if (
+    parts.length === 5 && parts[1] === "api" && parts[2] === "v1" && parts[3] === "namespaces"
+  ) {
+    return { kind: "namespace", name: decodeURIComponent(parts[4]!) };
+  }
+  // ["", "api", "v1", "namespaces", ns, "pods", name?]
+  if (
+    (parts.length === 6 || parts.length === 7) && parts[1] === "api" && parts[2] === "v1" &&
+    parts[3] === "namespaces" && parts[5] === "pods" && NAME_SEGMENT.test(parts[4]!)
+  ) {
+    const namespace = decodeURIComponent(parts[4]!);
+    if (parts.length === 6) return { kind: "list", namespace };
+    return { kind: "get", namespace, name: decodeURIComponent(parts[6]!) };
+  }
+  return undefined;
+}
+
+function json(body: string | JsonObject, status = 200, headers: HeadersInit = {}): Response {
+  return new Response(typeof body === "string" ? body : JSON.stringify(body), {
+    status,
+    headers: { "content-type": JSON_TYPE, ...headers },
+  });
+}
+
+function failure(
+  code: StatusCodeHttp,
+  message: string,
+  details?: { name: string; kind: string },
+): Response {
+  const headers: HeadersInit = code === 429 ? { "retry-after": "1" } : {};
+  if (code === 401) Object.assign(headers, { "www-authenticate": 'Bearer realm="pods-api"' });
+  return json(statusObject(code, message, details), code, headers);
+}
+
+/** Which `Table` version the client asked for, if any. */
+function tableVersion(accept: string | null): "v1" | "v1beta1" | undefined {
+  if (accept === null) return undefined;
+  for (const part of accept.split(",")) {
+    const params = new Map<string, string>();
+    for (const p of part.split(";").slice(1)) {
+      const [k, v] = p.split("=");
+      if (k !== undefined && v !== undefined) params.set(k.trim(), v.trim());
+    }
+    if (params.get("as") === "Table" && params.get("g") === "meta.k8s.io") {
+      const v = params.get("v");
+      if (v === "v1" || v === "v1beta1") return v;
+    }
+  }
+  return undefined;
+}
+
+/** A boolean query parameter as Go's `strconv.ParseBool` reads it (python sends `True`). */
+function parseBool(value: string | null): boolean {
+  return value !== null && ["1", "t", "T", "true", "TRUE", "True"].includes(value);
+}
+
+function includeObject(value: string | null): IncludeObject {
+  return value === "None" || value === "Object" ? value : "Metadata";
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = ENCODER.encode(a);
+  const y = ENCODER.encode(b);
+  let diff = x.length ^ y.length;
+  for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
+  return diff === 0;
+}
+
+function byNamespaceName(a: CachedPod, b: CachedPod): number {
+  const ka = `${a.pod.metadata.namespace}/${a.pod.metadata.name}`;
+  const kb = `${b.pod.metadata.namespace}/${b.pod.metadata.name}`;
+  return ka < kb ? -1 : ka > kb ? 1 : a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0;
+}
+
+interface ContinueToken {
+  /** The last `namespace/name` (and UID) already sent. */
+  readonly after: string;
+}
+
+function encodeContinue(pod: CachedPod): string {
+  const after = `${pod.pod.metadata.namespace}/${pod.pod.metadata.name}/${pod.uid}`;
+  return btoa(JSON.stringify({ v: 1, after })).replace(/=+$/, "");
+}
+
+function decodeContinue(text: string): ContinueToken | undefined {
+  try {
+    const value = JSON.parse(atob(text)) as { v?: unknown; after?: unknown };
+    return value.v === 1 && typeof value.after === "string" ? { after: value.after } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function keyOf(pod: CachedPod): string {
+  return `${pod.pod.metadata.namespace}/${pod.pod.metadata.name}/${pod.uid}`;
+}
+
+/**
+ * Starts the HTTP surface.
+ *
+ * @param options Address, token file, TLS files and bookmark period.
+ * @param deps Query engine, gate, limiters, metrics, log and shutdown signal.
+ * @returns The running server.
+ * @throws {Error} When the address cannot be bound or a file cannot be read.
+ */
+export async function serveKubeApi(
+  options: KubeApiServerOptions,
+  deps: KubeApiServerDeps,
+): Promise<RunningKubeApi> {
+  const token = options.tokenFile ? (await Deno.readTextFile(options.tokenFile)).trim() : "";
+  if (options.tokenFile && token === "") {
+    throw new TypeError(`Cannot use token file "${options.tokenFile}": it is empty`);
+  }
+  const tls = options.tlsCertFile && options.tlsKeyFile
+    ? {
+      cert: await Deno.readTextFile(options.tlsCertFile),
+      key: await Deno.readTextFile(options.tlsKeyFile),
+    }
+    : undefined;
+  const scheme = tls === undefined ? "http" : "https";
+  const handler = new KubeApiHandler(options, deps, token);
+  const { promise, resolve } = Promise.withResolvers<Deno.NetAddr>();
+  const server = Deno.serve({
+    hostname: options.hostname,
+    port: options.port,
+    ...(tls ?? {}),
+    onListen: (addr) => resolve(addr as Deno.NetAddr),
+    onError: (err) => {
+      deps.log.error("http api request failed", { error: err });
+      return failure(500, "internal error");
+    },
+  }, (request, info) => handler.handle(request, info));
+  const addr = await promise;
+  handler.serverAddress = `${addr.hostname}:${addr.port}`;
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> => closed ??= server.shutdown();
+  return { port: addr.port, scheme, close, [Symbol.asyncDispose]: close };
+}
+
+/** Routing, authentication, admission and the handlers of the surface. */
+class KubeApiHandler {
+  serverAddress = "";
+  #o: KubeApiServerOptions;
+  #d: KubeApiServerDeps;
+  #token: string;
+  #buckets = new Map<string, TokenBucket>();
+  /** Sorted-by-name copies of selections, per selection array. */
+  #sorted = new WeakMap<readonly CachedPod[], readonly CachedPod[]>();
+
+  constructor(options: KubeApiServerOptions, deps: KubeApiServerDeps, token: string) {
+    this.#o = options;
+    this.#d = deps;
+    this.#token = token;
+  }
+
+  handle(request: Request, info: Deno.ServeHandlerInfo): Response | Promise<Response> {
+    const url = new URL(request.url);
+    const r = route(url.pathname);
+    const verb: Verb = r === undefined
+      ? "other"
+      : r.kind === "get"
+      ? "get"
+      : r.kind === "list" || r.kind === "pods"
+      ? (parseBool(url.searchParams.get("watch")) ? "watch" : "list")
+      : "discovery";
+    const response = this.#route(request, info, url, r, verb);
+    const count = (res: Response) => {
+      this.#d.metrics.httpRequests.inc({ verb, code: String(res.status) });
+      return res;
+    };
+    return response instanceof Promise ? response.then(count) : count(response);
+  }
+
+  #route(
+    request: Request,
+    info: Deno.ServeHandlerInfo,
+    url: URL,
+    r: Route | undefined,
+    verb: Verb,
+  ): Response | Promise<Response> {
+    if (this.#token !== "") {
+      const auth = request.headers.get("authorization") ?? "";
+      const match = /^Bearer\s+(.+)$/i.exec(auth);
+      if (match === null || !sameSecret(match[1]!.trim(), this.#token)) {
+        return failure(401, "Unauthorized");
+      }
+    }
+    if (r === undefined) {
+      return failure(404, "the server could not find the requested resource");
+    }
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      return failure(
+        405,
+        `the server does not allow this method on the requested resource (${request.method} ${url.pathname})`,
+      );
+    }
+    switch (r.kind) {
+      case "api":
+        return json(apiVersions(this.serverAddress));
+      case "apis":
+        return json(API_GROUP_LIST);
+      case "core":
+        return json(CORE_V1_RESOURCES);
+      case "version":
+        return json(versionInfo(`v1.36.0-pods-api+${BUILD_VERSION}`));
+    }
+    if (r.kind === "namespaces" || r.kind === "namespace") return this.#namespaces(r.name);
+    if (verb !== "watch" && !this.#admit(info)) {
+      return failure(429, "rejected by rate limit");
+    }
+    if (!this.#d.gate.isOpen) return failure(503, "pod sources are still initializing");
+    let selector: PodSelector;
+    try {
+      selector = compileSelector({
+        namespace: r.namespace ?? "",
+        labelSelector: url.searchParams.get("labelSelector") ?? "",
+        fieldSelector: url.searchParams.get("fieldSelector") ?? "",
+      });
+    } catch (err) {
+      if (err instanceof SelectorError) return failure(400, err.message);
+      throw err;
+    }
+    const table = tableVersion(request.headers.get("accept"));
+    if (r.kind === "get") return this.#get(r.namespace!, r.name!, url, table);
+    if (verb === "watch") return this.#watch(request, url, selector, table);
+    return this.#list(url, selector, table, r.kind === "pods");
+  }
+
+  #admit(info: Deno.ServeHandlerInfo): boolean {
+    const addr = info.remoteAddr as Deno.NetAddr;
+    // A TCP connection is its address and port.
+    const key = `${addr.hostname}:${addr.port}`;
+    let bucket = this.#buckets.get(key);
+    if (bucket === undefined) {
+      bucket = new TokenBucket({ ...this.#d.connectionLimit, clock: this.#d.clock });
+      if (this.#buckets.size >= MAX_CONNECTION_BUCKETS) {
+        this.#buckets.delete(this.#buckets.keys().next().value!);
+      }
+      this.#buckets.set(key, bucket);
+    }
+    if (bucket.tryTake() && this.#d.limiter.tryTake()) return true;
+    this.#d.metrics.rateLimited.inc({ method: "http" });
+    return false;
+  }
+
+  /** Namespaces as far as the node knows them: those its pods live in. */
+  #namespaces(name: string | undefined): Response {
+    const names = new Set<string>();
+    for (const pod of this.#d.engine.list(SELECT_ALL)) names.add(pod.pod.metadata.namespace);
+    const object = (ns: string) => ({
+      metadata: { name: ns },
+      spec: { finalizers: ["kubernetes"] },
+      status: { phase: "Active" },
+    });
+    if (name === undefined) {
+      return json({
+        kind: "NamespaceList",
+        apiVersion: "v1",
+        metadata: { resourceVersion: this.#d.engine.token(this.#d.engine.position) },
+        items: [...names].sort().map(object),
+      });
+    }
+    if (!names.has(name)) {
+      return failure(404, `namespaces "${name}" not found`, { name, kind: "namespaces" });
+    }
+    return json({ kind: "Namespace", apiVersion: "v1", ...object(name) });
+  }
+
+  #get(
+    namespace: string,
+    name: string,
+    url: URL,
+    table: "v1" | "v1beta1" | undefined,
+  ): Response {
+    const found = this.#d.engine.lookup({ kind: "name", namespace, name });
+    if (found === undefined) {
+      return failure(404, `pods "${name}" not found`, { name, kind: "pods" });
+    }
+    const pod = found.pod;
+    const rv = this.#d.engine.token(pod.version);
+    if (table !== undefined) {
+      return json(
+        podTableJson([{ pod, resourceVersion: rv }], {
+          metadata: { resourceVersion: rv },
+          include: includeObject(url.searchParams.get("includeObject")),
+          now: this.#d.clock.now(),
+          columns: true,
+        }).replace('"meta.k8s.io/v1"', `"meta.k8s.io/${table}"`),
+      );
+    }
+    return json(podObjectJson(podItemJson(pod, rv, true)));
+  }
+
+  #list(
+    url: URL,
+    selector: PodSelector,
+    table: "v1" | "v1beta1" | undefined,
+    kubelet: boolean,
+  ): Response {
+    const engine = this.#d.engine;
+    const position = engine.position;
+    const listRv = engine.token(position);
+    const selected = engine.list(selector);
+    let pods = this.#sorted.get(selected);
+    if (pods === undefined) {
+      pods = [...selected].sort(byNamespaceName);
+      this.#sorted.set(selected, pods);
+    }
+    const metadata: JsonObject = kubelet ? {} : { resourceVersion: listRv };
+    const limitText = url.searchParams.get("limit");
+    const continueText = url.searchParams.get("continue");
+    let start = 0;
+    if (continueText !== null && continueText !== "") {
+      const token = decodeContinue(continueText);
+      if (token === undefined) return failure(400, "Cannot use continue token: malformed");
+      let lo = 0;
+      let hi = pods.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (keyOf(pods[mid]!) <= token.after) lo = mid + 1;
+        else hi = mid;
+      }
+      start = lo;
+    }
+    let end = pods.length;
+    if (limitText !== null && limitText !== "" && limitText !== "0") {
+      const limit = Number(limitText);
+      if (!Number.isInteger(limit) || limit < 0) {
+        return failure(400, `Cannot use limit "${limitText}": not a non-negative integer`);
+      }
+      end = Math.min(pods.length, start + limit);
+    }
+    const page = start === 0 && end === pods.length ? pods : pods.slice(start, end);
+    if (end < pods.length) {
+      metadata.continue = encodeContinue(pods[end - 1]!);
+      metadata.remainingItemCount = pods.length - end;
+    }
+    if (table !== undefined) {
+      const rows = page.map((pod) => ({ pod, resourceVersion: engine.token(pod.version) }));
+      return json(
+        podTableJson(rows, {
+          metadata,
+          include: includeObject(url.searchParams.get("includeObject")),
+          now: this.#d.clock.now(),
+          columns: true,
+        }).replace('"meta.k8s.io/v1"', `"meta.k8s.io/${table}"`),
+      );
+    }
+    const items = page.map((pod) => podItemJson(pod, engine.token(pod.version), true));
+    return json(
+      `{"kind":"PodList","apiVersion":"v1","metadata":${JSON.stringify(metadata)},"items":[${
+        items.join(",")
+      }]}`,
+    );
+  }
+
+  #watch(
+    request: Request,
+    url: URL,
+    selector: PodSelector,
+    table: "v1" | "v1beta1" | undefined,
+  ): Response {
+    const params = url.searchParams;
+    const rv = params.get("resourceVersion") ?? "";
+    const bookmarks = parseBool(params.get("allowWatchBookmarks"));
+    const initialEventsEnd = bookmarks && parseBool(params.get("sendInitialEvents"));
+    const timeoutText = params.get("timeoutSeconds");
+    const timeoutSeconds = timeoutText === null ? 0 : Number(timeoutText);
+    const done = new AbortController();
+    const signals = [request.signal, this.#d.shutdown, done.signal];
+    if (Number.isFinite(timeoutSeconds) && timeoutSeconds > 0) {
+      signals.push(AbortSignal.timeout(timeoutSeconds * 1000));
+    }
+    const signal = AbortSignal.any(signals);
+    const engine = this.#d.engine;
+    const include = includeObject(params.get("includeObject"));
+    const clock = this.#d.clock;
+    const line = (type: string, object: string) =>
+      ENCODER.encode(`{"type":"${type}","object":${object}}\n`);
+    let watch: QueryWatch;
+    try {
+      watch = engine.openWatch({
+        selector,
+        resumeToken: rv === "0" ? "" : rv,
+        bookmarkMs: bookmarks ? this.#o.bookmarkPeriodMs : 0,
+        signal,
+        queueLimit: this.#d.watchQueueLimit ?? 100,
+      });
+    } catch (err) {
+      done.abort();
+      if (!(err instanceof ResumeTokenError)) throw err;
+      // As the API server: the stream opens, says 410 Gone once, and ends.
+      const message = err.problem === "expired" ? TOKEN_TOO_OLD : `${err.message}; list again`;
+      return new Response(
+        line("ERROR", JSON.stringify(statusObject(410, message))),
+        { headers: { "content-type": JSON_TYPE } },
+      );
+    }
+    const render = (item: WatchItem): Uint8Array | undefined => {
+      if (item.type === "INITIAL_SYNC_COMPLETE") {
+        if (!initialEventsEnd) return undefined;
+        return line(
+          "BOOKMARK",
+          JSON.stringify({
+            kind: "Pod",
+            apiVersion: "v1",
+            metadata: {
+              resourceVersion: engine.token(item.position),
+              annotations: { "k8s.io/initial-events-end": "true" },
+            },
+          }),
+        );
+      }
+      if (item.type === "BOOKMARK") {
+        return line(
+          "BOOKMARK",
+          JSON.stringify({
+            kind: "Pod",
+            apiVersion: "v1",
+            metadata: { resourceVersion: engine.token(item.position) },
+          }),
+        );
+      }
+      const pod = item.pod!;
+      // Initial ADDED items carry the watch's start: a client that resumes
+      // after the initial list gets exactly the changes since.
+      const position = item.position === 0 ? watch.position : item.position;
+      const token = engine.token(position);
+      if (table !== undefined) {
+        const object = podTableJson([{ pod, resourceVersion: token }], {
+          metadata: { resourceVersion: token },
+          include,
+          now: clock.now(),
+          columns: true,
+        }).replace('"meta.k8s.io/v1"', `"meta.k8s.io/${table}"`);
+        return line(item.type, object);
+      }
+      return line(item.type, podObjectJson(podItemJson(pod, token, position === pod.version)));
+    };
+    const log = this.#d.log;
+    async function* frames(): AsyncGenerator<Uint8Array> {
+      try {
+        for await (const item of watch) {
+          const frame = render(item);
+          if (frame !== undefined) yield frame;
+        }
+      } catch (err) {
+        if (err instanceof WatchDroppedError) {
+          yield line("ERROR", JSON.stringify(statusObject(410, `${err.message}; watch again`)));
+        } else {
+          log.error("http watch failed", { error: err });
+          yield line("ERROR", JSON.stringify(statusObject(500, "internal error")));
+        }
+      } finally {
+        done.abort();
+      }
+    }
+    return new Response(ReadableStream.from(frames()), {
+      headers: { "content-type": JSON_TYPE, "cache-control": "no-cache" },
+    });
+  }
+}

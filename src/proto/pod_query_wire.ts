@@ -1,0 +1,483 @@
+/**
+ * Hand-written encoding of the `podsapi.v1.PodQuery` messages
+ * (`proto/podsapi/v1/pod_query.proto`) around pre-encoded pod bytes: the
+ * server decodes requests strictly and frames responses without
+ * re-encoding a pod. Clients (tests, benchmarks, the CLI) use the other
+ * direction.
+ *
+ * @module
+ */
+
+import { decodeFieldMaskBinary, encodeFieldMaskBinary } from "./field_mask_bin.ts";
+import {
+  expect,
+  lenFieldSize,
+  STRICT_UTF8,
+  varintSize,
+  WIRE_LEN,
+  WIRE_VARINT,
+  type WireField,
+  WireReader,
+  writeLenField,
+  writeVarint,
+} from "./pods_api_wire.ts";
+
+/** `podsapi.v1.EventType` values. */
+export const QUERY_EVENT_TYPE = {
+  UNSPECIFIED: 0,
+  ADDED: 1,
+  MODIFIED: 2,
+  DELETED: 3,
+  INITIAL_SYNC_COMPLETE: 4,
+  BOOKMARK: 5,
+} as const;
+
+/** One of {@linkcode QUERY_EVENT_TYPE}. */
+export type QueryEventType = typeof QUERY_EVENT_TYPE[keyof typeof QUERY_EVENT_TYPE];
+
+/** `podsapi.v1.Selector`. */
+export interface SelectorMessage {
+  namespace: string;
+  labelSelector: string;
+  fieldSelector: string;
+}
+
+/** `podsapi.v1.ListRequest`; `mask` is `undefined` when the field is absent. */
+export interface ListRequestMessage {
+  selector: SelectorMessage;
+  mask: readonly string[] | undefined;
+}
+
+/** The `key` oneof of `podsapi.v1.GetRequest`. */
+export type GetKeyMessage =
+  | { readonly kind: "uid"; readonly uid: string }
+  | { readonly kind: "name"; readonly namespace: string; readonly name: string }
+  | { readonly kind: "containerId"; readonly id: string }
+  | { readonly kind: "podIp"; readonly ip: string };
+
+/** `podsapi.v1.GetRequest`. */
+export interface GetRequestMessage {
+  /** `undefined` when no key was set. */
+  key: GetKeyMessage | undefined;
+  mask: readonly string[] | undefined;
+  includeDeleted: boolean;
+}
+
+/** `podsapi.v1.WatchRequest`. */
+export interface WatchRequestMessage {
+  selector: SelectorMessage;
+  mask: readonly string[] | undefined;
+  resumeToken: string;
+  bookmarkSeconds: number;
+}
+
+/** A decoded `podsapi.v1.ListResponse`. */
+export interface ListResponseMessage {
+  pods: Uint8Array[];
+  resumeToken: string;
+}
+
+/** A decoded `podsapi.v1.GetResponse`. */
+export interface GetResponseMessage {
+  pod: Uint8Array;
+  resumeToken: string;
+  deleted: boolean;
+}
+
+/** A decoded `podsapi.v1.WatchEvent`. */
+export interface WatchEventMessage {
+  type: QueryEventType;
+  pod: Uint8Array | undefined;
+  resumeToken: string;
+}
+
+const ENCODER = new TextEncoder();
+
+function text(reader: WireReader, f: WireField, name: string): string {
+  expect(reader, f, WIRE_LEN, name);
+  try {
+    return STRICT_UTF8.decode(f.bytes!);
+  } catch {
+    return reader.fail(`field "${name}" is not valid UTF-8`);
+  }
+}
+
+function message(reader: WireReader, f: WireField, name: string): Uint8Array {
+  expect(reader, f, WIRE_LEN, name);
+  return f.bytes!;
+}
+
+function decodeSelector(bytes: Uint8Array, into: SelectorMessage): void {
+  const reader = new WireReader(bytes, "Selector");
+  while (!reader.done) {
+    const f = reader.next();
+    if (f.field === 1) into.namespace = text(reader, f, "namespace");
+    else if (f.field === 2) into.labelSelector = text(reader, f, "label_selector");
+    else if (f.field === 3) into.fieldSelector = text(reader, f, "field_selector");
+  }
+}
+
+function decodeMask(reader: WireReader, f: WireField, previous: readonly string[] | undefined) {
+  const bytes = message(reader, f, "mask");
+  let paths: string[];
+  try {
+    paths = decodeFieldMaskBinary(bytes);
+  } catch (err) {
+    return reader.fail((err as Error).message);
+  }
+  // A repeated singular message field merges: repeated `paths` concatenate.
+  return previous === undefined ? paths : [...previous, ...paths];
+}
+
+function emptySelector(): SelectorMessage {
+  return { namespace: "", labelSelector: "", fieldSelector: "" };
+}
+
+/**
+ * Decodes `ListRequest` strictly (unknown fields skipped, as protobuf does).
+ *
+ * @param bytes The serialized request.
+ * @returns The request.
+ * @throws {TypeError} When the bytes are malformed.
+ */
+export function decodeListRequest(bytes: Uint8Array): ListRequestMessage {
+  const reader = new WireReader(bytes, "ListRequest");
+  const out: ListRequestMessage = { selector: emptySelector(), mask: undefined };
+  while (!reader.done) {
+    const f = reader.next();
+    if (f.field === 1) decodeSelector(message(reader, f, "selector"), out.selector);
+    else if (f.field === 2) out.mask = decodeMask(reader, f, out.mask);
+  }
+  return out;
+}
+
+/**
+ * Decodes `GetRequest`; of the `key` oneof the last one on the wire wins.
+ *
+ * @param bytes The serialized request.
+ * @returns The request.
+ * @throws {TypeError} When the bytes are malformed.
+ */
+export function decodeGetRequest(bytes: Uint8Array): GetRequestMessage {
+  const reader = new WireReader(bytes, "GetRequest");
+  const out: GetRequestMessage = { key: undefined, mask: undefined, includeDeleted: false };
+  while (!reader.done) {
+    const f = reader.next();
+    switch (f.field) {
+      case 1:
+        out.key = { kind: "uid", uid: text(reader, f, "uid") };
+        break;
+      case 2: {
+        const name = new WireReader(message(reader, f, "name"), "NamespacedName");
+        let namespace = "";
+        let podName = "";
+        while (!name.done) {
+          const g = name.next();
+          if (g.field === 1) namespace = text(name, g, "namespace");
+          else if (g.field === 2) podName = text(name, g, "name");
+        }
+        out.key = { kind: "name", namespace, name: podName };
+        break;
+      }
+      case 3:
+        out.key = { kind: "containerId", id: text(reader, f, "container_id") };
+        break;
+      case 4:
+        out.key = { kind: "podIp", ip: text(reader, f, "pod_ip") };
+        break;
+      case 5:
+        out.mask = decodeMask(reader, f, out.mask);
+        break;
+      case 6:
+        expect(reader, f, WIRE_VARINT, "include_deleted");
+        out.includeDeleted = f.varint !== 0;
+        break;
+    }
+  }
+  return out;
+}
+
+/**
+ * Decodes `WatchRequest`.
+ *
+ * @param bytes The serialized request.
+ * @returns The request.
+ * @throws {TypeError} When the bytes are malformed.
+ */
+export function decodeWatchRequest(bytes: Uint8Array): WatchRequestMessage {
+  const reader = new WireReader(bytes, "WatchRequest");
+  const out: WatchRequestMessage = {
+    selector: emptySelector(),
+    mask: undefined,
+    resumeToken: "",
+    bookmarkSeconds: 0,
+  };
+  while (!reader.done) {
+    const f = reader.next();
+    if (f.field === 1) decodeSelector(message(reader, f, "selector"), out.selector);
+    else if (f.field === 2) out.mask = decodeMask(reader, f, out.mask);
+    else if (f.field === 3) out.resumeToken = text(reader, f, "resume_token");
+    else if (f.field === 4) {
+      expect(reader, f, WIRE_VARINT, "bookmark_seconds");
+      // uint32: the low 32 bits, as protobuf truncates a wider varint.
+      out.bookmarkSeconds = f.varint % 2 ** 32;
+    }
+  }
+  return out;
+}
+
+// ---- encoding -------------------------------------------------------------
+
+/** Collects fields, then writes them once with exact sizes. */
+class Writer {
+  #parts: Array<{ field: number; bytes?: Uint8Array; varint?: number }> = [];
+
+  bytes(field: number, bytes: Uint8Array | undefined): this {
+    if (bytes !== undefined && bytes.length > 0) this.#parts.push({ field, bytes });
+    return this;
+  }
+
+  /** A message field is written even when empty (it is "set"). */
+  message(field: number, bytes: Uint8Array | undefined): this {
+    if (bytes !== undefined) this.#parts.push({ field, bytes });
+    return this;
+  }
+
+  string(field: number, value: string): this {
+    return value === "" ? this : this.bytes(field, ENCODER.encode(value));
+  }
+
+  varint(field: number, value: number): this {
+    if (value !== 0) this.#parts.push({ field, varint: value });
+    return this;
+  }
+
+  finish(): Uint8Array {
+    let size = 0;
+    for (const p of this.#parts) {
+      size += p.bytes !== undefined
+        ? lenFieldSize(p.field, p.bytes)
+        : varintSize(p.field << 3) + varintSize(p.varint!);
+    }
+    const buf = new Uint8Array(size);
+    let pos = 0;
+    for (const p of this.#parts) {
+      if (p.bytes !== undefined) pos = writeLenField(buf, pos, p.field, p.bytes);
+      else {
+        pos = writeVarint(buf, pos, (p.field << 3) | WIRE_VARINT);
+        pos = writeVarint(buf, pos, p.varint!);
+      }
+    }
+    return buf;
+  }
+}
+
+/**
+ * Frames `ListResponse { repeated bytes pods = 1; string resume_token = 2 }`.
+ *
+ * @param pods Each pod's serialized `v1.Pod`, in order.
+ * @param resumeToken The position of the list.
+ * @returns The serialized response.
+ */
+export function encodeListResponse(
+  pods: readonly Uint8Array[],
+  resumeToken: string | Uint8Array,
+): Uint8Array {
+  const token = typeof resumeToken === "string" ? ENCODER.encode(resumeToken) : resumeToken;
+  let size = token.length > 0 ? lenFieldSize(2, token) : 0;
+  for (const pod of pods) size += lenFieldSize(1, pod);
+  const buf = new Uint8Array(size);
+  let pos = 0;
+  for (const pod of pods) pos = writeLenField(buf, pos, 1, pod);
+  if (token.length > 0) writeLenField(buf, pos, 2, token);
+  return buf;
+}
+
+/**
+ * Frames `GetResponse { bytes pod = 1; string resume_token = 2; bool deleted = 3 }`.
+ *
+ * @param pod The serialized `v1.Pod`.
+ * @param resumeToken The position the answer holds at (text, or its UTF-8 bytes).
+ * @param deleted Whether `pod` is a tombstone.
+ * @returns The serialized response.
+ */
+export function encodeGetResponse(
+  pod: Uint8Array,
+  resumeToken: string | Uint8Array,
+  deleted: boolean,
+): Uint8Array {
+  // Written directly (no field list): Get is the hottest unary call.
+  const token = typeof resumeToken === "string" ? ENCODER.encode(resumeToken) : resumeToken;
+  const size = (pod.length > 0 ? lenFieldSize(1, pod) : 0) +
+    (token.length > 0 ? lenFieldSize(2, token) : 0) + (deleted ? 2 : 0);
+  const buf = new Uint8Array(size);
+  let pos = 0;
+  if (pod.length > 0) pos = writeLenField(buf, pos, 1, pod);
+  if (token.length > 0) pos = writeLenField(buf, pos, 2, token);
+  if (deleted) {
+    buf[pos++] = (3 << 3) | WIRE_VARINT;
+    buf[pos] = 1;
+  }
+  return buf;
+}
+
+/**
+ * Frames `WatchEvent { EventType type = 1; bytes pod = 2; string resume_token = 3 }`.
+ *
+ * @param type The event type.
+ * @param pod The serialized `v1.Pod` (absent for INITIAL_SYNC_COMPLETE and BOOKMARK).
+ * @param resumeToken Resume from here for the changes after this event ("" for none).
+ * @returns The serialized event.
+ */
+export function encodeWatchEvent(
+  type: QueryEventType,
+  pod: Uint8Array | undefined,
+  resumeToken: string,
+): Uint8Array {
+  return new Writer().varint(1, type).bytes(2, pod).string(3, resumeToken).finish();
+}
+
+function encodeSelector(selector: Partial<SelectorMessage> | undefined): Uint8Array | undefined {
+  if (selector === undefined) return undefined;
+  return new Writer()
+    .string(1, selector.namespace ?? "")
+    .string(2, selector.labelSelector ?? "")
+    .string(3, selector.fieldSelector ?? "")
+    .finish();
+}
+
+function encodeMask(mask: readonly string[] | undefined): Uint8Array | undefined {
+  return mask === undefined ? undefined : encodeFieldMaskBinary(mask);
+}
+
+/**
+ * Frames a `ListRequest` (clients).
+ *
+ * @param request Selector and mask paths.
+ * @returns The serialized request.
+ */
+export function encodeListRequest(
+  request: { selector?: Partial<SelectorMessage>; mask?: readonly string[] } = {},
+): Uint8Array {
+  return new Writer()
+    .message(1, encodeSelector(request.selector))
+    .message(2, encodeMask(request.mask))
+    .finish();
+}
+
+/**
+ * Frames a `GetRequest` (clients).
+ *
+ * @param request Key, mask paths and whether tombstones count.
+ * @returns The serialized request.
+ */
+export function encodeGetRequest(
+  request: { key: GetKeyMessage; mask?: readonly string[]; includeDeleted?: boolean },
+): Uint8Array {
+  const w = new Writer();
+  const key = request.key;
+  switch (key.kind) {
+    case "uid":
+      w.message(1, ENCODER.encode(key.uid));
+      break;
+    case "name":
+      w.message(2, new Writer().string(1, key.namespace).string(2, key.name).finish());
+      break;
+    case "containerId":
+      w.message(3, ENCODER.encode(key.id));
+      break;
+    case "podIp":
+      w.message(4, ENCODER.encode(key.ip));
+      break;
+  }
+  return w.message(5, encodeMask(request.mask)).varint(6, request.includeDeleted ? 1 : 0)
+    .finish();
+}
+
+/**
+ * Frames a `WatchRequest` (clients).
+ *
+ * @param request Selector, mask paths, resume token and bookmark period.
+ * @returns The serialized request.
+ */
+export function encodeWatchRequest(
+  request: {
+    selector?: Partial<SelectorMessage>;
+    mask?: readonly string[];
+    resumeToken?: string;
+    bookmarkSeconds?: number;
+  } = {},
+): Uint8Array {
+  return new Writer()
+    .message(1, encodeSelector(request.selector))
+    .message(2, encodeMask(request.mask))
+    .string(3, request.resumeToken ?? "")
+    .varint(4, request.bookmarkSeconds ?? 0)
+    .finish();
+}
+
+/**
+ * Decodes a `ListResponse` (clients).
+ *
+ * @param bytes The serialized response.
+ * @returns Pods (views into `bytes`) and the resume token.
+ * @throws {TypeError} When the bytes are malformed.
+ */
+export function decodeListResponse(bytes: Uint8Array): ListResponseMessage {
+  const reader = new WireReader(bytes, "ListResponse");
+  const out: ListResponseMessage = { pods: [], resumeToken: "" };
+  while (!reader.done) {
+    const f = reader.next();
+    if (f.field === 1) out.pods.push(message(reader, f, "pods"));
+    else if (f.field === 2) out.resumeToken = text(reader, f, "resume_token");
+  }
+  return out;
+}
+
+/**
+ * Decodes a `GetResponse` (clients).
+ *
+ * @param bytes The serialized response.
+ * @returns The pod, resume token and tombstone flag.
+ * @throws {TypeError} When the bytes are malformed.
+ */
+export function decodeGetResponse(bytes: Uint8Array): GetResponseMessage {
+  const reader = new WireReader(bytes, "GetResponse");
+  const out: GetResponseMessage = { pod: new Uint8Array(0), resumeToken: "", deleted: false };
+  while (!reader.done) {
+    const f = reader.next();
+    if (f.field === 1) out.pod = message(reader, f, "pod");
+    else if (f.field === 2) out.resumeToken = text(reader, f, "resume_token");
+    else if (f.field === 3) {
+      expect(reader, f, WIRE_VARINT, "deleted");
+      out.deleted = f.varint !== 0;
+    }
+  }
+  return out;
+}
+
+const EVENT_TYPES: ReadonlySet<number> = new Set(Object.values(QUERY_EVENT_TYPE));
+
+/**
+ * Decodes a `WatchEvent` (clients).
+ *
+ * @param bytes The serialized event.
+ * @returns Type, pod and resume token.
+ * @throws {TypeError} When the bytes are malformed or the type unknown.
+ */
+export function decodeWatchEvent(bytes: Uint8Array): WatchEventMessage {
+  const reader = new WireReader(bytes, "WatchEvent");
+  let type = 0;
+  let pod: Uint8Array | undefined;
+  let resumeToken = "";
+  while (!reader.done) {
+    const f = reader.next();
+    if (f.field === 1) {
+      expect(reader, f, WIRE_VARINT, "type");
+      type = f.varint;
+    } else if (f.field === 2) pod = message(reader, f, "pod");
+    else if (f.field === 3) resumeToken = text(reader, f, "resume_token");
+  }
+  if (!EVENT_TYPES.has(type)) reader.fail(`unknown event type "${type}"`);
+  return { type: type as QueryEventType, pod, resumeToken };
+}

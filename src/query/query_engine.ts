@@ -1,0 +1,416 @@
+/**
+ * The query engine: selections, lookups, resume tokens, tombstones and
+ * selected watches over the pod cache. Fed with every batch of cache events
+ * (before the hub publishes them) and reading the hub for live watches; it
+ * knows neither the container runtime nor any transport, so the gRPC
+ * `PodQuery` service and the Kubernetes-compatible HTTP surface share it.
+ *
+ * @module
+ */
+
+import type { CachedPod, PodEvent, PodStore } from "../cache/types.ts";
+import type { Clock } from "../clock.ts";
+import type { EventHub, Subscription, SubscriptionItem } from "../events/mod.ts";
+import type { ServerApiVersion } from "../metrics/metrics.ts";
+import { podPhase, type PodUid } from "../model/pod.ts";
+import { ChangeLog, type HistoryLimits, newIncarnation } from "./change_log.ts";
+import { WatchDroppedError } from "./errors.ts";
+import { PodIndex } from "./pod_index.ts";
+import type { PodSelector } from "./selector.ts";
+
+/** Options of {@linkcode QueryEngine}. */
+export interface QueryEngineOptions {
+  store: PodStore;
+  hub: EventHub;
+  clock: Clock;
+  /** How long and how many changes resume tokens stay valid (`--watch-history`). */
+  history: HistoryLimits;
+  /** How long a deleted pod stays retrievable (`--tombstone-ttl`), ms. */
+  tombstoneTtlMs: number;
+  /** Names this daemon run in tokens. @default {a random name} */
+  incarnation?: string;
+}
+
+/** How Get names a pod (SPEC §14 `GetRequest.key`). */
+export type LookupKey =
+  | { readonly kind: "uid"; readonly uid: string }
+  | { readonly kind: "name"; readonly namespace: string; readonly name: string }
+  | { readonly kind: "containerId"; readonly id: string }
+  | { readonly kind: "podIp"; readonly ip: string };
+
+/** A pod found by {@linkcode QueryEngine.lookup}. */
+export interface LookupResult {
+  readonly pod: CachedPod;
+  /** `true` for a tombstone: the pod's last state before it was deleted. */
+  readonly deleted: boolean;
+}
+
+/** What a selected watch yields. */
+export type WatchItemType =
+  | "ADDED"
+  | "MODIFIED"
+  | "DELETED"
+  | "INITIAL_SYNC_COMPLETE"
+  | "BOOKMARK";
+
+/** One item of a selected watch. */
+export interface WatchItem {
+  readonly type: WatchItemType;
+  /** The pod to send; absent for INITIAL_SYNC_COMPLETE and BOOKMARK. */
+  readonly pod: CachedPod | undefined;
+  /**
+   * The position a client has seen everything up to once it has this item
+   * (0 for the ADDED items of an initial list: resuming inside it would skip pods).
+   */
+  readonly position: number;
+}
+
+/** Options of {@linkcode QueryEngine.openWatch}. */
+export interface QueryWatchOptions {
+  selector: PodSelector;
+  /** Empty or absent: the initial list first; else the changes after this token. */
+  resumeToken?: string;
+  /** > 0: a BOOKMARK when nothing else was sent for this long, ms. */
+  bookmarkMs?: number;
+  /** Ends the watch (client cancel, deadline, shutdown). */
+  signal: AbortSignal;
+  /** @default {100} */
+  queueLimit?: number;
+  /** Label of the dropped-watcher metric. */
+  apiVersion?: ServerApiVersion;
+  /**
+   * Whether a change between two versions of a selected pod is worth
+   * sending (a masked watch: only when a masked field changed).
+   */
+  visible?: (prev: CachedPod, pod: CachedPod) => boolean;
+}
+
+/** An opened watch: its items, in order, until it ends. */
+export interface QueryWatch extends AsyncIterable<WatchItem> {
+  /** The position the watch starts from. */
+  readonly position: number;
+}
+
+interface Tombstone {
+  readonly pod: CachedPod;
+  readonly expires: number;
+}
+
+const TERMINAL = new Set(["Succeeded", "Failed"]);
+const SELECTION_MEMO_LIMIT = 64;
+
+/**
+ * Turns a cache event into what a selected watcher sees: a pod entering the
+ * selection is ADDED, one leaving it is DELETED (its last selected state).
+ *
+ * @param event A cache event (possibly coalesced: `prev` is the state the watcher last saw).
+ * @param selector The watch's selection.
+ * @returns The item to send, or `undefined` when the watcher sees nothing.
+ */
+export function selectEvent(event: PodEvent, selector: PodSelector): WatchItem | undefined {
+  const now = selector.matches(event.pod.pod);
+  const before = event.prev === undefined ? false : selector.matches(event.prev.pod);
+  switch (event.type) {
+    case "ADDED":
+      return now ? { type: "ADDED", pod: event.pod, position: event.seq } : undefined;
+    case "MODIFIED":
+      if (before && now) return { type: "MODIFIED", pod: event.pod, position: event.seq };
+      if (now) return { type: "ADDED", pod: event.pod, position: event.seq };
+      if (before) return { type: "DELETED", pod: event.prev, position: event.seq };
+      return undefined;
+    case "DELETED": {
+      // The watcher knows the pod iff the state it last saw (`prev`) was
+      // selected: one that entered and left within a coalesced event is news to nobody.
+      const seen = event.prev === undefined ? now : before;
+      return seen ? { type: "DELETED", pod: event.pod, position: event.seq } : undefined;
+    }
+  }
+}
+
+function newer(a: CachedPod, b: CachedPod): CachedPod {
+  const ta = a.pod.metadata.creationTimestamp ?? "";
+  const tb = b.pod.metadata.creationTimestamp ?? "";
+  if (ta !== tb) return ta > tb ? a : b;
+  return a.version >= b.version ? a : b;
+}
+
+/** The pod a user means among several with one key: running before finished, then newest. */
+function best(pods: readonly CachedPod[]): CachedPod | undefined {
+  let chosen: CachedPod | undefined;
+  for (const pod of pods) {
+    if (chosen === undefined) {
+      chosen = pod;
+      continue;
+    }
+    const a = TERMINAL.has(podPhase(chosen.pod) ?? "");
+    const b = TERMINAL.has(podPhase(pod.pod) ?? "");
+    if (a !== b) chosen = a ? pod : chosen;
+    else chosen = newer(chosen, pod);
+  }
+  return chosen;
+}
+
+/** Selections, lookups, history and selected watches over the cache. */
+export class QueryEngine {
+  #store: PodStore;
+  #hub: EventHub;
+  #clock: Clock;
+  #log: ChangeLog;
+  #live = new PodIndex();
+  #tombIndex = new PodIndex();
+  #tombstones = new Map<PodUid, Tombstone>();
+  #ttl: number;
+  #memo = new Map<string, { list: readonly CachedPod[]; selected: readonly CachedPod[] }>();
+
+  /** @param options Store, hub, clock, history limits and tombstone TTL. */
+  constructor(options: QueryEngineOptions) {
+    this.#store = options.store;
+    this.#hub = options.hub;
+    this.#clock = options.clock;
+    this.#ttl = options.tombstoneTtlMs;
+    this.#log = new ChangeLog({
+      ...options.history,
+      clock: options.clock,
+      incarnation: options.incarnation ?? newIncarnation(),
+      start: options.store.resourceVersion,
+    });
+    for (const pod of options.store.list()) this.#live.put(pod);
+  }
+
+  /** This daemon run's name in tokens. */
+  get incarnation(): string {
+    return this.#log.incarnation;
+  }
+
+  /** The newest position (the cache's resourceVersion as last applied). */
+  get position(): number {
+    return this.#log.position;
+  }
+
+  /** Events retained for resuming. */
+  get historySize(): number {
+    return this.#log.size;
+  }
+
+  /** Tombstones held. */
+  get tombstones(): number {
+    this.#pruneTombstones();
+    return this.#tombstones.size;
+  }
+
+  /**
+   * Takes a batch of cache events: indexes, log and tombstones follow.
+   * Call it with every batch, in order, before the hub publishes it.
+   *
+   * @param events The events of one `PodCache.apply()`.
+   */
+  apply(events: readonly PodEvent[]): void {
+    if (events.length === 0) return;
+    const now = this.#clock.now();
+    for (const event of events) {
+      const uid = event.pod.uid;
+      if (event.type === "DELETED") {
+        this.#live.delete(uid);
+        this.#tombstones.delete(uid);
+        this.#tombstones.set(uid, { pod: event.pod, expires: now + this.#ttl });
+        this.#tombIndex.put(event.pod);
+      } else {
+        this.#live.put(event.pod);
+        if (this.#tombstones.delete(uid)) this.#tombIndex.delete(uid);
+      }
+    }
+    this.#log.append(events);
+    this.#pruneTombstones();
+  }
+
+  /**
+   * @param position A position.
+   * @returns Its resume token.
+   */
+  token(position: number): string {
+    return this.#log.token(position);
+  }
+
+  /**
+   * Reads a resume token (for callers that check one before streaming).
+   *
+   * @param token A resume token.
+   * @returns Its position.
+   * @throws {ResumeTokenError} When it is malformed or too old.
+   */
+  positionOf(token: string): number {
+    return this.#log.parse(token);
+  }
+
+  /**
+   * The selected pods, sorted by UID. Repeated selections of an unchanged
+   * cache return the same array.
+   *
+   * @param selector The selection.
+   * @returns The pods (a frozen array; never changes).
+   */
+  list(selector: PodSelector): readonly CachedPod[] {
+    const all = this.#store.list();
+    if (selector.isAll) return all;
+    const memo = this.#memo.get(selector.key);
+    if (memo !== undefined && memo.list === all) return memo.selected;
+    const selected = Object.freeze(all.filter((p) => selector.matches(p.pod)));
+    this.#memo.delete(selector.key);
+    this.#memo.set(selector.key, { list: all, selected });
+    if (this.#memo.size > SELECTION_MEMO_LIMIT) {
+      this.#memo.delete(this.#memo.keys().next().value!);
+    }
+    return selected;
+  }
+
+  /**
+   * Finds one pod by UID, name, container ID or IP.
+   *
+   * @param key The lookup key.
+   * @param includeDeleted Fall back to tombstones of deleted pods.
+   * @returns The pod, or `undefined` when none has that key.
+   * @throws {LookupError} For a malformed IP or a short or ambiguous container ID prefix.
+   */
+  lookup(key: LookupKey, includeDeleted = false): LookupResult | undefined {
+    const live = this.#find(this.#live, key, (uid) => this.#store.get(uid));
+    if (live !== undefined) return { pod: live, deleted: false };
+    if (!includeDeleted) return undefined;
+    this.#pruneTombstones();
+    const dead = this.#find(this.#tombIndex, key, (uid) => this.#tombstones.get(uid)?.pod);
+    return dead === undefined ? undefined : { pod: dead, deleted: true };
+  }
+
+  /**
+   * Opens a selected watch: subscribes to the hub and checks the resume
+   * token at once (so a bad token fails before anything is sent).
+   *
+   * @param options Selection, token, bookmarks, signal and queue bound.
+   * @returns The watch; iterate it to get its items.
+   * @throws {ResumeTokenError} For a malformed or too old token.
+   */
+  openWatch(options: QueryWatchOptions): QueryWatch {
+    const token = options.resumeToken ?? "";
+    const from = token === "" ? undefined : this.#log.parse(token);
+    const { selector, visible } = options;
+    const accept = (event: PodEvent): boolean => {
+      const prev = event.prev;
+      if (prev === undefined) return true;
+      const before = selector.matches(prev.pod);
+      const now = selector.matches(event.pod.pod);
+      if (before !== now) return true;
+      return now && (visible === undefined || visible(prev, event.pod));
+    };
+    const subscription = this.#hub.subscribe({
+      signal: options.signal,
+      queueLimit: options.queueLimit ?? 100,
+      deferLimitUntilLive: true,
+      accept,
+      ...(options.apiVersion === undefined ? {} : { apiVersion: options.apiVersion }),
+    });
+    // Taken in the same tick as the subscription: no change falls between.
+    const replay = from === undefined
+      ? undefined
+      : this.#log.since(from, subscription.resourceVersion);
+    const bookmarkMs = options.bookmarkMs ?? 0;
+    const store = this.#store;
+    async function* items(): AsyncGenerator<WatchItem> {
+      if (replay === undefined) {
+        for (const pod of subscription.snapshot) {
+          if (selector.matches(pod.pod)) yield { type: "ADDED", pod, position: 0 };
+        }
+        yield {
+          type: "INITIAL_SYNC_COMPLETE",
+          pod: undefined,
+          position: subscription.resourceVersion,
+        };
+      } else {
+        for (const event of replay) {
+          if (event.type === "MODIFIED" && !accept(event)) continue;
+          const item = selectEvent(event, selector);
+          if (item !== undefined) yield item;
+        }
+      }
+      subscription.markLive();
+      yield* live(subscription, selector, store, bookmarkMs);
+    }
+    return { position: subscription.resourceVersion, [Symbol.asyncIterator]: items };
+  }
+
+  #find(
+    index: PodIndex,
+    key: LookupKey,
+    get: (uid: PodUid) => CachedPod | undefined,
+  ): CachedPod | undefined {
+    let uids: readonly PodUid[];
+    switch (key.kind) {
+      case "uid":
+        return get(key.uid);
+      case "name":
+        uids = index.byName(key.namespace, key.name);
+        break;
+      case "containerId":
+        uids = index.byContainerId(key.id);
+        break;
+      case "podIp":
+        uids = index.byIp(key.ip);
+        break;
+    }
+    const pods: CachedPod[] = [];
+    for (const uid of uids) {
+      const pod = get(uid);
+      if (pod !== undefined) pods.push(pod);
+    }
+    return best(pods);
+  }
+
+  #pruneTombstones(): void {
+    const now = this.#clock.now();
+    for (const [uid, tomb] of this.#tombstones) {
+      if (tomb.expires > now) break;
+      this.#tombstones.delete(uid);
+      this.#tombIndex.delete(uid);
+    }
+  }
+}
+
+/** The live part of a watch: hub events through the selection, plus bookmarks. */
+async function* live(
+  subscription: Subscription,
+  selector: PodSelector,
+  store: PodStore,
+  bookmarkMs: number,
+): AsyncGenerator<WatchItem> {
+  let pending: Promise<SubscriptionItem> | undefined;
+  // Bookmarks keep time from the last item sent: changes filtered out by
+  // the selection must not postpone them forever.
+  let lastSent = performance.now();
+  for (;;) {
+    pending ??= subscription.next();
+    let item: SubscriptionItem;
+    if (bookmarkMs > 0) {
+      const tick = Promise.withResolvers<number>();
+      const wait = Math.max(0, lastSent + bookmarkMs - performance.now());
+      // The position is read when the timer fires: had an event been
+      // delivered before, `pending` would have settled first and won the race.
+      const timer = setTimeout(() => tick.resolve(store.resourceVersion), wait);
+      const winner = await Promise.race([pending, tick.promise]);
+      clearTimeout(timer);
+      if (typeof winner === "number") {
+        yield { type: "BOOKMARK", pod: undefined, position: winner };
+        lastSent = performance.now();
+        continue;
+      }
+      item = winner;
+    } else {
+      item = await pending;
+    }
+    pending = undefined;
+    if (item.state === "dropped") throw new WatchDroppedError(item.lost);
+    if (item.state === "closed") return;
+    const selected = selectEvent(item.event, selector);
+    if (selected !== undefined) {
+      yield selected;
+      lastSent = performance.now();
+    }
+  }
+}

@@ -1,0 +1,406 @@
+/**
+ * `podsapi.v1.PodQuery` (SPEC §14): List, Get and Watch as plain async
+ * functions of the request bytes and a {@linkcode CallContext}, over the
+ * query engine. Same sync gate, masks, metrics and errors as the Pods
+ * services; List and Get draw from a token bucket of their connection, then
+ * from the shared one.
+ *
+ * @module
+ */
+
+import type { CachedPod, PodEncoder } from "../cache/types.ts";
+import type { Clock } from "../clock.ts";
+import { FIELD_MASK_ALL, type FieldMask, type FieldMaskCache } from "../fieldmask/mod.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+import {
+  decodeGetRequest,
+  decodeListRequest,
+  decodeWatchRequest,
+  encodeListResponse,
+  encodeQueryGetResponse,
+  encodeWatchEvent,
+  QUERY_EVENT_TYPE,
+  type SelectorMessage,
+} from "../proto/mod.ts";
+import {
+  compileSelector,
+  type LookupKey,
+  type PodSelector,
+  type QueryEngine,
+  type QueryWatch,
+} from "../query/mod.ts";
+import { TokenBucket } from "../ratelimit/mod.ts";
+import type { CallContext, WatchSink } from "./call_context.ts";
+import { MESSAGES, RpcError, STATUS } from "./errors.ts";
+import { MaskedBytesCache } from "./masked_bytes_cache.ts";
+import { FIELD_MASK_BIN_KEY, FIELD_MASK_KEY, requestMask } from "./request_mask.ts";
+
+/** What the PodQuery handlers read. */
+export interface PodQueryServiceOptions {
+  engine: QueryEngine;
+  /** Open once every pod source completed its first read (SPEC §7). */
+  gate: { readonly isOpen: boolean };
+  /** The bucket shared with ListPods and GetPod (SPEC §8). */
+  limiter: { tryTake(): boolean };
+  /** Each connection's own bucket, taken from first. */
+  connectionLimit: { qps: number; burst: number };
+  clock: Clock;
+  masks: FieldMaskCache;
+  encode: PodEncoder;
+  metrics: Metrics;
+  /** @default {100} */
+  watchQueueLimit?: number;
+  /** Open Watch streams allowed at once. @default {1000} */
+  maxWatchers?: number;
+  /** Aborted when the daemon shuts down. */
+  shutdown: AbortSignal;
+}
+
+/** Longest bookmark period honoured; a larger request is clamped. */
+const MAX_BOOKMARK_SECONDS = 3600;
+const ENCODER = new TextEncoder();
+
+/** A request seen before: what it parsed to, and its answer while the cache is unchanged. */
+interface Memo<P> {
+  readonly request: Uint8Array;
+  readonly parsed: P;
+  /** The cache position `body` was made at: the same position means no change since. */
+  position: number;
+  body: Uint8Array | undefined;
+}
+
+/** A List request, parsed. */
+interface ParsedList {
+  readonly selector: PodSelector;
+  readonly mask: FieldMask;
+}
+
+/** A Get request, parsed. */
+interface ParsedGet {
+  readonly key: LookupKey;
+  readonly mask: FieldMask;
+  readonly includeDeleted: boolean;
+}
+
+/** Most list bodies kept. */
+const LIST_MEMO_LIMIT = 64;
+/** Most Get bodies kept (agents look up the pods of their node again and again). */
+const GET_MEMO_LIMIT = 1024;
+/** Requests longer than this are not memoized (selectors are short). */
+const MAX_MEMO_REQUEST = 1024;
+
+/** FNV-1a over the request: a cheap key for the memo (equality is still checked). */
+function fnv1a(bytes: Uint8Array): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  return h >>> 0;
+}
+
+function hasMetadataMask(ctx: CallContext): boolean {
+  return ctx.metadata(FIELD_MASK_KEY).length > 0 || ctx.metadata(FIELD_MASK_BIN_KEY).length > 0;
+}
+
+/** The PodQuery handlers. */
+export class PodQueryService {
+  #o: PodQueryServiceOptions;
+  #masked: MaskedBytesCache;
+  #buckets = new WeakMap<object, TokenBucket>();
+  #watchers = 0;
+  /** List bodies by a hash of the request bytes, valid while the cache is unchanged. */
+  #lists = new Map<number, Memo<ParsedList>>();
+  #token: { position: number; bytes: Uint8Array } | undefined;
+  /** Get bodies, the same way. */
+  #gets = new Map<number, Memo<ParsedGet>>();
+
+  /** @param options Engine, gate, limiters, masks and metrics. */
+  constructor(options: PodQueryServiceOptions) {
+    this.#o = options;
+    this.#masked = new MaskedBytesCache({ encode: options.encode });
+  }
+
+  /** Open Watch streams. */
+  get watchers(): number {
+    return this.#watchers;
+  }
+
+  /**
+   * List: the selected pods, sorted by UID, masked, with the position's token.
+   *
+   * @param request The encoded `ListRequest`.
+   * @param ctx The call.
+   * @returns The encoded `ListResponse`.
+   * @throws {RpcError} RESOURCE_EXHAUSTED, UNAVAILABLE, FAILED_PRECONDITION, INVALID_ARGUMENT.
+   */
+  list(request: Uint8Array, ctx: CallContext): Promise<Uint8Array> {
+    this.#admitUnary(ctx, "list");
+    const engine = this.#o.engine;
+    const position = engine.position;
+    // Agents repeat the same request: the same bytes get the same body while
+    // the cache is unchanged, and are decoded and parsed only once.
+    const memo = this.#memo(this.#lists, request, ctx);
+    if (memo?.body !== undefined && memo.position === position) return Promise.resolve(memo.body);
+    const parsed = memo?.parsed ?? this.#parseList(request, ctx);
+    const pods = engine.list(parsed.selector);
+    const frames = new Array<Uint8Array>(pods.length);
+    for (let i = 0; i < pods.length; i++) {
+      frames[i] = this.#masked.bytesOf(parsed.mask, pods[i]!);
+    }
+    const body = encodeListResponse(frames, this.#tokenBytes(position));
+    this.#remember(this.#lists, LIST_MEMO_LIMIT, request, ctx, memo, parsed, position, body);
+    return Promise.resolve(body);
+  }
+
+  /**
+   * Get: one pod by UID, namespace/name, container ID or pod IP; a deleted
+   * pod's tombstone when `include_deleted` is set.
+   *
+   * @param request The encoded `GetRequest`.
+   * @param ctx The call.
+   * @returns The encoded `GetResponse`.
+   * @throws {RpcError} NOT_FOUND, INVALID_ARGUMENT (no key, ambiguous prefix, bad IP), and
+   *   the admission errors of List.
+   */
+  get(request: Uint8Array, ctx: CallContext): Promise<Uint8Array> {
+    this.#admitUnary(ctx, "get");
+    const engine = this.#o.engine;
+    const position = engine.position;
+    const memo = this.#memo(this.#gets, request, ctx);
+    if (memo?.body !== undefined && memo.position === position) return Promise.resolve(memo.body);
+    const parsed = memo?.parsed ?? this.#parseGet(request, ctx);
+    const found = engine.lookup(parsed.key, parsed.includeDeleted);
+    if (found === undefined) {
+      throw new RpcError(STATUS.NOT_FOUND, `pod with ${describe(parsed.key)} not found`);
+    }
+    const body = encodeQueryGetResponse(
+      this.#masked.bytesOf(parsed.mask, found.pod),
+      this.#tokenBytes(position),
+      found.deleted,
+    );
+    // A tombstone expires with time, not with a cache change: its body is not kept.
+    this.#remember(
+      this.#gets,
+      GET_MEMO_LIMIT,
+      request,
+      ctx,
+      memo,
+      parsed,
+      position,
+      found.deleted ? undefined : body,
+    );
+    return Promise.resolve(body);
+  }
+
+  #parseList(request: Uint8Array, ctx: CallContext): ParsedList {
+    const req = decode(() => decodeListRequest(request), "List");
+    return {
+      selector: compileSelector(selectorSpec(req.selector)),
+      mask: this.#mask(req.mask, ctx),
+    };
+  }
+
+  #parseGet(request: Uint8Array, ctx: CallContext): ParsedGet {
+    const req = decode(() => decodeGetRequest(request), "Get");
+    if (req.key === undefined) {
+      throw new RpcError(
+        STATUS.INVALID_ARGUMENT,
+        "Cannot get a pod without a key: set uid, name, container_id or pod_ip",
+      );
+    }
+    return {
+      key: checkKey(req.key),
+      mask: this.#mask(req.mask, ctx),
+      includeDeleted: req.includeDeleted,
+    };
+  }
+
+  /** The memo of these request bytes, if any (never for a mask sent as metadata). */
+  #memo<P>(memos: Map<number, Memo<P>>, request: Uint8Array, ctx: CallContext) {
+    if (request.length > MAX_MEMO_REQUEST || hasMetadataMask(ctx)) return undefined;
+    const memo = memos.get(fnv1a(request));
+    return memo !== undefined && bytesEqual(memo.request, request) ? memo : undefined;
+  }
+
+  #remember<P>(
+    memos: Map<number, Memo<P>>,
+    limit: number,
+    request: Uint8Array,
+    ctx: CallContext,
+    memo: Memo<P> | undefined,
+    parsed: P,
+    position: number,
+    body: Uint8Array | undefined,
+  ): void {
+    if (memo !== undefined) {
+      // The same request again after a change: refreshed in place, no copy.
+      memo.position = position;
+      memo.body = body;
+      return;
+    }
+    if (request.length > MAX_MEMO_REQUEST || hasMetadataMask(ctx)) return;
+    const hash = fnv1a(request);
+    memos.delete(hash);
+    memos.set(hash, { request: request.slice(), parsed, position, body });
+    if (memos.size > limit) memos.delete(memos.keys().next().value!);
+  }
+
+  /**
+   * Watch: the selected pods as ADDED and INITIAL_SYNC_COMPLETE (or, with a
+   * resume token, the changes after it), then every change to the
+   * selection, with BOOKMARKs when asked. Every event carries the token to
+   * resume after it.
+   *
+   * @param request The encoded `WatchRequest`.
+   * @param ctx The call.
+   * @param sink Where frames go; `send` applies the transport's backpressure.
+   * @throws {RpcError} OUT_OF_RANGE for a token too old, RESOURCE_EXHAUSTED when the
+   *   watcher falls behind, UNAVAILABLE on shutdown, CANCELLED when the client leaves.
+   */
+  async watch(request: Uint8Array, ctx: CallContext, sink: WatchSink): Promise<void> {
+    this.#checkServing();
+    const req = decode(() => decodeWatchRequest(request), "Watch");
+    const selector: PodSelector = compileSelector(selectorSpec(req.selector));
+    const mask = this.#mask(req.mask, ctx);
+    if (this.#watchers >= (this.#o.maxWatchers ?? 1000)) {
+      throw new RpcError(STATUS.RESOURCE_EXHAUSTED, MESSAGES.tooManyWatchers);
+    }
+    // Ended in `finally` too: a failed send must not leave the subscription behind.
+    const done = new AbortController();
+    const signal = AbortSignal.any([ctx.signal, this.#o.shutdown, done.signal]);
+    const engine = this.#o.engine;
+    let watch: QueryWatch;
+    try {
+      watch = engine.openWatch({
+        selector,
+        resumeToken: req.resumeToken,
+        bookmarkMs: Math.min(req.bookmarkSeconds, MAX_BOOKMARK_SECONDS) * 1000,
+        signal,
+        queueLimit: this.#o.watchQueueLimit ?? 100,
+        apiVersion: ctx.apiVersion,
+        ...(mask.isAll ? {} : {
+          visible: (prev: CachedPod, pod: CachedPod) =>
+            !bytesEqual(this.#masked.bytesOf(mask, prev), this.#masked.bytesOf(mask, pod)),
+        }),
+      });
+    } catch (err) {
+      done.abort();
+      throw err;
+    }
+    const gauge = this.#o.metrics.watchers.labels({ "server_api_version": ctx.apiVersion });
+    this.#watchers++;
+    gauge.inc();
+    try {
+      for await (const item of watch) {
+        this.#checkAlive(ctx);
+        const token = item.position > 0 ? engine.token(item.position) : "";
+        const pod = item.pod === undefined ? undefined : this.#masked.bytesOf(mask, item.pod);
+        await sink.send(encodeWatchEvent(QUERY_EVENT_TYPE[item.type], pod, token));
+      }
+      this.#checkAlive(ctx);
+      throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
+    } finally {
+      done.abort();
+      this.#watchers--;
+      gauge.dec();
+    }
+  }
+
+  /** The UTF-8 token of a position, encoded once per position. */
+  #tokenBytes(position: number): Uint8Array {
+    if (this.#token?.position !== position) {
+      this.#token = { position, bytes: ENCODER.encode(this.#o.engine.token(position)) };
+    }
+    return this.#token.bytes;
+  }
+
+  #mask(paths: readonly string[] | undefined, ctx: CallContext): FieldMask {
+    if (paths === undefined) return requestMask(ctx, this.#o.masks);
+    return paths.length === 0 ? FIELD_MASK_ALL : this.#o.masks.parsePaths(paths);
+  }
+
+  #admitUnary(ctx: CallContext, method: "list" | "get"): void {
+    let bucket = this.#buckets.get(ctx.connection);
+    if (bucket === undefined) {
+      bucket = new TokenBucket({ ...this.#o.connectionLimit, clock: this.#o.clock });
+      this.#buckets.set(ctx.connection, bucket);
+    }
+    // The connection's own bucket first: a noisy client empties only its own.
+    if (!bucket.tryTake() || !this.#o.limiter.tryTake()) {
+      this.#o.metrics.rateLimited.inc({ method });
+      throw new RpcError(STATUS.RESOURCE_EXHAUSTED, MESSAGES.rateLimited);
+    }
+    this.#checkServing();
+  }
+
+  #checkServing(): void {
+    if (this.#o.shutdown.aborted) throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
+    if (!this.#o.gate.isOpen) throw new RpcError(STATUS.FAILED_PRECONDITION, MESSAGES.notSynced);
+  }
+
+  #checkAlive(ctx: CallContext): void {
+    if (this.#o.shutdown.aborted) throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
+    if (ctx.signal.aborted) throw new RpcError(STATUS.CANCELLED, "call cancelled by the client");
+  }
+}
+
+function decode<T>(fn: () => T, method: string): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw new RpcError(
+      STATUS.INVALID_ARGUMENT,
+      `Cannot decode ${method} request: ${(err as Error).message}`,
+    );
+  }
+}
+
+function selectorSpec(selector: SelectorMessage) {
+  return {
+    namespace: selector.namespace,
+    labelSelector: selector.labelSelector,
+    fieldSelector: selector.fieldSelector,
+  };
+}
+
+function checkKey(key: LookupKey): LookupKey {
+  const empty = (what: string) =>
+    new RpcError(STATUS.INVALID_ARGUMENT, `Cannot get a pod by an empty ${what}`);
+  switch (key.kind) {
+    case "uid":
+      if (key.uid === "") throw empty("uid");
+      break;
+    case "name":
+      if (key.namespace === "" || key.name === "") throw empty("namespace or name");
+      break;
+    case "containerId":
+      if (key.id === "") throw empty("container_id");
+      break;
+    case "podIp":
+      if (key.ip === "") throw empty("pod_ip");
+      break;
+  }
+  return key;
+}
+
+function quote(value: string): string {
+  return JSON.stringify(value.length > 80 ? value.slice(0, 80) + "..." : value);
+}
+
+function describe(key: LookupKey): string {
+  switch (key.kind) {
+    case "uid":
+      return `UID ${quote(key.uid)}`;
+    case "name":
+      return `name ${quote(`${key.namespace}/${key.name}`)}`;
+    case "containerId":
+      return `container ID ${quote(key.id)}`;
+    case "podIp":
+      return `IP ${quote(key.ip)}`;
+  }
+}
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a === b) return true;
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import {
+  decodeGetRequest,
+  decodeListRequest,
+  decodeListResponse,
+  decodeQueryGetResponse,
+  decodeWatchEvent,
+  decodeWatchRequest,
+  encodeGetRequest,
+  encodeListRequest,
+  encodeListResponse,
+  encodeQueryGetResponse,
+  encodeWatchEvent,
+  encodeWatchRequest,
+  QUERY_EVENT_TYPE,
+} from "../../src/proto/mod.ts";
+
+const POD = new Uint8Array([10, 3, 1, 2, 3]);
+
+Deno.test("PodQuery requests round-trip through their hand-written encoding", () => {
+  assert.deepEqual(
+    decodeListRequest(encodeListRequest({
+      selector: { namespace: "ns", labelSelector: "a=b", fieldSelector: "status.phase=Running" },
+      mask: ["status.phase", "metadata.labels"],
+    })),
+    {
+      selector: { namespace: "ns", labelSelector: "a=b", fieldSelector: "status.phase=Running" },
+      mask: ["status.phase", "metadata.labels"],
+    },
+  );
+  assert.deepEqual(decodeListRequest(new Uint8Array()), {
+    selector: { namespace: "", labelSelector: "", fieldSelector: "" },
+    mask: undefined,
+  });
+  assert.deepEqual(decodeListRequest(encodeListRequest({ mask: [] })).mask, []);
+  for (
+    const key of [
+      { kind: "uid", uid: "u" },
+      { kind: "name", namespace: "ns", name: "n" },
+      { kind: "containerId", id: "containerd://abc" },
+      { kind: "podIp", ip: "fd00::1" },
+    ] as const
+  ) {
+    assert.deepEqual(decodeGetRequest(encodeGetRequest({ key, includeDeleted: true })), {
+      key,
+      mask: undefined,
+      includeDeleted: true,
+    });
+  }
+  assert.deepEqual(
+    decodeWatchRequest(encodeWatchRequest({ resumeToken: "abc.5", bookmarkSeconds: 30 })),
+    {
+      selector: { namespace: "", labelSelector: "", fieldSelector: "" },
+      mask: undefined,
+      resumeToken: "abc.5",
+      bookmarkSeconds: 30,
+    },
+  );
+});
+
+Deno.test("decodeGetRequest() keeps the last member of the key oneof, as protobuf does", () => {
+  const a = encodeGetRequest({ key: { kind: "uid", uid: "first" } });
+  const b = encodeGetRequest({ key: { kind: "podIp", ip: "10.0.0.1" } });
+  const both = new Uint8Array([...a, ...b]);
+  assert.deepEqual(decodeGetRequest(both).key, { kind: "podIp", ip: "10.0.0.1" });
+  assert.equal(decodeGetRequest(new Uint8Array()).key, undefined);
+});
+
+Deno.test("PodQuery request decoders reject malformed bytes with a TypeError", async (t) => {
+  const cases: Array<[string, Uint8Array]> = [
+    ["truncated length", new Uint8Array([10, 5, 1])],
+    ["uid as varint", new Uint8Array([8, 1])],
+    ["invalid UTF-8", new Uint8Array([10, 1, 0xff])],
+    ["wire type 7", new Uint8Array([15])],
+  ];
+  for (const [name, bytes] of cases) {
+    await t.step(name, () => assert.throws(() => decodeGetRequest(bytes), TypeError));
+  }
+  assert.throws(() => decodeWatchRequest(new Uint8Array([32, 0x80])), TypeError);
+});
+
+Deno.test("PodQuery responses frame pod bytes as they are, with tokens and flags", () => {
+  assert.deepEqual(decodeListResponse(encodeListResponse([POD, POD], "t.1")), {
+    pods: [POD, POD],
+    resumeToken: "t.1",
+  });
+  assert.deepEqual(decodeQueryGetResponse(encodeQueryGetResponse(POD, "t.2", true)), {
+    pod: POD,
+    resumeToken: "t.2",
+    deleted: true,
+  });
+  assert.deepEqual(
+    decodeWatchEvent(encodeWatchEvent(QUERY_EVENT_TYPE.BOOKMARK, undefined, "t.3")),
+    {
+      type: QUERY_EVENT_TYPE.BOOKMARK,
+      pod: undefined,
+      resumeToken: "t.3",
+    },
+  );
+  // proto3 leaves defaults out: an ADDED event without token is type + pod only.
+  assert.deepEqual([...encodeWatchEvent(QUERY_EVENT_TYPE.ADDED, POD, "")], [8, 1, 18, 5, ...POD]);
+  assert.throws(() => decodeWatchEvent(new Uint8Array([8, 9])), TypeError);
+});

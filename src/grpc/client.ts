@@ -17,6 +17,9 @@ import { frameMessage, MessageReader } from "./message_framing.ts";
 import { decodeGrpcMessage, formatTimeout, metadataFields } from "./metadata.ts";
 import { GrpcError, parseStatusCode, STATUS, statusFromHttp } from "./status.ts";
 
+/** The longest delay setTimeout honours (2^31 - 1 ms); longer ones fire at once. */
+const MAX_TIMER_MS = 0x7fffffff;
+
 /** Where a channel connects. */
 export type ChannelTarget =
   | { readonly transport: "unix"; readonly path: string }
@@ -235,6 +238,8 @@ class ClientCall {
   #wake: (() => void) | undefined;
   #ended = false;
   #gotHeaders = false;
+  /** DATA bytes received and not yet given back to the peer's window. */
+  #held = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #signal: AbortSignal | undefined;
   readonly #onAbort = () => this.#fail(new GrpcError(STATUS.CANCELLED, "call cancelled"), true);
@@ -249,7 +254,9 @@ class ClientCall {
       onData: (chunk, end) => this.#onData(chunk, end),
       onClose: (code) => this.#onClose(code),
     };
-    if (options.timeoutMs !== undefined) {
+    // setTimeout fires at once past 2^31-1 ms (24.8 days): such a deadline
+    // is only sent to the server, not enforced here.
+    if (options.timeoutMs !== undefined && options.timeoutMs <= MAX_TIMER_MS) {
       this.#timer = setTimeout(
         () => this.#fail(new GrpcError(STATUS.DEADLINE_EXCEEDED, "deadline exceeded"), true),
         options.timeoutMs,
@@ -275,6 +282,7 @@ class ClientCall {
         return;
       }
       this.#stream.release(next.wireBytes);
+      if (this.#queue.length === 0) this.#releaseHeld();
       yield next.message;
     }
   }
@@ -333,18 +341,27 @@ class ClientCall {
 
   #onData(chunk: Uint8Array, _end: boolean): void {
     if (this.#ended) return;
+    this.#held += chunk.byteLength;
     try {
-      let counted = false;
       this.#reader.push(chunk, (message) => {
-        // Window credit goes back when the caller takes the message; bytes of
-        // the chunk that belong to no complete message yet ride on the next one.
-        this.#push({ kind: "message", message, wireBytes: counted ? 0 : chunk.byteLength });
-        counted = true;
+        // Window credit goes back when the caller takes the message: the
+        // bytes held so far ride on it, those of a next message's start included.
+        this.#push({ kind: "message", message, wireBytes: this.#held });
+        this.#held = 0;
       });
-      if (!counted) this.#stream.release(chunk.byteLength);
     } catch (err) {
-      this.#fail(err as GrpcError, true);
+      return this.#fail(err as GrpcError, true);
     }
+    // A message larger than the window needs its parts released as they
+    // arrive, but only while the caller keeps up: with messages waiting
+    // unread, what is held stays held, so an unread call costs one window.
+    if (this.#queue.length === 0) this.#releaseHeld();
+  }
+
+  #releaseHeld(): void {
+    if (this.#held === 0) return;
+    this.#stream.release(this.#held);
+    this.#held = 0;
   }
 
   #onClose(code: number | undefined): void {

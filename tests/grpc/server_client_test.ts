@@ -229,6 +229,54 @@ Deno.test("GrpcServer sink.send() stays pending while the client does not read, 
   await handlerDone;
 });
 
+Deno.test("GrpcChannel holds one window for an unread stream of messages larger than a DATA frame", async (t) => {
+  for (const size of [64 * 1024, 1 << 20]) {
+    await t.step(`${size}-byte messages`, async () => {
+      const HIGH_WATER = 64 * 1024;
+      let sent = 0;
+      await using h = await startHarness({
+        "/t.T/Echo": echo,
+        "/t.T/Flood": serverStream(async (_request, call, sink) => {
+          const message = new Uint8Array(size);
+          while (!call.signal.aborted && sent < 200) {
+            await sink.send(message);
+            sent++;
+          }
+        }),
+      }, { streamHighWaterBytes: HIGH_WATER });
+      const channel = h.channel({ maxReceiveMessageBytes: 4 << 20 });
+      const call = channel.serverStream("/t.T/Flood", new Uint8Array(0));
+      await waitFor(() => sent > 0, "the first send");
+      await settled(() => sent);
+      await channel.unary("/t.T/Echo", new Uint8Array(0));
+      await settled(() => sent);
+      // The client's stream window (1 MiB), the server's backlog, one message in flight.
+      const bound = (1 << 20) + HIGH_WATER + size;
+      assert.ok(sent * size <= bound, `the server sent ${sent * size} bytes to an unread call`);
+      call.cancel();
+    });
+  }
+});
+
+Deno.test("GrpcChannel delivers messages larger than its window to a reader that pauses", async () => {
+  const SIZE = 3 << 20;
+  await using h = await startHarness({
+    "/t.T/Echo": echo,
+    "/t.T/Big": serverStream(async (_request, _call, sink) => {
+      for (let i = 0; i < 4; i++) await sink.send(new Uint8Array(SIZE).fill(i + 1));
+    }),
+  });
+  const channel = h.channel({ maxReceiveMessageBytes: 4 << 20 });
+  const got: number[] = [];
+  for await (const m of channel.serverStream("/t.T/Big", new Uint8Array(0))) {
+    assert.equal(m.byteLength, SIZE);
+    got.push(m[0]!, m[SIZE - 1]!);
+    // Pause: a round trip on the same connection while the stream waits unread.
+    await channel.unary("/t.T/Echo", new Uint8Array(1));
+  }
+  assert.deepEqual(got, [1, 1, 2, 2, 3, 3, 4, 4]);
+});
+
 Deno.test("GrpcServer ends a call at its grpc-timeout: the handler's signal says DEADLINE_EXCEEDED", async () => {
   let reason: unknown;
   await using h = await startHarness({
@@ -273,6 +321,43 @@ Deno.test("GrpcChannel with timeoutMs fails DEADLINE_EXCEEDED and the handler's 
     why.code === STATUS.DEADLINE_EXCEEDED || why.code === STATUS.CANCELLED,
     `code ${why.code}`,
   );
+});
+
+Deno.test("GrpcServer and GrpcChannel keep a deadline longer than setTimeout can hold", async (t) => {
+  // 30 days: past setTimeout's 2^31-1 ms, where a timer fires at once.
+  const THIRTY_DAYS = 30 * 24 * 3_600_000;
+  const slow = unary(async (request, call) => {
+    // Later than a timer of 1 ms set before it, so a wrapped deadline would win.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(call.signal.aborted, false);
+    return request;
+  });
+  await t.step("server: grpc-timeout 99999999H from a raw client", async () => {
+    await using h = await startHarness({ "/t.T/Slow": slow });
+    await using client = await RawClient.connect(h.path);
+    await client.handshake();
+    await client.write(
+      client.headers(1, grpcRequestFields("/t.T/Slow", [["grpc-timeout", "99999999H"]]), false),
+      buildFrame(FRAME_TYPE.DATA, FLAG.END_STREAM, 1, frameMessage(new Uint8Array([5])).bytes),
+    );
+    const frames: Frame[] = [];
+    const trailers = await client.next(
+      (f) => f.type === FRAME_TYPE.HEADERS && (f.flags & FLAG.END_STREAM) !== 0,
+      frames,
+    );
+    const blocks = frames.filter((f) => f.type === FRAME_TYPE.HEADERS).map((f) =>
+      client.decodeHeaders(f)
+    );
+    assert.deepEqual(blocks.at(-1), [["grpc-status", "0"]], JSON.stringify(blocks));
+    assert.ok(trailers);
+  });
+  await t.step("client: timeoutMs of 30 days", async () => {
+    await using h = await startHarness({ "/t.T/Slow": slow });
+    const answer = await h.channel().unary("/t.T/Slow", TEXT.encode("ok"), {
+      timeoutMs: THIRTY_DAYS,
+    });
+    assert.equal(UTF8.decode(answer), "ok");
+  });
 });
 
 Deno.test("GrpcServer rejects a malformed grpc-timeout with INVALID_ARGUMENT", async () => {

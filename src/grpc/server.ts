@@ -86,6 +86,8 @@ export interface GrpcServerOptions {
 }
 
 const TEXT = new TextEncoder();
+/** The longest delay setTimeout honours (2^31 - 1 ms); longer ones fire at once. */
+const MAX_TIMER_MS = 0x7fffffff;
 const OK_HEADERS = encodeHeaderBlockWithoutIndexing([
   [":status", "200"],
   ["content-type", "application/grpc"],
@@ -329,7 +331,9 @@ class CallState implements ServerCall {
     if (this.#unsupported !== undefined) {
       return this.#finish(STATUS.UNIMPLEMENTED, this.#unsupported);
     }
-    if (this.#timeoutMs !== undefined) {
+    // setTimeout fires at once past 2^31-1 ms (24.8 days): a deadline that far
+    // off is left unenforced rather than hit immediately.
+    if (this.#timeoutMs !== undefined && this.#timeoutMs <= MAX_TIMER_MS) {
       this.#timer = setTimeout(() => this.#deadline(), this.#timeoutMs);
     }
     if (endStream) this.#requestComplete();

@@ -165,6 +165,309 @@ Deno.test("Http2Connection sends its limits in SETTINGS and opens the connection
   assert.equal(frameNumber(update!), DEFAULT_LIMITS.connectionWindow - 65_535);
 });
 
+interface MalformedCase {
+  name: string;
+  /** Frames after the handshake, built with the client's encoder. */
+  frames: (client: RawClient) => Uint8Array[];
+  /** GOAWAY with this code, or RST_STREAM of [stream, code] with the connection going on. */
+  expect: { goaway: number | number[] } | { rst: [number, number] };
+}
+
+function u32(...values: number[]): Uint8Array {
+  const out = new Uint8Array(values.length * 4);
+  values.forEach((v, i) => new DataView(out.buffer).setUint32(i * 4, v));
+  return out;
+}
+
+const REQUEST = grpcRequestFields("/a/b");
+const E = H2_ERROR;
+
+const MALFORMED: MalformedCase[] = [
+  {
+    name: "DATA on stream 0",
+    frames: () => [buildFrame(FRAME_TYPE.DATA, 0, 0, new Uint8Array(1))],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "HEADERS on stream 0",
+    frames: (c) => [buildFrame(FRAME_TYPE.HEADERS, FLAG.END_HEADERS, 0, c.encoder.encode(REQUEST))],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "HEADERS on an even (server) stream",
+    frames: (c) => [c.headers(2, REQUEST, true)],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "HEADERS on a stream id below one already used",
+    frames: (c) => [c.headers(5, REQUEST, true), c.headers(3, REQUEST, true)],
+    // RFC 9113 5.1.1 says PROTOCOL_ERROR; the stream is also implicitly closed (5.1),
+    // and h2spec 5.1.1/2 takes either.
+    expect: { goaway: [E.PROTOCOL_ERROR, E.STREAM_CLOSED] },
+  },
+  {
+    name: "a frame above SETTINGS_MAX_FRAME_SIZE",
+    frames: () => [buildFrame(FRAME_TYPE.DATA, 0, 1, new Uint8Array(16_385))],
+    expect: { goaway: E.FRAME_SIZE_ERROR },
+  },
+  {
+    name: "PRIORITY of 4 bytes",
+    frames: () => [buildFrame(FRAME_TYPE.PRIORITY, 0, 1, u32(0))],
+    expect: { rst: [1, E.FRAME_SIZE_ERROR] },
+  },
+  {
+    name: "PRIORITY on stream 0",
+    frames: () => [buildFrame(FRAME_TYPE.PRIORITY, 0, 0, new Uint8Array(5))],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "RST_STREAM on stream 0",
+    frames: () => [rstStreamFrame(0, E.CANCEL)],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "RST_STREAM of 3 bytes",
+    frames: (
+      c,
+    ) => [c.headers(1, REQUEST, false), buildFrame(FRAME_TYPE.RST_STREAM, 0, 1, new Uint8Array(3))],
+    expect: { goaway: E.FRAME_SIZE_ERROR },
+  },
+  {
+    name: "RST_STREAM on an idle stream",
+    frames: () => [rstStreamFrame(1, E.CANCEL)],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "SETTINGS of 5 bytes",
+    frames: () => [buildFrame(FRAME_TYPE.SETTINGS, 0, 0, new Uint8Array(5))],
+    expect: { goaway: E.FRAME_SIZE_ERROR },
+  },
+  {
+    name: "SETTINGS ACK with a payload",
+    frames: () => [buildFrame(FRAME_TYPE.SETTINGS, FLAG.ACK, 0, new Uint8Array(6))],
+    expect: { goaway: E.FRAME_SIZE_ERROR },
+  },
+  {
+    name: "SETTINGS on a stream",
+    frames: () => [buildFrame(FRAME_TYPE.SETTINGS, 0, 1, new Uint8Array(0))],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "SETTINGS_ENABLE_PUSH 2",
+    frames: () => [settingsFrame([[SETTING.ENABLE_PUSH, 2]])],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "SETTINGS_INITIAL_WINDOW_SIZE 2^31",
+    frames: () => [settingsFrame([[SETTING.INITIAL_WINDOW_SIZE, 2 ** 31]])],
+    expect: { goaway: E.FLOW_CONTROL_ERROR },
+  },
+  {
+    name: "SETTINGS_MAX_FRAME_SIZE 100",
+    frames: () => [settingsFrame([[SETTING.MAX_FRAME_SIZE, 100]])],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "PUSH_PROMISE from a client",
+    frames: () => [buildFrame(FRAME_TYPE.PUSH_PROMISE, FLAG.END_HEADERS, 1, u32(2))],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "PING of 7 bytes",
+    frames: () => [buildFrame(FRAME_TYPE.PING, 0, 0, new Uint8Array(7))],
+    expect: { goaway: E.FRAME_SIZE_ERROR },
+  },
+  {
+    name: "PING on a stream",
+    frames: () => [buildFrame(FRAME_TYPE.PING, 0, 1, new Uint8Array(8))],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "GOAWAY on a stream",
+    frames: () => [buildFrame(FRAME_TYPE.GOAWAY, 0, 1, new Uint8Array(8))],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "GOAWAY of 7 bytes",
+    frames: () => [buildFrame(FRAME_TYPE.GOAWAY, 0, 0, new Uint8Array(7))],
+    expect: { goaway: E.FRAME_SIZE_ERROR },
+  },
+  {
+    name: "WINDOW_UPDATE of 3 bytes",
+    frames: () => [buildFrame(FRAME_TYPE.WINDOW_UPDATE, 0, 0, new Uint8Array(3))],
+    expect: { goaway: E.FRAME_SIZE_ERROR },
+  },
+  {
+    name: "WINDOW_UPDATE of 0 on the connection",
+    frames: () => [windowUpdateFrame(0, 0)],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "WINDOW_UPDATE of 0 on a stream",
+    frames: (c) => [c.headers(1, REQUEST, false), windowUpdateFrame(1, 0)],
+    expect: { rst: [1, E.PROTOCOL_ERROR] },
+  },
+  {
+    name: "connection window past 2^31-1",
+    frames: () => [windowUpdateFrame(0, MAX_INT31)],
+    expect: { goaway: E.FLOW_CONTROL_ERROR },
+  },
+  {
+    name: "stream window past 2^31-1",
+    frames: (c) => [c.headers(1, REQUEST, false), windowUpdateFrame(1, MAX_INT31)],
+    expect: { rst: [1, E.FLOW_CONTROL_ERROR] },
+  },
+  {
+    name: "WINDOW_UPDATE on an idle stream",
+    frames: () => [windowUpdateFrame(1, 1)],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "CONTINUATION without HEADERS",
+    frames: (
+      c,
+    ) => [buildFrame(FRAME_TYPE.CONTINUATION, FLAG.END_HEADERS, 1, c.encoder.encode(REQUEST))],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "another frame inside a header block",
+    frames: (
+      c,
+    ) => [
+      buildFrame(FRAME_TYPE.HEADERS, 0, 1, c.encoder.encode(REQUEST)),
+      pingFrame(PING_DATA, false),
+    ],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "an unknown frame inside a header block",
+    frames: (
+      c,
+    ) => [
+      buildFrame(FRAME_TYPE.HEADERS, 0, 1, c.encoder.encode(REQUEST)),
+      buildFrame(0xfa, 0, 0, new Uint8Array(1)),
+    ],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "a header block that is not HPACK",
+    frames: () => [buildFrame(FRAME_TYPE.HEADERS, FLAG.END_HEADERS, 1, new Uint8Array([0x80]))],
+    expect: { goaway: E.COMPRESSION_ERROR },
+  },
+  {
+    name: "padding as long as the frame",
+    frames: () => [buildFrame(FRAME_TYPE.DATA, FLAG.PADDED, 1, new Uint8Array([5, 0, 0]))],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "DATA on an idle stream",
+    frames: () => [buildFrame(FRAME_TYPE.DATA, 0, 1, new Uint8Array(1))],
+    expect: { goaway: E.PROTOCOL_ERROR },
+  },
+  {
+    name: "DATA after END_STREAM",
+    frames: (
+      c,
+    ) => [c.headers(1, REQUEST, true), buildFrame(FRAME_TYPE.DATA, 0, 1, new Uint8Array(1))],
+    expect: { rst: [1, E.STREAM_CLOSED] },
+  },
+  {
+    name: "HEADERS depending on its own stream",
+    frames: (
+      c,
+    ) => [
+      buildFrame(
+        FRAME_TYPE.HEADERS,
+        FLAG.END_HEADERS | FLAG.PRIORITY,
+        1,
+        concatBytes(u32(1), new Uint8Array([16]), c.encoder.encode(REQUEST)),
+      ),
+    ],
+    expect: { rst: [1, E.PROTOCOL_ERROR] },
+  },
+  {
+    name: "trailers without END_STREAM",
+    frames: (c) => [c.headers(1, REQUEST, false), c.headers(1, [["x-t", "1"]], false)],
+    expect: { rst: [1, E.PROTOCOL_ERROR] },
+  },
+  {
+    name: "upper-case header name",
+    frames: (c) => [c.headers(1, [...REQUEST, ["X-Up", "1"]], true)],
+    expect: { rst: [1, E.PROTOCOL_ERROR] },
+  },
+  {
+    name: "content-length not matching DATA",
+    frames: (
+      c,
+    ) => [
+      c.headers(1, [...REQUEST, ["content-length", "5"]], false),
+      buildFrame(FRAME_TYPE.DATA, FLAG.END_STREAM, 1, new Uint8Array(3)),
+    ],
+    expect: { rst: [1, E.PROTOCOL_ERROR] },
+  },
+];
+
+function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.byteLength;
+  }
+  return out;
+}
+
+Deno.test("Http2Connection answers each malformed frame with the RFC 9113 error", async (t) => {
+  for (const c of MALFORMED) {
+    await t.step(c.name, async () => {
+      await using server = await startServer();
+      await using client = await RawClient.connect(server.path);
+      await client.handshake();
+      await client.write(...c.frames(client));
+      if ("goaway" in c.expect) {
+        const goaway = await client.goawayThenClose();
+        const allowed = [c.expect.goaway].flat();
+        assert.ok(
+          goaway !== undefined && allowed.includes(goaway.code),
+          `GOAWAY ${JSON.stringify(goaway)}, expected code ${allowed}`,
+        );
+      } else {
+        const seen: Frame[] = [];
+        const rst = await client.next((f) => f.type === FRAME_TYPE.RST_STREAM, seen);
+        const goaway = seen.find(isGoaway);
+        assert.ok(
+          rst !== undefined,
+          `no RST_STREAM; GOAWAY ${goaway && JSON.stringify(parseGoaway(goaway))}`,
+        );
+        assert.deepEqual([rst.streamId, frameNumber(rst)], c.expect.rst);
+        // The connection goes on.
+        await client.write(pingFrame(PING_DATA, false));
+        assert.ok(
+          await client.next((f) => f.type === FRAME_TYPE.PING && (f.flags & FLAG.ACK) !== 0),
+        );
+      }
+    });
+  }
+});
+
+Deno.test("Http2Connection ignores a frame of an unknown type", async () => {
+  await using server = await startServer();
+  await using client = await RawClient.connect(server.path);
+  await client.handshake();
+  await client.write(buildFrame(0xfa, 0xff, 0, new Uint8Array(10)), pingFrame(PING_DATA, false));
+  assert.ok(await client.next((f) => f.type === FRAME_TYPE.PING && (f.flags & FLAG.ACK) !== 0));
+});
+
+Deno.test("Http2Connection closes a connection whose first frame is not SETTINGS", async () => {
+  await using server = await startServer();
+  await using client = await RawClient.connect(server.path);
+  await client.write(
+    new TextEncoder().encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"),
+    pingFrame(PING_DATA, false),
+  );
+  assert.equal((await client.goawayThenClose())?.code, H2_ERROR.PROTOCOL_ERROR);
+});
+
 Deno.test("Http2Connection ends a CONTINUATION flood with GOAWAY ENHANCE_YOUR_CALM", async () => {
   const errors: number[] = [];
   await using server = await startServer({
@@ -487,6 +790,65 @@ Deno.test("Http2Connection releases DATA exactly as the peer's WINDOW_UPDATEs gr
       assert.deepEqual(errors, [H2_ERROR.FLOW_CONTROL_ERROR]);
     },
   );
+});
+
+Deno.test("Http2Connection shuts an idle connection down gracefully after idleTimeoutMs", async () => {
+  const clock = new FakeClock();
+  await using server = await startServer({ clock, limits: { idleTimeoutMs: 1000 } });
+  await using client = await RawClient.connect(server.path);
+  await client.handshake();
+  // A stream that ends resets the idle clock.
+  await client.write(client.headers(1, grpcRequestFields("/a/b"), true));
+  await waitFor(() => server.streams.length === 1, "stream 1");
+  clock.advance(5000);
+  server.streams[0]!.stream.sendHeaders({ fields: [[":status", "200"]] }, true);
+  assert.ok(await client.next((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 1));
+  clock.advance(1000);
+  const first = parseGoaway((await client.next(isGoaway))!);
+  assert.deepEqual([first.lastStreamId, first.code], [MAX_INT31, H2_ERROR.NO_ERROR]);
+  const ping = (await client.next((f) => f.type === FRAME_TYPE.PING))!;
+  await client.write(buildFrame(FRAME_TYPE.PING, FLAG.ACK, 0, ping.payload));
+  const last = await client.goawayThenClose();
+  assert.deepEqual([last?.lastStreamId, last?.code], [1, H2_ERROR.NO_ERROR]);
+});
+
+Deno.test("Http2Connection PINGs a silent peer with open streams and closes it when the PING goes unanswered", async (t) => {
+  for (const answer of [true, false]) {
+    await t.step(
+      answer ? "answered: another PING later" : "unanswered: GOAWAY and close",
+      async () => {
+        const clock = new FakeClock();
+        await using server = await startServer({
+          clock,
+          limits: { keepaliveMs: 1000, keepaliveTimeoutMs: 2000 },
+        });
+        await using client = await RawClient.connect(server.path);
+        await client.handshake();
+        await client.write(client.headers(1, grpcRequestFields("/a/b"), true));
+        await waitFor(() => server.streams.length === 1, "stream 1");
+        clock.advance(1000);
+        const ping = (await client.next((f) => f.type === FRAME_TYPE.PING))!;
+        assert.equal(ping.flags & FLAG.ACK, 0);
+        if (answer) {
+          await client.write(buildFrame(FRAME_TYPE.PING, FLAG.ACK, 0, ping.payload));
+          await client.write(pingFrame(PING_DATA, false));
+          // Our own PING's answer shows the server read the ack first.
+          assert.ok(
+            await client.next((f) => f.type === FRAME_TYPE.PING && (f.flags & FLAG.ACK) !== 0),
+          );
+          clock.advance(2000);
+          const next = await client.next((f) => f.type === FRAME_TYPE.PING || isGoaway(f));
+          assert.equal(next?.type, FRAME_TYPE.PING);
+          assert.equal(server.connections[0]!.closed, false);
+        } else {
+          clock.advance(2000);
+          const goaway = await client.goawayThenClose();
+          assert.equal(goaway?.code, H2_ERROR.NO_ERROR);
+          assert.equal(server.streams[0]!.stream.closeCode, H2_ERROR.CANCEL);
+        }
+      },
+    );
+  }
 });
 
 Deno.test("Http2Connection.shutdown() sends GOAWAY(2^31-1) and PING, then the real last stream, and closes once streams finish", async () => {

@@ -656,3 +656,74 @@ Deno.test("GrpcChannel.serverStream() that is never iterated leaves no unhandled
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("GrpcServer answers a request that is not gRPC with a plain HTTP error", async (t) => {
+  const cases: { name: string; fields: [string, string][]; body: boolean; status: string }[] = [
+    {
+      name: "GET without content-type",
+      fields: [[":method", "GET"], [":scheme", "http"], [":path", "/"], [":authority", "x"]],
+      body: false,
+      status: "415",
+    },
+    {
+      name: "POST of JSON, with a body",
+      fields: [
+        [":method", "POST"],
+        [":scheme", "http"],
+        [":path", "/t.T/Echo"],
+        ["content-type", "application/json"],
+      ],
+      body: true,
+      status: "415",
+    },
+    {
+      name: "GET of application/grpc",
+      fields: [
+        [":method", "GET"],
+        [":scheme", "http"],
+        [":path", "/t.T/Echo"],
+        ["content-type", "application/grpc"],
+      ],
+      body: false,
+      status: "405",
+    },
+  ];
+  for (const c of cases) {
+    await t.step(c.name, async () => {
+      await using h = await startHarness({ "/t.T/Echo": echo });
+      await using client = await RawClient.connect(h.path);
+      await client.handshake();
+      await client.write(client.headers(1, c.fields, !c.body));
+      if (c.body) {
+        await client.write(buildFrame(FRAME_TYPE.DATA, FLAG.END_STREAM, 1, TEXT.encode("{}")));
+      }
+      const headers = await client.next((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 1);
+      const fields = new Map(client.decodeHeaders(headers!));
+      assert.equal(fields.get(":status"), c.status);
+      assert.equal(fields.get("content-type"), "text/plain");
+      const data = await client.next((f) => f.type === FRAME_TYPE.DATA && f.streamId === 1);
+      assert.match(UTF8.decode(data!.payload), /This is a gRPC server/);
+      assert.ok(data!.flags & FLAG.END_STREAM);
+    });
+  }
+});
+
+Deno.test("GrpcServer closes connections beyond maxConnections at once and reports them", async () => {
+  let refused = 0;
+  await using h = await startHarness({ "/t.T/Echo": echo }, {
+    maxConnections: 1,
+    observer: { connectionRefused: () => refused++ },
+  });
+  await using first = await RawClient.connect(h.path);
+  await first.handshake();
+  await using second = await RawClient.connect(h.path);
+  assert.deepEqual(await second.readToEnd(), []);
+  assert.equal(refused, 1);
+  // The first connection still serves.
+  await first.write(
+    first.headers(1, grpcRequestFields("/t.T/Echo"), false),
+    buildFrame(FRAME_TYPE.DATA, FLAG.END_STREAM, 1, frameMessage(new Uint8Array([9])).bytes),
+  );
+  const data = await first.next((f) => f.type === FRAME_TYPE.DATA && f.streamId === 1);
+  assert.deepEqual([...data!.payload], [0, 0, 0, 0, 1, 9]);
+});

@@ -55,6 +55,8 @@ export class GrpcChannel implements Disposable {
   readonly #maxBytes: number;
   readonly #userAgent: string;
   #connection: Http2Connection | undefined;
+  /** Every connection not closed yet, the current one included. */
+  readonly #connections = new Set<Http2Connection>();
   #connecting: Promise<Http2Connection> | undefined;
   #closed = false;
 
@@ -73,7 +75,8 @@ export class GrpcChannel implements Disposable {
   /** Closes the connection; calls in flight fail with UNAVAILABLE. */
   close(): void {
     this.#closed = true;
-    this.#connection?.close();
+    // Older connections (gone away, or left at the peer's stream limit) may still carry calls.
+    for (const connection of this.#connections) connection.close();
     this.#connection = undefined;
   }
 
@@ -214,7 +217,9 @@ export class GrpcChannel implements Disposable {
       limits: { handshakeTimeoutMs: 0 },
     });
     this.#connection = connection;
+    this.#connections.add(connection);
     connection.run().finally(() => {
+      this.#connections.delete(connection);
       if (this.#connection === connection) this.#connection = undefined;
     });
     if (this.#closed) connection.close();

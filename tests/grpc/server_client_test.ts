@@ -727,3 +727,29 @@ Deno.test("GrpcServer closes connections beyond maxConnections at once and repor
   const data = await first.next((f) => f.type === FRAME_TYPE.DATA && f.streamId === 1);
   assert.deepEqual([...data!.payload], [0, 0, 0, 0, 1, 9]);
 });
+
+Deno.test("GrpcChannel.close() closes every connection it opened, not only the latest", async () => {
+  const held: AbortSignal[] = [];
+  await using h = await startHarness({
+    "/t.T/Echo": echo,
+    "/t.T/Hold": unary(async (_request, call) => {
+      held.push(call.signal);
+      await aborted(call.signal);
+      return new Uint8Array(0);
+    }),
+  }, { limits: { maxConcurrentStreams: 2 } });
+  const channel = h.channel();
+  await channel.unary("/t.T/Echo", new Uint8Array(1)); // the server's SETTINGS are known
+  const calls = [0, 1].map(() => channel.unary("/t.T/Hold", new Uint8Array(0)).catch((e) => e));
+  await waitFor(() => held.length === 2, "two held calls");
+  // At the peer's limit the call fails and the channel's next call dials a second connection.
+  await rejectsWith(channel.unary("/t.T/Echo", new Uint8Array(1)), STATUS.UNAVAILABLE);
+  await channel.unary("/t.T/Echo", new Uint8Array(1));
+  assert.equal(h.server.connectionCount, 2);
+  channel.close();
+  await waitFor(() => h.server.connectionCount === 0, "the server to see both connections close");
+  assert.deepEqual(held.map((s) => s.aborted), [true, true]);
+  for (const result of await Promise.all(calls)) {
+    assert.ok(result instanceof GrpcError && result.code === STATUS.UNAVAILABLE, String(result));
+  }
+});

@@ -20,7 +20,7 @@ import {
   settingsFrame,
   windowUpdateFrame,
 } from "../../src/h2/frames.ts";
-import type { HeaderField } from "../../src/h2/hpack.ts";
+import { type HeaderField, HpackDecoder } from "../../src/h2/hpack.ts";
 import { SETTING } from "../../src/h2/settings.ts";
 import type { Http2Stream } from "../../src/h2/stream.ts";
 import { GrpcServer } from "../../src/grpc/server.ts";
@@ -466,6 +466,27 @@ Deno.test("Http2Connection closes a connection whose first frame is not SETTINGS
     pingFrame(PING_DATA, false),
   );
   assert.equal((await client.goawayThenClose())?.code, H2_ERROR.PROTOCOL_ERROR);
+});
+
+Deno.test("Http2Connection encodes for a peer's SETTINGS_HEADER_TABLE_SIZE of 0", async () => {
+  await using server = await startServer({
+    onStream(stream) {
+      stream.sendHeaders({ fields: [[":status", "200"], ["x-custom", "value-1"]] }, true);
+    },
+  });
+  await using client = await RawClient.connect(server.path);
+  await client.handshake([[SETTING.HEADER_TABLE_SIZE, 0]]);
+  // A decoder that allows no dynamic table at all fails on any indexed reference to one.
+  const strict = new HpackDecoder({ maxTableSize: 0 });
+  for (const id of [1, 3, 5]) {
+    await client.write(client.headers(id, grpcRequestFields("/a/b"), true));
+    const answer = await client.next((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === id);
+    assert.deepEqual(strict.decode(answer!.payload).headers, [
+      [":status", "200"],
+      ["x-custom", "value-1"],
+    ]);
+  }
+  assert.equal(strict.dynamicTable.size, 0);
 });
 
 Deno.test("Http2Connection ends a CONTINUATION flood with GOAWAY ENHANCE_YOUR_CALM", async () => {

@@ -110,8 +110,15 @@ export const NODE_PEER: PeerRequirement[] = [
   { what: "npm", apt: "npm", probe: () => commandSucceeds("npm", ["-v"]) },
 ];
 
-/** The h2spec binary of ../shared/tools. */
-export const H2SPEC = Deno.env.get("PODS_API_H2SPEC") ??
+/**
+ * The h2spec binary: `PODS_API_H2SPEC`, else the workplace's shared tools
+ * (`../shared/tools/h2spec` beside the checkout, or `/work/shared/tools/h2spec`).
+ */
+export const H2SPEC: string = Deno.env.get("PODS_API_H2SPEC") ??
+  [
+    fileURLToPath(new URL("../../../shared/tools/h2spec", import.meta.url)),
+    "/work/shared/tools/h2spec",
+  ].find(exists) ??
   fileURLToPath(new URL("../../../shared/tools/h2spec", import.meta.url));
 
 /**

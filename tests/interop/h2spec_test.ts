@@ -20,6 +20,9 @@ const gate = peerGate([{
   apt: "none: it is built in ../shared/tools (see its README)",
   probe: () => exists(H2SPEC),
 }]);
+// Debian does not package h2spec: .ci/run sets this only on a machine
+// without the workplace's copy, and says so loudly.
+if (Deno.env.get("PODS_API_H2SPEC_OPTIONAL") === "1" && !exists(H2SPEC)) gate.ignore = true;
 
 /** One `<testcase>` of the JUnit report. */
 interface CaseResult {

@@ -196,7 +196,6 @@ Deno.test({
     const exit7 = pod("exit7");
     const oom = pod("oom");
     const restart = pod("restart");
-    const later = pod("later");
     let w: WatchRecorder | undefined;
     try {
       assert.equal((await kubelet.version()).runtimeName, "containerd");
@@ -344,87 +343,92 @@ Deno.test({
         assert.equal(got.ok ? grpc.status.OK : got.code, grpc.status.NOT_FOUND);
       });
 
-      await t.step(
-        "containerd killed and restarted: no DELETED or ADDED, the watch stays connected",
-        async () => {
-          const expected = [web.uid, oom.uid, restart.uid];
-          const before = await listPods(h);
-          for (const uid of expected) assert.ok(before.has(uid), uid);
-          const mark = stream.messages.length;
+      // SIGTERM: containerd stops gracefully (its gRPC server closes our
+      // connection, with GOAWAY where its grpc-go sends one); SIGKILL: it dies.
+      for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+        await t.step(
+          `containerd stopped (${signal}) and restarted: no DELETED or ADDED, the watch stays connected`,
+          async () => {
+            const expected = [web.uid, oom.uid, restart.uid];
+            const before = await listPods(h);
+            for (const uid of expected) assert.ok(before.has(uid), uid);
+            const mark = stream.messages.length;
 
-          // Relist back to back as the PLEG would, through the whole outage.
-          const results: { ok: boolean; at: number }[] = [];
-          let stop = false;
-          const relists = (async () => {
-            while (!stop) {
-              results.push({ ok: await h.daemon.relistOnce(), at: Date.now() });
-              await pause(POLL_MS);
+            // Relist back to back as the PLEG would, through the whole outage.
+            const results: { ok: boolean; at: number }[] = [];
+            let stop = false;
+            const relists = (async () => {
+              while (!stop) {
+                results.push({ ok: await h.daemon.relistOnce(), at: Date.now() });
+                await pause(POLL_MS);
+              }
+            })();
+            try {
+              const pid = Number((await Deno.readTextFile(`${STATE}/containerd.pid`)).trim());
+              const killedAt = Date.now();
+              Deno.kill(pid, signal);
+              await poll(
+                "a failed relist",
+                () => Promise.resolve(results.some((r) => !r.ok) || undefined),
+              );
+
+              // The runtime is gone: the last known pods are still served.
+              const during = await listPods(h);
+              assert.deepEqual([...during.keys()].sort(), [...before.keys()].sort());
+
+              const up = await new Deno.Command("bash", {
+                args: [UP_SCRIPT, SOCKET!, STATE],
+                env: { REAL_CRI_SKIP_APT: "1" },
+                stdout: "null",
+                stderr: "inherit",
+              }).output();
+              assert.equal(up.code, 0, "up.sh restarted containerd");
+              const upAt = Date.now();
+              const recovered = await poll(
+                "a relist after the restart",
+                () => Promise.resolve(results.find((r) => r.ok && r.at > upAt)),
+              );
+              const settled = results.length;
+              await poll(
+                "two more relists",
+                () => Promise.resolve(results.length >= settled + MAX_RELISTS || undefined),
+              );
+              report(
+                `containerd down ${upAt - killedAt} ms (up.sh included); ` +
+                  `first successful relist ${recovered.at - upAt} ms after up.sh returned`,
+              );
+            } finally {
+              stop = true;
+              await relists;
             }
-          })();
-          try {
-            const pid = Number((await Deno.readTextFile(`${STATE}/containerd.pid`)).trim());
-            const killedAt = Date.now();
-            Deno.kill(pid, "SIGKILL");
-            await poll(
-              "a failed relist",
-              () => Promise.resolve(results.some((r) => !r.ok) || undefined),
+
+            const outage = decodeEvents(stream, mark);
+            report(`watch events during the outage: ${outage.map((e) => e.type).join() || "none"}`);
+            const spurious = outage.filter((e) => e.type === "DELETED" || e.type === "ADDED");
+            assert.deepEqual(spurious.map((e) => `${e.type} ${e.uid}`), []);
+            assert.ok(await isOpen(stream), "the watch is still open");
+            const metrics = (await h.http("/metrics")).body;
+            assert.match(
+              metrics,
+              /pods_api_relist_errors_total\{[^}]*reason="unavailable"[^}]*\} [1-9]/,
             );
 
-            // The runtime is gone: the last known pods are still served.
-            const during = await listPods(h);
-            assert.deepEqual([...during.keys()].sort(), [...before.keys()].sort());
+            const after = await listPods(h);
+            assert.deepEqual([...after.keys()].sort(), [...before.keys()].sort());
+            const [app] = containers(after.get(web.uid));
+            assert.ok(app?.state.running, "the container kept running");
+            assert.equal(app?.containerID, containers(before.get(web.uid))[0]?.containerID);
+            assert.equal(after.get(web.uid)?.status?.podIP, before.get(web.uid)?.status?.podIP);
 
-            const up = await new Deno.Command("bash", {
-              args: [UP_SCRIPT, SOCKET!, STATE],
-              env: { REAL_CRI_SKIP_APT: "1" },
-              stdout: "null",
-              stderr: "inherit",
-            }).output();
-            assert.equal(up.code, 0, "up.sh restarted containerd");
-            const upAt = Date.now();
-            const recovered = await poll(
-              "a relist after the restart",
-              () => Promise.resolve(results.find((r) => r.ok && r.at > upAt)),
-            );
-            const settled = results.length;
-            await poll(
-              "two more relists",
-              () => Promise.resolve(results.length >= settled + MAX_RELISTS || undefined),
-            );
-            report(
-              `containerd down ${upAt - killedAt} ms (up.sh included); ` +
-                `first successful relist ${recovered.at - upAt} ms after up.sh returned`,
-            );
-          } finally {
-            stop = true;
-            await relists;
-          }
-
-          const outage = decodeEvents(stream, mark);
-          report(`watch events during the outage: ${outage.map((e) => e.type).join() || "none"}`);
-          const spurious = outage.filter((e) => e.type === "DELETED" || e.type === "ADDED");
-          assert.deepEqual(spurious.map((e) => `${e.type} ${e.uid}`), []);
-          assert.ok(await isOpen(stream), "the watch is still open");
-          const metrics = (await h.http("/metrics")).body;
-          assert.match(
-            metrics,
-            /pods_api_relist_errors_total\{[^}]*reason="unavailable"[^}]*\} [1-9]/,
-          );
-
-          const after = await listPods(h);
-          assert.deepEqual([...after.keys()].sort(), [...before.keys()].sort());
-          const [app] = containers(after.get(web.uid));
-          assert.ok(app?.state.running, "the container kept running");
-          assert.equal(app?.containerID, containers(before.get(web.uid))[0]?.containerID);
-          assert.equal(after.get(web.uid)?.status?.podIP, before.get(web.uid)?.status?.podIP);
-
-          // The same watch sees what happens next.
-          await start(later, { name: "app", image: BUSYBOX, command: ["sleep", "3600"] });
-          await withinTwoRelists(h, "later listed", (pods) => pods.get(later.uid));
-          await watched(stream, "later ADDED", (e) => e.type === "ADDED" && e.uid === later.uid);
-          assert.ok(await isOpen(stream), "the watch is still open");
-        },
-      );
+            // The same watch sees what happens next.
+            const later = pod(`later-${signal.toLowerCase()}`);
+            await start(later, { name: "app", image: BUSYBOX, command: ["sleep", "3600"] });
+            await withinTwoRelists(h, "later listed", (pods) => pods.get(later.uid));
+            await watched(stream, "later ADDED", (e) => e.type === "ADDED" && e.uid === later.uid);
+            assert.ok(await isOpen(stream), "the watch is still open");
+          },
+        );
+      }
     } catch (err) {
       report(`daemon CRI source log:\n${logLines.join("\n")}`);
       throw err;

@@ -67,6 +67,17 @@ export const ENV_VARS: readonly string[] = [
 /** OS information the daemon reads: the node name default and the socket owner check. */
 export const SYS_APIS: readonly string[] = ["hostname", "uid", "networkInterfaces"];
 
+/**
+ * `deno run` flags that forbid loading anything besides the bundle itself: no
+ * config or lock file looked up, no npm or remote modules.
+ */
+export const BUNDLE_RUN_FLAGS: readonly string[] = [
+  "--no-config",
+  "--no-lock",
+  "--no-npm",
+  "--no-remote",
+];
+
 /** Options of {@linkcode daemonPermissionFlags}. */
 export interface PermissionOptions {
   /**
@@ -110,4 +121,29 @@ export function daemonPermissionFlags(options: PermissionOptions = {}): string[]
     "--deny-import",
     "--no-prompt",
   ];
+}
+
+/**
+ * The whole command that runs the bundle with the daemon's permissions: what
+ * the image's entrypoint holds and what docs/OPERATIONS.md tells a systemd
+ * install to put in `ExecStart=` (followed by `serve` and its flags).
+ *
+ * @example Usage
+ * ```ts
+ * import { bundleCommand } from "./_permissions.ts";
+ * const argv = bundleCommand("/usr/local/bin/deno", "/usr/local/lib/pods-api/pods-api.js");
+ * ```
+ *
+ * @param deno The Deno executable.
+ * @param bundle The bundle (`dist/pods-api.js` as installed).
+ * @param options The socket directory to allow.
+ * @returns The argv, up to and including the bundle's path.
+ * @throws {TypeError} When `socketDir` is not an absolute path or holds a comma.
+ */
+export function bundleCommand(
+  deno: string,
+  bundle: string,
+  options: PermissionOptions = {},
+): string[] {
+  return [deno, "run", ...BUNDLE_RUN_FLAGS, ...daemonPermissionFlags(options), bundle];
 }

@@ -10,11 +10,14 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 DENO=${DENO:-npx -y deno@2.9.3}
 DIR=${1:-$(mktemp -d /tmp/pods-api-real-cri.XXXXXX)}
-SOCK=$DIR/containerd.sock
+# The socket has a directory of its own, named containerd.sock as on a node:
+# the image test mounts that directory at /run/containerd, as the DaemonSet does.
+SOCK=$DIR/run/containerd.sock
+mkdir -p "$DIR/run"
 
 cleanup() {
   bash "$HERE/down.sh" "$SOCK" "$DIR/state" --purge || true
-  rmdir "$DIR" 2>/dev/null || true
+  rmdir "$DIR/run" "$DIR" 2>/dev/null || true
 }
 trap cleanup EXIT
 bash "$HERE/up.sh" "$SOCK" "$DIR/state" >/dev/null

@@ -664,6 +664,109 @@ export const CRI_DESCRIPTOR = {
                 },
               },
             },
+            "Int64Value": {
+              "options": {
+                "features": {
+                  "utf8_validation": "NONE",
+                },
+              },
+              "fields": {
+                "value": {
+                  "type": "int64",
+                  "id": 1,
+                },
+              },
+            },
+            "Capability": {
+              "options": {
+                "features": {
+                  "utf8_validation": "NONE",
+                },
+              },
+              "fields": {
+                "addCapabilities": {
+                  "rule": "repeated",
+                  "type": "string",
+                  "id": 1,
+                  "protoName": "add_capabilities",
+                },
+                "dropCapabilities": {
+                  "rule": "repeated",
+                  "type": "string",
+                  "id": 2,
+                  "protoName": "drop_capabilities",
+                },
+              },
+            },
+            "SecurityProfile": {
+              "options": {
+                "features": {
+                  "utf8_validation": "NONE",
+                },
+              },
+              "fields": {
+                "profileType": {
+                  "type": "ProfileType",
+                  "id": 1,
+                  "protoName": "profile_type",
+                },
+                "localhostRef": {
+                  "type": "string",
+                  "id": 2,
+                  "protoName": "localhost_ref",
+                },
+              },
+              "nested": {
+                "ProfileType": {
+                  "values": {
+                    "RuntimeDefault": 0,
+                    "Unconfined": 1,
+                    "Localhost": 2,
+                  },
+                },
+              },
+            },
+            "LinuxContainerSecurityContext": {
+              "options": {
+                "features": {
+                  "utf8_validation": "NONE",
+                },
+              },
+              "fields": {
+                "capabilities": {
+                  "type": "Capability",
+                  "id": 1,
+                },
+                "privileged": {
+                  "type": "bool",
+                  "id": 2,
+                },
+                "runAsUser": {
+                  "type": "Int64Value",
+                  "id": 5,
+                  "protoName": "run_as_user",
+                },
+                "readonlyRootfs": {
+                  "type": "bool",
+                  "id": 7,
+                  "protoName": "readonly_rootfs",
+                },
+                "noNewPrivs": {
+                  "type": "bool",
+                  "id": 11,
+                  "protoName": "no_new_privs",
+                },
+                "runAsGroup": {
+                  "type": "Int64Value",
+                  "id": 12,
+                  "protoName": "run_as_group",
+                },
+                "seccomp": {
+                  "type": "SecurityProfile",
+                  "id": 15,
+                },
+              },
+            },
             "LinuxContainerConfig": {
               "options": {
                 "features": {
@@ -674,6 +777,51 @@ export const CRI_DESCRIPTOR = {
                 "resources": {
                   "type": "LinuxContainerResources",
                   "id": 1,
+                },
+                "securityContext": {
+                  "type": "LinuxContainerSecurityContext",
+                  "id": 2,
+                  "protoName": "security_context",
+                },
+              },
+            },
+            "KeyValue": {
+              "options": {
+                "features": {
+                  "utf8_validation": "NONE",
+                },
+              },
+              "fields": {
+                "key": {
+                  "type": "string",
+                  "id": 1,
+                },
+                "value": {
+                  "type": "string",
+                  "id": 2,
+                },
+              },
+            },
+            "Mount": {
+              "options": {
+                "features": {
+                  "utf8_validation": "NONE",
+                },
+              },
+              "fields": {
+                "containerPath": {
+                  "type": "string",
+                  "id": 1,
+                  "protoName": "container_path",
+                },
+                "hostPath": {
+                  "type": "string",
+                  "id": 2,
+                  "protoName": "host_path",
+                },
+                "readonly": {
+                  "type": "bool",
+                  "id": 3,
                 },
               },
             },
@@ -718,6 +866,21 @@ export const CRI_DESCRIPTOR = {
                   "rule": "repeated",
                   "type": "string",
                   "id": 4,
+                },
+                "workingDir": {
+                  "type": "string",
+                  "id": 5,
+                  "protoName": "working_dir",
+                },
+                "envs": {
+                  "rule": "repeated",
+                  "type": "KeyValue",
+                  "id": 6,
+                },
+                "mounts": {
+                  "rule": "repeated",
+                  "type": "Mount",
+                  "id": 7,
                 },
                 "labels": {
                   "keyType": "string",
@@ -1062,6 +1225,11 @@ export const CRI_DESCRIPTOR = {
                   "type": "string",
                   "id": 13,
                 },
+                "mounts": {
+                  "rule": "repeated",
+                  "type": "Mount",
+                  "id": 14,
+                },
                 "logPath": {
                   "type": "string",
                   "id": 15,
@@ -1084,6 +1252,11 @@ export const CRI_DESCRIPTOR = {
                 "status": {
                   "type": "ContainerStatus",
                   "id": 1,
+                },
+                "info": {
+                  "keyType": "string",
+                  "type": "string",
+                  "id": 2,
                 },
               },
             },

@@ -191,9 +191,33 @@ export interface ContainerConfig {
   labels: StringMap;
   annotations: StringMap;
   logPath: string;
+  /** Set by the real-runtime test that runs the image as the DaemonSet does. */
+  workingDir?: string;
+  envs?: { key: string; value: string }[];
+  mounts?: Mount[];
   linux: {
     resources: { memoryLimitInBytes: number; memorySwapLimitInBytes: number } | null;
+    securityContext?: LinuxContainerSecurityContext | null;
   } | null;
+}
+
+/** `Mount`: a host path in a container (the fields this project uses). */
+export interface Mount {
+  containerPath: string;
+  hostPath: string;
+  readonly: boolean;
+}
+
+/** `LinuxContainerSecurityContext` (the fields a pod's securityContext maps to). */
+export interface LinuxContainerSecurityContext {
+  capabilities: { addCapabilities: string[]; dropCapabilities: string[] } | null;
+  privileged: boolean;
+  runAsUser: { value: number } | null;
+  readonlyRootfs: boolean;
+  noNewPrivs: boolean;
+  runAsGroup: { value: number } | null;
+  /** `profileType`: 0 RuntimeDefault, 1 Unconfined, 2 Localhost. */
+  seccomp: { profileType: number; localhostRef: string } | null;
 }
 
 /** `CreateContainerRequest`. */
@@ -279,11 +303,15 @@ export interface ContainerStatus {
   annotations: StringMap;
   logPath: string;
   imageId: string;
+  /** Decoded from real runtimes; the simulated one leaves it out. */
+  mounts?: Mount[];
 }
 
 /** `ContainerStatusResponse`. */
 export interface ContainerStatusResponse {
   status: ContainerStatus | null;
+  /** With `verbose`: runtime-specific details (containerd: `info`, the OCI spec as JSON). */
+  info?: StringMap;
 }
 
 /** `GetEventsRequest`. */

@@ -1,0 +1,632 @@
+/**
+ * Builds the DaemonSet's image offline, without a base image, a registry or
+ * a container engine: an OCI image archive (`dist/pods-api-image.tar`) that
+ * `ctr -n k8s.io images import`, `podman load` and `docker load` take.
+ *
+ * What the image holds, nothing else (as a distroless image would):
+ * - layer 1: the shared libraries the Deno binary needs, as `ldd` names them
+ *   on the build machine, and `/etc/passwd` and `/etc/group` with root and
+ *   the non-root user `pods-api` (65532, the image's default user);
+ * - layer 2: the Deno runtime, the npm `deno` package's binary of the pinned
+ *   version ({@linkcode PINNED_DENO_VERSION}) at `/usr/local/bin/deno`;
+ * - layer 3: the bundle (`deno task bundle`) at `/usr/local/lib/pods-api/pods-api.js`.
+ *
+ * The entrypoint runs the bundle with exactly the daemon's permissions
+ * (scripts/_permissions.ts); the default command is `serve`. Labels carry the
+ * version (as `pods-api version` prints it), revision and source.
+ *
+ * Run from the repository root (task `image`):
+ * `deno run --allow-run --allow-read --allow-write=dist --allow-env --allow-net scripts/image.ts [flags]`
+ *
+ * Flags:
+ * - `--output PATH`: the archive (default `dist/pods-api-image.tar`)
+ * - `--name REF`: the image's name (default {@linkcode DEFAULT_IMAGE_NAME})
+ * - `--deno PATH`: the Deno binary to ship (default: the npm package's binary, see
+ *   {@linkcode findDenoBinary})
+ * - `--bundle PATH`: ship this bundle instead of building one
+ * - `--source URL`: the source label (default: git's `origin`, else {@linkcode DEFAULT_SOURCE})
+ * - `--push REF`: also push the image to a registry (`host[:port]/repo:tag`;
+ *   credentials from `REGISTRY_USER` / `REGISTRY_PASSWORD`; plain HTTP for
+ *   localhost, or with `--plain-http`)
+ *
+ * Prints the image's name, manifest digest and sizes. Exit codes: 0 built
+ * (and pushed), 1 build or push failed, 2 bad flags.
+ *
+ * @module
+ */
+
+import { bundleCommand } from "./_permissions.ts";
+import { type PushBlob, pushImage } from "./_registry_push.ts";
+import { TAR_END, tarArchive, type TarEntry, tarHeader, tarPadding } from "./_tar.ts";
+import { buildBundle } from "./bundle.ts";
+import { describeVersion, ROOT_DIR } from "./stamp_version.ts";
+
+/** The Deno version the image carries (the project's pin). */
+export const PINNED_DENO_VERSION = "2.9.3";
+
+/** The version in `deno.json`, the image's tag. */
+const PACKAGE_VERSION: string = JSON.parse(
+  await Deno.readTextFile(new URL("deno.json", ROOT_DIR)),
+).version;
+
+/** The image's default name: `deploy/daemonset.yaml` names this very image. */
+export const DEFAULT_IMAGE_NAME = `localhost/pods-api:${PACKAGE_VERSION}`;
+
+/** The archive's default path, relative to the repository root. */
+export const DEFAULT_ARCHIVE = "dist/pods-api-image.tar";
+
+/**
+ * The source label when neither `--source` nor git's `origin` names the
+ * repository (a checkout without a remote): says so rather than guess a URL.
+ */
+export const DEFAULT_SOURCE = "unknown";
+
+/** Where things are inside the image. */
+export const IMAGE_PATHS = {
+  deno: "/usr/local/bin/deno",
+  bundle: "/usr/local/lib/pods-api/pods-api.js",
+} as const;
+
+/** The image's non-root user (distroless's `nonroot` ids). */
+export const IMAGE_USER = { name: "pods-api", uid: 65532, gid: 65532 } as const;
+
+/** The size the issue allows the image, uncompressed. */
+export const MAX_IMAGE_BYTES = 120 * 1000 * 1000;
+
+const MEDIA = {
+  manifest: "application/vnd.oci.image.manifest.v1+json",
+  index: "application/vnd.oci.image.index.v1+json",
+  config: "application/vnd.oci.image.config.v1+json",
+  layerGzip: "application/vnd.oci.image.layer.v1.tar+gzip",
+} as const;
+
+const ENCODER = new TextEncoder();
+const DECODER = new TextDecoder();
+
+/**
+ * The image's entrypoint: Deno running the bundle with the daemon's
+ * permissions. V8's code cache is off: the root file system is read-only.
+ *
+ * @returns The entrypoint argv.
+ */
+export function imageEntrypoint(): string[] {
+  const [deno, run, ...rest] = bundleCommand(IMAGE_PATHS.deno, IMAGE_PATHS.bundle);
+  return [deno!, run!, "--no-code-cache", ...rest];
+}
+
+/**
+ * The libraries `ldd` lists for a binary: each path the dynamic loader will
+ * open, the loader itself included; the vDSO (no file) left out.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseLdd } from "./image.ts";
+ * parseLdd("\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x1)\n"); // ["/lib/x86_64-linux-gnu/libc.so.6"]
+ * ```
+ *
+ * @param output `ldd`'s standard output.
+ * @returns Absolute paths, in `ldd`'s order; empty for a static binary.
+ * @throws {Error} When a library is "not found".
+ */
+export function parseLdd(output: string): string[] {
+  const paths: string[] = [];
+  for (const raw of output.split("\n")) {
+    const line = raw.trim();
+    if (line === "" || /statically linked|not a dynamic executable/.test(line)) continue;
+    if (/=>\s*not found/.test(line)) throw new Error(`Missing shared library: ${line}`);
+    const arrow = /=>\s*(\/\S+)/.exec(line);
+    const bare = /^(\/\S+)\s+\(0x/.exec(line);
+    const path = arrow?.[1] ?? bare?.[1];
+    if (path !== undefined && !paths.includes(path)) paths.push(path);
+  }
+  return paths;
+}
+
+/**
+ * Asks `ldd` which shared libraries a binary needs.
+ *
+ * @param binary The executable.
+ * @returns The libraries' paths.
+ * @throws {Error} When `ldd` fails or a library is missing.
+ */
+export async function sharedLibraries(binary: string): Promise<string[]> {
+  const { code, stdout, stderr } = await new Deno.Command("ldd", {
+    args: [binary],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = DECODER.decode(stdout) + DECODER.decode(stderr);
+  if (code !== 0 && !/not a dynamic executable/.test(text)) {
+    throw new Error(`ldd ${binary} failed: ${text.trim()}`);
+  }
+  return parseLdd(text);
+}
+
+async function denoVersionOf(binary: string): Promise<string | undefined> {
+  try {
+    const { stdout } = await new Deno.Command(binary, {
+      args: ["--version"],
+      stdout: "piped",
+      stderr: "null",
+      env: { NO_COLOR: "1" },
+    }).output();
+    return /^deno (\S+)/.exec(DECODER.decode(stdout))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The npm package that ships Deno's binary for this machine. */
+export function denoNpmPackage(): string {
+  const arch = Deno.build.arch === "aarch64" ? "arm64" : "x64";
+  return `@deno/${Deno.build.os}-${arch}-glibc`;
+}
+
+async function packageVersionAt(dir: string): Promise<string | undefined> {
+  try {
+    const pkg = JSON.parse(await Deno.readTextFile(`${dir}/package.json`));
+    return pkg.name === denoNpmPackage() ? pkg.version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Finds the npm package's Deno binary of `version`: the one running this
+ * script when it is that package (`npx -y deno@VERSION`), else one in npm's
+ * `npx` cache, else `npm pack` of the package (from npm's cache when
+ * offline) unpacked under `workDir`.
+ *
+ * @param version The Deno version wanted.
+ * @param workDir A scratch directory for `npm pack`.
+ * @returns The binary's path.
+ * @throws {Error} When none of the three has it.
+ */
+export async function findDenoBinary(version: string, workDir: string): Promise<string> {
+  const self = await Deno.realPath(Deno.execPath());
+  const selfDir = self.slice(0, self.lastIndexOf("/"));
+  if (await packageVersionAt(selfDir) === version) return self;
+  const home = Deno.env.get("HOME") ?? "/root";
+  try {
+    for await (const entry of Deno.readDir(`${home}/.npm/_npx`)) {
+      const dir = `${home}/.npm/_npx/${entry.name}/node_modules/${denoNpmPackage()}`;
+      if (await packageVersionAt(dir) === version) return `${dir}/deno`;
+    }
+  } catch {
+    // No npx cache: try npm pack.
+  }
+  await Deno.mkdir(workDir, { recursive: true });
+  const spec = `${denoNpmPackage()}@${version}`;
+  const pack = await new Deno.Command("npm", {
+    args: ["pack", "--silent", spec],
+    cwd: workDir,
+    stdout: "piped",
+    stderr: "piped",
+  }).output().catch((err) => ({ success: false, stdout: new Uint8Array(), stderr: err.message }));
+  const tgz = DECODER.decode(pack.stdout).trim().split("\n").at(-1) ?? "";
+  if (!pack.success || tgz === "") {
+    throw new Error(
+      `Cannot find Deno ${version}: not running it, not in npx's cache, and npm pack ${spec} failed`,
+    );
+  }
+  const untar = await new Deno.Command("tar", {
+    args: ["-xzf", tgz, "package/deno"],
+    cwd: workDir,
+  }).output();
+  if (!untar.success) throw new Error(`Cannot unpack ${tgz}`);
+  return `${workDir}/package/deno`;
+}
+
+async function sha256(data: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data as BufferSource));
+  return `sha256:${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+async function gzip(data: Uint8Array): Promise<Uint8Array> {
+  const stream = new Blob([data as BlobPart]).stream().pipeThrough(new CompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/** Parent directories of `path` (relative, outermost first). */
+function parents(path: string): string[] {
+  const parts = path.replace(/^\//, "").split("/").slice(0, -1);
+  return parts.map((_, i) => parts.slice(0, i + 1).join("/"));
+}
+
+/** Files at absolute paths, with every parent directory before them. */
+function withDirectories(files: { path: string; mode: number; data: Uint8Array }[]): TarEntry[] {
+  const dirs = new Set<string>();
+  const entries: TarEntry[] = [];
+  for (const file of files) {
+    for (const dir of parents(file.path)) {
+      if (dirs.has(dir)) continue;
+      dirs.add(dir);
+      entries.push({ type: "dir", path: dir, mode: dir === "tmp" ? 0o1777 : 0o755 });
+    }
+    entries.push({
+      type: "file",
+      path: file.path.replace(/^\//, ""),
+      mode: file.mode,
+      data: file.data,
+    });
+  }
+  return entries;
+}
+
+/** One built layer. */
+export interface Layer {
+  /** What it holds, for the image's history. */
+  readonly comment: string;
+  /** Digest of the uncompressed tar (the config's `diff_ids`). */
+  readonly diffId: string;
+  /** Size of the uncompressed tar. */
+  readonly size: number;
+  /** The gzip-compressed tar (the blob). */
+  readonly blob: Uint8Array;
+  readonly digest: string;
+}
+
+async function layer(comment: string, entries: TarEntry[]): Promise<Layer> {
+  const tar = tarArchive(entries);
+  const blob = await gzip(tar);
+  return { comment, diffId: await sha256(tar), size: tar.length, blob, digest: await sha256(blob) };
+}
+
+/** The base layer's account files. */
+export function accountFiles(): { passwd: string; group: string } {
+  const { name, uid, gid } = IMAGE_USER;
+  return {
+    passwd:
+      `root:x:0:0:root:/root:/sbin/nologin\n${name}:x:${uid}:${gid}:${name}:/nonexistent:/sbin/nologin\n`,
+    group: `root:x:0:\n${name}:x:${gid}:\n`,
+  };
+}
+
+/** Inputs of {@linkcode buildImage}. */
+export interface BuildImageOptions {
+  /** The image's name (`registry/repository:tag`). */
+  name: string;
+  /** The Deno binary to ship. */
+  deno: string;
+  /** The bundle to ship. */
+  bundle: string;
+  /** The archive to write. */
+  output: string;
+  /** `org.opencontainers.image.version`. */
+  version: string;
+  /** `org.opencontainers.image.source`. */
+  source: string;
+  /** `org.opencontainers.image.revision` (the commit), when known. */
+  revision?: string;
+  /** The image's creation time (the commit's time: rebuilding gives the same digests). */
+  created: Date;
+}
+
+/** What {@linkcode buildImage} wrote. */
+export interface BuiltImage {
+  readonly name: string;
+  readonly output: string;
+  /** Digest of the image manifest (the image's ID in a registry). */
+  readonly manifestDigest: string;
+  readonly configDigest: string;
+  /** Sum of the uncompressed layers: the root file system's size. */
+  readonly uncompressedBytes: number;
+  /** Sum of the compressed layers: what a pull transfers. */
+  readonly compressedBytes: number;
+  /** The libraries copied in. */
+  readonly libraries: readonly string[];
+  /** The config, manifest and layers, for a push. */
+  readonly blobs: readonly PushBlob[];
+  /** The manifest's bytes. */
+  readonly manifest: Uint8Array;
+}
+
+/** The platform's architecture as OCI names it. */
+export function ociArchitecture(): string {
+  return Deno.build.arch === "aarch64" ? "arm64" : "amd64";
+}
+
+/**
+ * Builds the image and writes it as an OCI image layout in a tar (with a
+ * `manifest.json` for `docker load` too).
+ *
+ * @param options The inputs, name and labels.
+ * @returns Name, digests, sizes.
+ * @throws {Error} When `ldd` misses a library or a file cannot be read.
+ */
+export async function buildImage(options: BuildImageOptions): Promise<BuiltImage> {
+  const libraries = await sharedLibraries(options.deno);
+  const accounts = accountFiles();
+  const base = await layer("shared libraries of deno (ldd), /etc/passwd, /etc/group", [
+    ...withDirectories([
+      ...await Promise.all(libraries.map(async (path) => ({
+        path,
+        mode: 0o755,
+        data: await Deno.readFile(path),
+      }))),
+      { path: "/etc/passwd", mode: 0o644, data: ENCODER.encode(accounts.passwd) },
+      { path: "/etc/group", mode: 0o644, data: ENCODER.encode(accounts.group) },
+    ]),
+    { type: "dir", path: "tmp", mode: 0o1777 },
+  ]);
+  const runtime = await layer(
+    `deno ${PINNED_DENO_VERSION}`,
+    withDirectories([{
+      path: IMAGE_PATHS.deno,
+      mode: 0o755,
+      data: await Deno.readFile(options.deno),
+    }]),
+  );
+  const app = await layer(
+    `pods-api ${options.version}`,
+    withDirectories([{
+      path: IMAGE_PATHS.bundle,
+      mode: 0o644,
+      data: await Deno.readFile(options.bundle),
+    }]),
+  );
+  const layers = [base, runtime, app];
+  const created = options.created.toISOString().replace(/\.\d+Z$/, "Z");
+  const config = ENCODER.encode(JSON.stringify({
+    created,
+    architecture: ociArchitecture(),
+    os: "linux",
+    config: {
+      User: `${IMAGE_USER.uid}:${IMAGE_USER.gid}`,
+      // DENO_DIR: Deno's cache, never used by the bundle, kept off the read-only root.
+      Env: ["PATH=/usr/local/bin", "DENO_DIR=/tmp/deno", "DENO_NO_UPDATE_CHECK=1", "NO_COLOR=1"],
+      Entrypoint: imageEntrypoint(),
+      Cmd: ["serve"],
+      WorkingDir: "/",
+      StopSignal: "SIGTERM",
+      Labels: {
+        "org.opencontainers.image.title": "pods-api",
+        "org.opencontainers.image.description":
+          "The Kubelet Pods API on a UNIX socket, from node-local truth",
+        "org.opencontainers.image.version": options.version,
+        "org.opencontainers.image.source": options.source,
+        ...(options.revision ? { "org.opencontainers.image.revision": options.revision } : {}),
+      },
+    },
+    rootfs: { type: "layers", diff_ids: layers.map((l) => l.diffId) },
+    history: layers.map((l) => ({ created, created_by: "scripts/image.ts", comment: l.comment })),
+  }));
+  const configDigest = await sha256(config);
+  const manifest = ENCODER.encode(JSON.stringify({
+    schemaVersion: 2,
+    mediaType: MEDIA.manifest,
+    config: { mediaType: MEDIA.config, digest: configDigest, size: config.length },
+    layers: layers.map((l) => ({
+      mediaType: MEDIA.layerGzip,
+      digest: l.digest,
+      size: l.blob.length,
+    })),
+    annotations: {
+      "org.opencontainers.image.version": options.version,
+      "org.opencontainers.image.source": options.source,
+    },
+  }));
+  const manifestDigest = await sha256(manifest);
+  const tag = options.name.slice(options.name.lastIndexOf(":") + 1);
+  const index = ENCODER.encode(JSON.stringify({
+    schemaVersion: 2,
+    mediaType: MEDIA.index,
+    manifests: [{
+      mediaType: MEDIA.manifest,
+      digest: manifestDigest,
+      size: manifest.length,
+      platform: { architecture: ociArchitecture(), os: "linux" },
+      annotations: {
+        "io.containerd.image.name": options.name,
+        "org.opencontainers.image.ref.name": tag,
+      },
+    }],
+  }));
+  const blobPath = (digest: string) => `blobs/sha256/${digest.slice("sha256:".length)}`;
+  const dockerManifest = ENCODER.encode(JSON.stringify([{
+    Config: blobPath(configDigest),
+    RepoTags: [options.name],
+    Layers: layers.map((l) => blobPath(l.digest)),
+  }]));
+  const blobs: PushBlob[] = [
+    ...layers.map((l) => ({ digest: l.digest, data: l.blob })),
+    { digest: configDigest, data: config },
+  ];
+  const files: { path: string; data: Uint8Array }[] = [
+    { path: "oci-layout", data: ENCODER.encode('{"imageLayoutVersion":"1.0.0"}') },
+    { path: "index.json", data: index },
+    { path: "manifest.json", data: dockerManifest },
+    ...[...blobs, { digest: manifestDigest, data: manifest }].map((b) => ({
+      path: blobPath(b.digest),
+      data: b.data,
+    })),
+  ];
+  await writeArchive(options.output, files);
+  return {
+    name: options.name,
+    output: options.output,
+    manifestDigest,
+    configDigest,
+    uncompressedBytes: layers.reduce((n, l) => n + l.size, 0),
+    compressedBytes: layers.reduce((n, l) => n + l.blob.length, 0),
+    libraries,
+    blobs,
+    manifest,
+  };
+}
+
+/** Writes the outer tar file by file (layers are large: no second copy in memory). */
+async function writeArchive(output: string, files: { path: string; data: Uint8Array }[]) {
+  const temporary = `${output}.tmp-${crypto.randomUUID().slice(0, 8)}`;
+  const file = await Deno.open(temporary, { write: true, create: true, truncate: true });
+  try {
+    const writeAll = async (bytes: Uint8Array) => {
+      for (let off = 0; off < bytes.length;) off += await file.write(bytes.subarray(off));
+    };
+    for (const dir of ["blobs", "blobs/sha256"]) {
+      await writeAll(tarHeader({ type: "dir", path: dir, mode: 0o755 }));
+    }
+    for (const f of files) {
+      await writeAll(tarHeader({ type: "file", path: f.path, mode: 0o644, data: f.data }));
+      await writeAll(f.data);
+      await writeAll(tarPadding(f.data.length));
+    }
+    await writeAll(TAR_END);
+  } finally {
+    file.close();
+  }
+  await Deno.rename(temporary, output);
+}
+
+/** The flags of the image script. */
+export interface ImageFlags {
+  output: string;
+  name: string;
+  deno: string | undefined;
+  bundle: string | undefined;
+  source: string | undefined;
+  push: string | undefined;
+  plainHttp: boolean;
+}
+
+/**
+ * Parses the image script's flags.
+ *
+ * @param args The script's arguments.
+ * @returns The flags with defaults filled in.
+ * @throws {TypeError} For an unknown flag or a flag without its value.
+ */
+export function parseImageFlags(args: readonly string[]): ImageFlags {
+  const flags: ImageFlags = {
+    output: DEFAULT_ARCHIVE,
+    name: DEFAULT_IMAGE_NAME,
+    deno: undefined,
+    bundle: undefined,
+    source: undefined,
+    push: undefined,
+    plainHttp: false,
+  };
+  const valued = ["--output", "--name", "--deno", "--bundle", "--source", "--push"];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--plain-http") {
+      flags.plainHttp = true;
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const name = eq === -1 ? arg : arg.slice(0, eq);
+    if (!valued.includes(name)) {
+      throw new TypeError(`Unknown flag "${arg}": use ${valued.join(", ")} or --plain-http`);
+    }
+    const value = eq === -1 ? args[++i] : arg.slice(eq + 1);
+    if (value === undefined || value === "") throw new TypeError(`Flag "${name}" needs a value`);
+    const key = name.slice(2) as "output" | "name" | "deno" | "bundle" | "source" | "push";
+    flags[key] = value;
+  }
+  if (
+    !/^[^:\s]+(:\d+)?\/[^\s]+:[\w][\w.-]*$/.test(flags.name) &&
+    !/^[^\s/]+:[\w][\w.-]*$/.test(flags.name)
+  ) {
+    throw new TypeError(`Flag "--name" must be repository:tag, got "${flags.name}"`);
+  }
+  return flags;
+}
+
+async function git(args: string[]): Promise<string | undefined> {
+  try {
+    const { success, stdout } = await new Deno.Command("git", {
+      args,
+      cwd: ROOT_DIR,
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const text = DECODER.decode(stdout).trim();
+    return success && text !== "" ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
+async function main(args: readonly string[]): Promise<number> {
+  const err = (line: string) => Deno.stderr.writeSync(ENCODER.encode(line + "\n"));
+  let flags: ImageFlags;
+  try {
+    flags = parseImageFlags(args);
+  } catch (e) {
+    err(`image: ${(e as Error).message}`);
+    return 2;
+  }
+  const root = new URL(".", ROOT_DIR).pathname;
+  const work = `${root}dist/.image-work`;
+  try {
+    await Deno.mkdir(work, { recursive: true });
+    const deno = flags.deno ?? await findDenoBinary(PINNED_DENO_VERSION, work);
+    const shipped = await denoVersionOf(deno);
+    if (shipped !== PINNED_DENO_VERSION) {
+      err(
+        `image: ${deno} is Deno ${shipped ?? "(unknown)"}, not the pinned ${PINNED_DENO_VERSION}`,
+      );
+      return 1;
+    }
+    let bundle = flags.bundle;
+    let version: string;
+    if (bundle === undefined) {
+      bundle = `${work}/pods-api.js`;
+      const built = await buildBundle(bundle);
+      if (built.code !== 0) {
+        err(`image: bundling failed\n${built.log}`);
+        return 1;
+      }
+      version = built.version;
+    } else {
+      version = /var BUILD_VERSION\d* = "([^"]*)";/.exec(await Deno.readTextFile(bundle))?.[1] ??
+        await describeVersion();
+    }
+    const revision = await git(["rev-parse", "HEAD"]);
+    const epoch = Number(await git(["log", "-1", "--format=%ct"]) ?? "0");
+    const image = await buildImage({
+      name: flags.name,
+      deno,
+      bundle,
+      output: flags.output,
+      version,
+      source: flags.source ?? await git(["remote", "get-url", "origin"]) ?? DEFAULT_SOURCE,
+      ...(revision ? { revision } : {}),
+      created: new Date(epoch * 1000),
+    });
+    err(
+      `image: wrote ${flags.output}: ${image.name} (pods-api ${version}, deno ${shipped}), ` +
+        `manifest ${image.manifestDigest}, ${mb(image.uncompressedBytes)} uncompressed, ` +
+        `${mb(image.compressedBytes)} compressed`,
+    );
+    err(`image: import on a node with: ctr -n k8s.io images import ${flags.output}`);
+    if (image.uncompressedBytes >= MAX_IMAGE_BYTES) {
+      err(`image: ${mb(image.uncompressedBytes)} is over the ${mb(MAX_IMAGE_BYTES)} budget`);
+      return 1;
+    }
+    if (flags.push !== undefined) {
+      const pushed = await pushImage(flags.push, {
+        blobs: image.blobs,
+        manifest: image.manifest,
+        plainHttp: flags.plainHttp,
+        username: Deno.env.get("REGISTRY_USER"),
+        password: Deno.env.get("REGISTRY_PASSWORD"),
+      });
+      err(
+        `image: pushed ${pushed.reference} (${pushed.digest}, ${pushed.uploaded} blob(s) uploaded)`,
+      );
+    }
+    return 0;
+  } catch (e) {
+    err(`image: ${(e as Error).message}`);
+    return 1;
+  } finally {
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+  }
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

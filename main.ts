@@ -16,6 +16,8 @@ import { startDaemon } from "./src/daemon.ts";
 import { createLogger, type Logger } from "./src/log.ts";
 import { createMetricsRegistry } from "./src/metrics/registry.ts";
 import { createSources } from "./src/sources/create.ts";
+import { runtimeWaitReason } from "./src/sources/runtime_wait.ts";
+import { StartupProbe } from "./src/metrics/startup_probe.ts";
 import { BUILD_VERSION } from "./src/version.ts";
 
 /** Exit codes of `pods-api`, documented in the README. */
@@ -47,22 +49,8 @@ ${KUBECONFIG_USAGE}
 
 async function serve(config: ServeConfig, log: Logger): Promise<number> {
   const registry = createMetricsRegistry({ processMetrics: true });
-  await using created = await createSources(config, {
-    log,
-    clock: systemClock,
-    metrics: registry.metrics,
-  });
-  const { sources } = created;
-  const daemon = await startDaemon(config, { log, clock: systemClock, sources, registry });
-  log.info("pods-api started", {
-    version: BUILD_VERSION,
-    socket: daemon.socketPath,
-    metrics: `${config.metricsHost}:${daemon.metricsPort}`,
-    sources: sources.map((s) => s.kind),
-    runtime: created.runtime,
-    node: config.nodeName,
-  });
   const stopped = Promise.withResolvers<void>();
+  const stopping = new AbortController();
   let firstSignalAt: number | undefined;
   const onSignal = (name: Deno.Signal) => () => {
     const now = Date.now();
@@ -75,15 +63,56 @@ async function serve(config: ServeConfig, log: Logger): Promise<number> {
     }
     firstSignalAt = now;
     log.info("shutting down", { signal: name });
+    stopping.abort();
     stopped.resolve();
   };
+  // Installed before the wait for the runtime: a stop during a slow boot is a clean stop.
   const handlers = (["SIGTERM", "SIGINT"] as const).map((s) => [s, onSignal(s)] as const);
   for (const [s, h] of handlers) Deno.addSignalListener(s, h);
-  await stopped.promise;
-  await daemon.close();
-  for (const [s, h] of handlers) Deno.removeSignalListener(s, h);
-  log.info("stopped");
-  return EXIT.ok;
+  try {
+    const probe = new StartupProbe(
+      { hostname: config.metricsHost, port: config.metricsPort },
+      { registry, log: log.child("http") },
+    );
+    let created;
+    let probePort: number | undefined;
+    try {
+      created = await createSources(config, {
+        log,
+        clock: systemClock,
+        metrics: registry.metrics,
+        signal: stopping.signal,
+        onRuntimeWaiting: (status) => probe.notReady(runtimeWaitReason(status)),
+      });
+    } catch (err) {
+      if (!stopping.signal.aborted) throw err;
+      log.info("stopped");
+      return EXIT.ok;
+    } finally {
+      probePort = await probe.close();
+    }
+    await using _sources = created;
+    const { sources } = created;
+    // A :0 metrics address keeps the port the probe had.
+    const effective = config.metricsPort === 0 && probePort !== undefined
+      ? { ...config, metricsPort: probePort }
+      : config;
+    const daemon = await startDaemon(effective, { log, clock: systemClock, sources, registry });
+    log.info("pods-api started", {
+      version: BUILD_VERSION,
+      socket: daemon.socketPath,
+      metrics: `${config.metricsHost}:${daemon.metricsPort}`,
+      sources: sources.map((s) => s.kind),
+      runtime: created.runtime,
+      node: config.nodeName,
+    });
+    await stopped.promise;
+    await daemon.close();
+    log.info("stopped");
+    return EXIT.ok;
+  } finally {
+    for (const [s, h] of handlers) Deno.removeSignalListener(s, h);
+  }
 }
 
 async function main(args: readonly string[]): Promise<number> {

@@ -22,6 +22,7 @@ export interface ServeConfig {
   readonly runtimeEndpoint: string;
   readonly nodeIPs: readonly string[];
   readonly runtimeRequestTimeoutMs: number;
+  readonly runtimeWaitTimeoutMs: number;
   readonly relistPeriodMs: number;
   readonly podManifestPath: string;
   readonly fileCheckFrequencyMs: number;
@@ -258,6 +259,7 @@ function buildConfig(
     runtimeEndpoint: str(raw, "container-runtime-endpoint"),
     nodeIPs: str(raw, "node-ip").split(",").map((ip) => ip.trim()).filter((ip) => ip !== ""),
     runtimeRequestTimeoutMs: dur(raw, "runtime-request-timeout", 1),
+    runtimeWaitTimeoutMs: dur(raw, "runtime-wait-timeout", 0),
     relistPeriodMs: dur(raw, "relist-period", 10),
     podManifestPath: str(raw, "pod-manifest-path"),
     fileCheckFrequencyMs: dur(raw, "file-check-frequency", 100),

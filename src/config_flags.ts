@@ -61,6 +61,12 @@ export const SERVE_FLAGS = {
     help:
       "Timeout of one CRI call; the list and inspect calls of a relist use the shorter of this and 10s",
   },
+  "runtime-wait-timeout": {
+    type: "duration",
+    default: "5m",
+    help:
+      "How long serve waits at start for the runtime to answer (retries 250ms doubling to 5s apart, /readyz says why meanwhile) before exiting 3; 0s: try once",
+  },
   "pod-manifest-path": {
     type: "string",
     default: "",

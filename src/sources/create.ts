@@ -18,6 +18,7 @@ import { type PodSource, SourceUnavailableError } from "./mod.ts";
 import { closeOptionalSources, createOptionalSources } from "./optional.ts";
 import { nodeIPs } from "./node_ips.ts";
 import { withFirstSyncDelay } from "./_first_sync_delay.ts";
+import { type RuntimeWaitStatus, waitForRuntime } from "./runtime_wait.ts";
 
 /**
  * Longest wait for one list or inspect call of a relist: a runtime that hangs
@@ -30,6 +31,10 @@ export interface CreateSourcesDeps {
   log: Logger;
   clock: Clock;
   metrics: Metrics;
+  /** Ends the wait for the runtime (shutdown during start-up). */
+  signal?: AbortSignal;
+  /** Called while the runtime does not answer yet (see `runtime_wait.ts`). */
+  onRuntimeWaiting?: (status: RuntimeWaitStatus) => void;
 }
 
 /** The configured sources and what they hold open. */
@@ -151,7 +156,8 @@ async function simulatedSources(
  * @param config The effective configuration.
  * @param deps Log, clock and metrics.
  * @returns The sources (runtime first) and their cleanup.
- * @throws {NoRuntimeError} When no container runtime answers the Version handshake.
+ * @throws {NoRuntimeError} When no container runtime answers the Version handshake
+ *   within `--runtime-wait-timeout`.
  */
 export async function createSources(
   config: ServeConfig,
@@ -170,7 +176,24 @@ export async function createSources(
     kubeletPollPeriodMs: config.kubeletPollPeriodMs,
   }, deps);
   if (config.simulate) return await simulatedSources(config, deps, optional);
-  const { client, runtime } = await connectRuntime(config, deps);
+  let connected;
+  try {
+    connected = await waitForRuntime(
+      () => connectRuntime(config, deps),
+      (err) => err instanceof NoRuntimeError,
+      {
+        limitMs: config.runtimeWaitTimeoutMs,
+        clock: deps.clock,
+        log: deps.log.child("cri"),
+        ...(deps.signal ? { signal: deps.signal } : {}),
+        ...(deps.onRuntimeWaiting ? { onWaiting: deps.onRuntimeWaiting } : {}),
+      },
+    );
+  } catch (err) {
+    closeOptionalSources(optional);
+    throw err;
+  }
+  const { client, runtime } = connected;
   const cri = new CriPodSource({
     runtime: client,
     nodeName: config.nodeName,

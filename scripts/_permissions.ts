@@ -69,9 +69,12 @@ export const SYS_APIS: readonly string[] = ["hostname", "uid", "networkInterface
 
 /**
  * `deno run` flags that forbid loading anything besides the bundle itself: no
- * config or lock file looked up, no npm or remote modules.
+ * config or lock file looked up, no npm or remote modules; and no V8 code
+ * cache, which Deno would keep in its cache directory, read-only or absent
+ * under `ProtectSystem=strict` and a read-only root file system.
  */
 export const BUNDLE_RUN_FLAGS: readonly string[] = [
+  "--no-code-cache",
   "--no-config",
   "--no-lock",
   "--no-npm",

@@ -85,13 +85,12 @@ const DECODER = new TextDecoder();
 
 /**
  * The image's entrypoint: Deno running the bundle with the daemon's
- * permissions. V8's code cache is off: the root file system is read-only.
+ * permissions, the very command the docs give for a systemd install.
  *
  * @returns The entrypoint argv.
  */
 export function imageEntrypoint(): string[] {
-  const [deno, run, ...rest] = bundleCommand(IMAGE_PATHS.deno, IMAGE_PATHS.bundle);
-  return [deno!, run!, "--no-code-cache", ...rest];
+  return bundleCommand(IMAGE_PATHS.deno, IMAGE_PATHS.bundle);
 }
 
 /**
@@ -373,8 +372,7 @@ export async function buildImage(options: BuildImageOptions): Promise<BuiltImage
     os: "linux",
     config: {
       User: `${IMAGE_USER.uid}:${IMAGE_USER.gid}`,
-      // DENO_DIR: Deno's cache, never used by the bundle, kept off the read-only root.
-      Env: ["PATH=/usr/local/bin", "DENO_DIR=/tmp/deno", "DENO_NO_UPDATE_CHECK=1", "NO_COLOR=1"],
+      Env: ["PATH=/usr/local/bin", "DENO_NO_UPDATE_CHECK=1", "NO_COLOR=1"],
       Entrypoint: imageEntrypoint(),
       Cmd: ["serve"],
       WorkingDir: "/",

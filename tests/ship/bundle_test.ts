@@ -10,7 +10,7 @@
  */
 
 import assert from "node:assert/strict";
-import { daemonPermissionFlags } from "../../scripts/_permissions.ts";
+import { bundleCommand } from "../../scripts/_permissions.ts";
 import { buildBundle } from "../../scripts/bundle.ts";
 
 const DECODER = new TextDecoder();
@@ -83,16 +83,13 @@ class LogReader {
   }
 }
 
-/** `deno run` flags that forbid every way of loading code besides the bundle itself. */
+/**
+ * `deno run` and its flags up to the bundle, as the image's entrypoint and the
+ * documented systemd drop-in have them (scripts/_permissions.ts), with the
+ * bundle named relative to the run directory.
+ */
 function runFlags(socketDir: string): string[] {
-  return [
-    "run",
-    "--no-config",
-    "--no-lock",
-    "--no-npm",
-    "--no-remote",
-    ...daemonPermissionFlags({ socketDir }),
-  ];
+  return bundleCommand(Deno.execPath(), "pods-api.js", { socketDir }).slice(1, -1);
 }
 
 async function runClient(

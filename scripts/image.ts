@@ -521,10 +521,8 @@ export function parseImageFlags(args: readonly string[]): ImageFlags {
     const key = name.slice(2) as "output" | "name" | "deno" | "bundle" | "source" | "push";
     flags[key] = value;
   }
-  if (
-    !/^[^:\s]+(:\d+)?\/[^\s]+:[\w][\w.-]*$/.test(flags.name) &&
-    !/^[^\s/]+:[\w][\w.-]*$/.test(flags.name)
-  ) {
+  const tagAt = flags.name.lastIndexOf(":");
+  if (tagAt <= flags.name.lastIndexOf("/") || !/^[\w][\w.-]*$/.test(flags.name.slice(tagAt + 1))) {
     throw new TypeError(`Flag "--name" must be repository:tag, got "${flags.name}"`);
   }
   return flags;

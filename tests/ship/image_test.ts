@@ -213,6 +213,11 @@ Deno.test("parseImageFlags() takes the documented flags", () => {
   assert.equal(flags.plainHttp, true);
   assert.throws(() => parseImageFlags(["--nope"]), /Unknown flag/);
   assert.throws(() => parseImageFlags(["--name", "no-tag"]), /repository:tag/);
+  assert.throws(() => parseImageFlags(["--name", "localhost:5000/pods-api"]), /repository:tag/);
+  assert.equal(
+    parseImageFlags(["--name=localhost:5000/pods-api:1"]).name,
+    "localhost:5000/pods-api:1",
+  );
 });
 
 Deno.test("parseReference() needs a registry host", () => {

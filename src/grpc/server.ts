@@ -86,6 +86,8 @@ export interface GrpcServerOptions {
 }
 
 const TEXT = new TextEncoder();
+/** The abort reason of a call that is over: one object, as an Error captures a stack when made. */
+const CALL_ENDED = new GrpcError(STATUS.CANCELLED, "call ended");
 /** The longest delay setTimeout honours (2^31 - 1 ms); longer ones fire at once. */
 const MAX_TIMER_MS = 0x7fffffff;
 const OK_HEADERS = encodeHeaderBlockWithoutIndexing([
@@ -457,7 +459,7 @@ class CallState implements ServerCall {
       }, true);
     }
     if (!this.#controller.signal.aborted) {
-      this.#controller.abort(new GrpcError(STATUS.CANCELLED, "call ended"));
+      this.#controller.abort(CALL_ENDED);
     }
   }
 
@@ -465,7 +467,7 @@ class CallState implements ServerCall {
     clearTimeout(this.#timer);
     if (code === undefined || this.#controller.signal.aborted) {
       if (!this.#controller.signal.aborted) {
-        this.#controller.abort(new GrpcError(STATUS.CANCELLED, "call ended"));
+        this.#controller.abort(CALL_ENDED);
       }
       this.#ended = true;
       return;

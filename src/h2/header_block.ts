@@ -74,15 +74,18 @@ export class HeaderBlockReader {
       selfDependent = readUint31(data, 0) === h.streamId;
       data = data.subarray(5);
     }
+    // A block in one frame is decoded where it lies; only one that waits
+    // for CONTINUATION is copied out of the read buffer.
+    const whole = (h.flags & FLAG.END_HEADERS) !== 0;
     const pending: Pending = {
       streamId: h.streamId,
       flags: h.flags,
-      fragments: [data.slice()],
+      fragments: [whole ? data : data.slice()],
       bytes: data.byteLength,
       frames: 0,
       selfDependent,
     };
-    if (h.flags & FLAG.END_HEADERS) return this.#decode(pending);
+    if (whole) return this.#decode(pending);
     this.#pending = pending;
     return undefined;
   }

@@ -363,8 +363,14 @@ export class Http2Connection implements StreamHost {
    */
   resetStream(stream: Http2Stream, code: number): void {
     if (this.#streams.get(stream.id) !== stream) return;
-    this.#queueControl(rstStreamFrame(stream.id, code));
-    this.#rememberReset(stream.id);
+    // A stream this side opened but whose HEADERS never went out is idle for
+    // the peer: RST_STREAM there is a protocol error (RFC 9113 section 5.1).
+    // Dropping it is enough; the next stream's higher id closes it.
+    const known = stream.headersWritten || (stream.id % 2 === 1) !== (this.role === "client");
+    if (known) {
+      this.#queueControl(rstStreamFrame(stream.id, code));
+      this.#rememberReset(stream.id);
+    }
     this.#forget(stream, code);
   }
 

@@ -112,6 +112,12 @@ export class Http2Stream {
   }
 
   #endQueued = false;
+  #headersWritten = false;
+
+  /** Whether this side's first header block is on the wire (before it, the peer has not seen the stream). */
+  get headersWritten(): boolean {
+    return this.#headersWritten;
+  }
 
   /** Payload bytes queued and not yet written. */
   get queuedBytes(): number {
@@ -215,6 +221,7 @@ export class Http2Stream {
     this.#queuedBytes -= bytes;
     if (done) {
       const item = this.#queue.shift()!;
+      if (item.kind === "headers") this.#headersWritten = true;
       if (item.endStream) this.#localEnded();
     }
     this.#wakeWaiters();

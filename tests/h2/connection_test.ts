@@ -1018,3 +1018,39 @@ Deno.test("GrpcServer answers a header list above maxHeaderListSize with RESOURC
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("Http2Connection drops a stream reset before its HEADERS went out, without RST_STREAM on an idle stream", async () => {
+  const errors: string[] = [];
+  await using server = await startServer({
+    observer: { connectionError: (code, message) => errors.push(`${code} ${message}`) },
+    onStream(stream) {
+      stream.sendHeaders({ fields: [[":status", "200"]] }, true);
+    },
+  });
+  const client = new Http2Connection(await Deno.connect({ transport: "unix", path: server.path }), {
+    role: "client",
+    limits: { handshakeTimeoutMs: 0 },
+  });
+  const running = client.run();
+  try {
+    const fields = grpcRequestFields("/any");
+    // Reset in the same tick: the write loop has not run, so the peer never saw stream 1.
+    const first = client.request(fields, true);
+    first.reset(H2_ERROR.CANCEL);
+    const second = client.request(fields, true);
+    const answered = new Promise<HeaderField[]>((resolve, reject) => {
+      second.listener = {
+        onHeaders: (headers) => resolve(headers),
+        onClose: (code) => {
+          if (code !== undefined) reject(new Error(`stream 3 ended with code ${code}`));
+        },
+      };
+    });
+    assert.deepEqual(await answered, [[":status", "200"]]);
+    assert.deepEqual(errors, [], "the server saw no protocol error");
+    assert.equal(server.streams.map((s) => s.stream.id).join(), "3");
+  } finally {
+    await client.close();
+    await running;
+  }
+});

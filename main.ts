@@ -1,8 +1,8 @@
 /**
  * pods-api: the Kubelet Pods API served from node-local truth.
  *
- * `pods-api serve` runs the daemon; `list`, `get UID` and `watch` are its
- * clients; `version` prints the build. Composition only: every part lives in
+ * `pods-api serve` runs the daemon; `list`, `get`, `watch`, `ps` and
+ * `completion` are its clients (src/client/cli.ts); `version` prints the build. Composition only: every part lives in
  * `src/`.
  *
  * @module
@@ -31,21 +31,43 @@ export const EXIT = {
 const ENCODER = new TextEncoder();
 const SIGNAL_DEBOUNCE_MS = 300;
 
+function writeAll(file: typeof Deno.stdout, text: string): void {
+  let bytes = ENCODER.encode(text + "\n");
+  try {
+    // A pipe may take less than the whole buffer per write.
+    while (bytes.length > 0) bytes = bytes.subarray(file.writeSync(bytes));
+  } catch (e) {
+    // The reader went away (`pods-api list | head`): stop quietly, as kubectl does.
+    if (e instanceof Deno.errors.BrokenPipe) Deno.exit(EXIT.ok);
+    throw e;
+  }
+}
+
 function out(text: string): void {
-  Deno.stdout.writeSync(ENCODER.encode(text + "\n"));
+  writeAll(Deno.stdout, text);
 }
 
 function err(text: string): void {
-  Deno.stderr.writeSync(ENCODER.encode(text + "\n"));
+  writeAll(Deno.stderr, text);
 }
 
 const USAGE = `pods-api ${BUILD_VERSION}: the Kubelet Pods API, served from node-local truth
 
 Usage:
   pods-api serve [flags]      run the daemon (pods-api serve --help for every flag)
-${CLIENT_USAGE.split("\n").slice(1).join("\n")}
+  pods-api version
 ${KUBECONFIG_USAGE}
-  pods-api version`;
+
+${CLIENT_USAGE}`;
+
+function readEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    // Not permitted: the variable reads as unset.
+    return undefined;
+  }
+}
 
 async function serve(config: ServeConfig, log: Logger): Promise<number> {
   const registry = createMetricsRegistry({ processMetrics: true });
@@ -153,7 +175,9 @@ async function main(args: readonly string[]): Promise<number> {
     }
     case "list":
     case "get":
-    case "watch": {
+    case "watch":
+    case "ps":
+    case "completion": {
       const interrupt = new AbortController();
       // Ctrl-C cancels the call: the stream is reset and the connection closed.
       const onInt = () => interrupt.abort();
@@ -164,11 +188,8 @@ async function main(args: readonly string[]): Promise<number> {
           err,
           now: () => Date.now(),
           signal: interrupt.signal,
+          env: readEnv,
         });
-      } catch (e) {
-        const error = e as { code?: number; details?: string; message: string };
-        err(`pods-api ${command}: ${error.details ?? error.message}`);
-        return error.code === undefined ? EXIT.usage : EXIT.failure;
       } finally {
         Deno.removeSignalListener("SIGINT", onInt);
       }
@@ -182,6 +203,10 @@ async function main(args: readonly string[]): Promise<number> {
         return EXIT.usage;
       }
     case "version":
+      if (rest.includes("--help") || rest.includes("-h")) {
+        out("Print the version.\n\nUsage:\n  pods-api version");
+        return EXIT.ok;
+      }
       out(`pods-api ${BUILD_VERSION}`);
       return EXIT.ok;
     case undefined:
@@ -191,7 +216,7 @@ async function main(args: readonly string[]): Promise<number> {
       out(USAGE);
       return EXIT.ok;
     default:
-      err(`pods-api: unknown command "${command}"\n\n${USAGE}`);
+      err(`pods-api: unknown command "${command}" (see pods-api --help)`);
       return EXIT.usage;
   }
 }

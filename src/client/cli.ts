@@ -453,7 +453,9 @@ async function watchCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
       ...podRow(pod, c.columns, now, c.mask),
       changeSummary(changed),
     ];
-    if (!synced) return void pending.push(row);
+    if (!synced) {
+      return void pending.push([`${pod.metadata.namespace}/${pod.metadata.name}`, ...row]);
+    }
     row.forEach((cell, i) => widths[i] = Math.max(widths[i] ?? 0, cell.length));
     io.out(padRow(row, widths));
   };
@@ -473,7 +475,10 @@ async function watchCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
         io.out(JSON.stringify({ type: "INITIAL_SYNC_COMPLETE" }));
       }
       if (c.format.kind !== "table" && c.format.kind !== "wide") return;
+      // The initial list in namespace/name order, as list prints it.
+      pending.sort((a, b) => a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0);
       for (const row of pending) {
+        row.shift();
         row.forEach((cell, i) => widths[i] = Math.max(widths[i] ?? 0, cell.length));
       }
       if (!noHeaders) io.out(padRow(header, widths));

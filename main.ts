@@ -9,6 +9,7 @@
  */
 
 import { CLIENT_USAGE, runClientCommand } from "./src/client/cli.ts";
+import { commandHelp } from "./src/client/cli_flags.ts";
 import { KUBECONFIG_USAGE, kubeconfigCommand } from "./src/client/kubeconfig.ts";
 import { systemClock } from "./src/clock.ts";
 import { parseServeConfig, type ServeConfig, serveHelp } from "./src/config.ts";
@@ -204,7 +205,7 @@ async function main(args: readonly string[]): Promise<number> {
       }
     case "version":
       if (rest.includes("--help") || rest.includes("-h")) {
-        out("Print the version.\n\nUsage:\n  pods-api version");
+        out(commandHelp("version"));
         return EXIT.ok;
       }
       out(`pods-api ${BUILD_VERSION}`);

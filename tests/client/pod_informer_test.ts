@@ -93,7 +93,8 @@ Deno.test("PodInformer survives SIGKILL restarts and cut connections mid-watch: 
   const running = informer.run(stop.signal);
   await informer.waitForSync();
   assert.equal(informer.hasSynced(), true);
-  await sleep(700);
+  // Long enough for relists (every 1 s) to bring the churn in.
+  await sleep(1500);
 
   // Phase 2: the daemon is killed mid-watch and comes back (same seed: the same UIDs, other states).
   proxy.pause();

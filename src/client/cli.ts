@@ -429,13 +429,15 @@ async function watchCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
   const noHeaders = bool(flags, "no-headers");
   const header = ["TIME", "EVENT", ...c.columns.map((col) => col.header), "CHANGED"];
   const widths = header.map((h) => h.length);
+  widths[0] = "hh:mm:ss".length;
   widths[1] = "MODIFIED".length;
   let synced = false;
   const pending: string[][] = [];
   const visible = new Map<string, PodObject>();
 
   const emit = (type: string, pod: PodObject, changed: string[] = []) => {
-    if (!synced && watchOnly) return;
+    // --watch-only still sizes the table by the initial list, so its rows line up with the header.
+    if (!synced && watchOnly && c.format.kind !== "table" && c.format.kind !== "wide") return;
     const now = io.now();
     if (c.format.kind === "json") {
       const line: Record<string, unknown> = { type, object: podWithKind(pod) };

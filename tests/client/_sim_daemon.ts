@@ -184,3 +184,71 @@ export async function runCli(
   const decoder = new TextDecoder();
   return { code, stdout: decoder.decode(stdout), stderr: decoder.decode(stderr) };
 }
+
+/** A CLI process still running (e.g. `watch`), read line by line. */
+export interface LiveCli extends AsyncDisposable {
+  /** The next stdout line; throws when the process ends first. */
+  nextLine(): Promise<string>;
+  /** Everything on stderr so far. */
+  stderr(): string;
+  /** Sends SIGINT (Ctrl-C) and returns the exit code. */
+  interrupt(): Promise<number>;
+}
+
+/**
+ * Starts `pods-api ARGS` and reads its output as it comes.
+ *
+ * @param args The arguments.
+ * @returns The running process.
+ */
+export function spawnCli(args: readonly string[]): LiveCli {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [...RUN_FLAGS, MAIN, ...args],
+    env: { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "/" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let err = "";
+  const errDone = child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
+    new WritableStream({ write: (chunk) => void (err += chunk) }),
+  );
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  let ended = false;
+  return {
+    async nextLine() {
+      for (;;) {
+        const nl = buffered.indexOf("\n");
+        if (nl >= 0) {
+          const line = buffered.slice(0, nl);
+          buffered = buffered.slice(nl + 1);
+          return line;
+        }
+        if (ended) throw new Error(`The CLI ended; stderr: ${err}`);
+        const { value, done } = await reader.read();
+        if (done) ended = true;
+        else buffered += value;
+      }
+    },
+    stderr: () => err,
+    async interrupt() {
+      try {
+        child.kill("SIGINT");
+      } catch {
+        // Already ended.
+      }
+      const { code } = await child.status;
+      while (!ended) {
+        const { done } = await reader.read();
+        if (done) ended = true;
+      }
+      await errDone;
+      return code;
+    },
+    async [Symbol.asyncDispose]() {
+      await this.interrupt();
+    },
+  };
+}

@@ -1,7 +1,7 @@
 // The CLI as a user runs it: subprocesses against `serve --simulate`, exit codes and exact lines.
 import assert from "node:assert/strict";
 import { COMMAND_SPECS } from "../../src/client/cli_flags.ts";
-import { type CliResult, runCli, type SimDaemon, startSimDaemon } from "./_sim_daemon.ts";
+import { type CliResult, runCli } from "./_sim_daemon.ts";
 
 function lines(text: string): string[] {
   return text.split("\n").filter((l) => l !== "");

@@ -120,7 +120,10 @@ function parseFilter(inner: string, expr: string): Step {
   const m = /^\s*(@[^=!<>\s]*)\s*(==|!=|<=|>=|<|>)?\s*(.*?)\s*$/.exec(inner);
   if (m === null) throw new JsonPathError(`Cannot parse JSONPath filter "${inner}" in "${expr}"`);
   const path = parsePath(m[1]!);
-  if (m[2] === undefined) return { kind: "filter", path, op: undefined, value: undefined };
+  if (m[2] === undefined) {
+    if (m[3] !== "") throw new JsonPathError(`Cannot parse JSONPath filter "${inner}" in "${expr}"`);
+    return { kind: "filter", path, op: undefined, value: undefined };
+  }
   const raw = m[3]!;
   let value: unknown;
   if (/^'.*'$|^".*"$/.test(raw)) value = raw.slice(1, -1);

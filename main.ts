@@ -14,6 +14,7 @@ import { KUBECONFIG_USAGE, kubeconfigCommand } from "./src/client/kubeconfig.ts"
 import { systemClock } from "./src/clock.ts";
 import { parseServeConfig, type ServeConfig, serveHelp } from "./src/config.ts";
 import { startDaemon } from "./src/daemon.ts";
+import { dropClientScope } from "./src/daemon_permissions.ts";
 import { createLogger, type Logger } from "./src/log.ts";
 import { createMetricsRegistry } from "./src/metrics/registry.ts";
 import { createSources } from "./src/sources/create.ts";
@@ -142,6 +143,8 @@ async function main(args: readonly string[]): Promise<number> {
   const [command, ...rest] = args;
   switch (command) {
     case "serve": {
+      // Before anything is read or written: the daemon keeps only its scoped paths.
+      dropClientScope();
       if (rest.includes("--help") || rest.includes("-h")) {
         out(serveHelp());
         return EXIT.ok;

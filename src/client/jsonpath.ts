@@ -121,7 +121,9 @@ function parseFilter(inner: string, expr: string): Step {
   if (m === null) throw new JsonPathError(`Cannot parse JSONPath filter "${inner}" in "${expr}"`);
   const path = parsePath(m[1]!);
   if (m[2] === undefined) {
-    if (m[3] !== "") throw new JsonPathError(`Cannot parse JSONPath filter "${inner}" in "${expr}"`);
+    if (m[3] !== "") {
+      throw new JsonPathError(`Cannot parse JSONPath filter "${inner}" in "${expr}"`);
+    }
     return { kind: "filter", path, op: undefined, value: undefined };
   }
   const raw = m[3]!;

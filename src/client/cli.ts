@@ -21,7 +21,15 @@ import { bashCompletion, zshCompletion } from "./completion.ts";
 import { PodsApiConnectError } from "./connect_error.ts";
 import { PodInformer } from "./pod_informer.ts";
 import { changedPaths, changeSummary } from "./pod_changes.ts";
-import { compilePodFilter, SELECTABLE_FIELDS, SelectorError } from "./pod_filter.ts";
+import {
+  bareContainerId,
+  compileSelector,
+  MIN_CONTAINER_ID_PREFIX,
+  normalizeIp,
+  POD_SELECTABLE_FIELDS,
+  SelectorError,
+} from "../query/mod.ts";
+import { type PodKey, PodQueryClient, type PodSelection } from "./pod_query_client.ts";
 import {
   type OutputFormat,
   parseOutputFormat,
@@ -58,7 +66,6 @@ export const CLIENT_USAGE = `Client commands (each takes --help):
   pods-api completion bash|zsh`;
 
 const UID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const MIN_CONTAINER_ID_PREFIX = 12;
 
 /**
  * Runs a client subcommand and reports any failure as one line on stderr.
@@ -183,7 +190,9 @@ function filterPaths(flags: ParsedFlags): string[] {
   if (str(flags, "selector")) paths.push("metadata.labels");
   for (const term of (str(flags, "field-selector") ?? "").split(",")) {
     const field = /^\s*([^=!\s]+)/.exec(term)?.[1];
-    if (field !== undefined && field in SELECTABLE_FIELDS) paths.push(field);
+    if (field !== undefined && (POD_SELECTABLE_FIELDS as readonly string[]).includes(field)) {
+      paths.push(field);
+    }
   }
   return paths;
 }
@@ -214,6 +223,39 @@ function common(command: ClientCommand, flags: ParsedFlags, io: CliIo): Common {
   return { client: openClient(flags, io, mask), mask, format, columns, namespace };
 }
 
+function selection(flags: ParsedFlags, namespace: string | undefined): PodSelection {
+  return {
+    namespace: namespace ?? "",
+    labelSelector: str(flags, "selector") ?? "",
+    fieldSelector: str(flags, "field-selector") ?? "",
+  };
+}
+
+function isUnimplemented(err: unknown): boolean {
+  return err instanceof GrpcError && err.code === STATUS.UNIMPLEMENTED;
+}
+
+/**
+ * The selected pods: selected by the daemon (PodQuery), or, on a socket that
+ * serves only the kubelet's Pods API, listed whole and selected here.
+ */
+async function selectPods(
+  client: PodsClient,
+  sel: PodSelection,
+  signal: AbortSignal,
+): Promise<PodObject[]> {
+  // Parsed here first: a bad selector is a usage error whatever the socket serves.
+  const matcher = compileSelector(sel);
+  if (!matcher.isAll) {
+    try {
+      return (await new PodQueryClient(client).list(sel, { signal })).pods;
+    } catch (err) {
+      if (!isUnimplemented(err)) throw err;
+    }
+  }
+  return (await client.listPods({ signal })).filter((p) => matcher.matches(p));
+}
+
 function noResources(io: CliIo, namespace: string | undefined): void {
   io.err(
     namespace === undefined
@@ -232,14 +274,9 @@ async function listCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
   }
   const c = common("list", flags, io);
   using client = c.client;
-  const keep = compilePodFilter({
-    namespace: c.namespace,
-    labelSelector: str(flags, "selector"),
-    fieldSelector: str(flags, "field-selector"),
-  });
   const sortBy = str(flags, "sort-by");
   sortPods([], sortBy); // a bad --sort-by is a usage error before any call
-  const pods = sortPods((await client.listPods({ signal: io.signal })).filter(keep), sortBy);
+  const pods = sortPods(await selectPods(client, selection(flags, c.namespace), io.signal), sortBy);
   if (pods.length === 0 && ["table", "wide", "name"].includes(c.format.kind)) {
     noResources(io, c.namespace);
     return CLIENT_EXIT.ok;
@@ -255,10 +292,6 @@ async function listCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
   return CLIENT_EXIT.ok;
 }
 
-function stripScheme(id: string): string {
-  return id.replace(/^[a-z0-9+.-]*:\/\//, "");
-}
-
 function containerIds(pod: PodObject): string[] {
   const status = pod.status ?? {};
   const ids: string[] = [];
@@ -267,21 +300,10 @@ function containerIds(pod: PodObject): string[] {
     if (!Array.isArray(list)) continue;
     for (const cs of list) {
       const id = (cs as { containerID?: unknown }).containerID;
-      if (typeof id === "string" && id !== "") ids.push(stripScheme(id));
+      if (typeof id === "string" && id !== "") ids.push(bareContainerId(id));
     }
   }
   return ids;
-}
-
-/** An IP in one spelling (`::ffff:1.2.3.4`, `2001:DB8::1` → canonical), or the text as given. */
-function canonicalIp(ip: string): string {
-  const text = ip.trim();
-  try {
-    if (text.includes(":")) return new URL(`http://[${text}]/`).hostname.slice(1, -1);
-    return new URL(`http://${text}/`).hostname;
-  } catch {
-    return text;
-  }
 }
 
 function podIps(pod: PodObject): string[] {
@@ -290,11 +312,22 @@ function podIps(pod: PodObject): string[] {
     ? status.podIPs.map((p) => (p as { ip?: unknown }).ip).filter((ip) => typeof ip === "string")
     : [];
   if (typeof status.podIP === "string") ips.push(status.podIP);
-  return (ips as string[]).map(canonicalIp);
+  return (ips as string[]).map((ip) => normalizeIp(ip) ?? ip);
 }
 
 function describePods(pods: readonly PodObject[]): string {
   return pods.map((p) => `${p.metadata.namespace}/${p.metadata.name}`).join(", ");
+}
+
+/** NS/NAME, or NAME with -n NS, as a namespace and a name. */
+function splitName(key: string, namespace: string | undefined): [string, string] {
+  if (!key.includes("/")) return [namespace!, key];
+  const [a, b, ...more] = key.split("/");
+  if (!a || !b || more.length > 0) throw new UsageError(`cannot read "${key}" as NS/NAME`);
+  if (namespace !== undefined && namespace !== a) {
+    throw new UsageError(`"${key}" names namespace "${a}" but -n says "${namespace}"`);
+  }
+  return [a, b];
 }
 
 /** Finds the pod a `get` names, among pods listed from a kubelet-shaped service. */
@@ -304,7 +337,7 @@ function lookUp(pods: readonly PodObject[], flags: ParsedFlags): PodObject {
   const namespace = str(flags, "namespace");
   const [key] = flags.positionals;
   if (containerId !== undefined) {
-    const id = stripScheme(containerId);
+    const id = bareContainerId(containerId);
     const exact = pods.filter((p) => containerIds(p).includes(id));
     if (exact.length === 1) return exact[0]!;
     if (id.length < MIN_CONTAINER_ID_PREFIX) {
@@ -319,28 +352,21 @@ function lookUp(pods: readonly PodObject[], flags: ParsedFlags): PodObject {
       );
     }
     if (found.length === 0) {
-      throw new GrpcError(STATUS.NOT_FOUND, `no pod has container "${containerId}"`);
+      throw new GrpcError(STATUS.NOT_FOUND, `pod with container ID "${containerId}" not found`);
     }
     return found[0]!;
   }
   if (ip !== undefined) {
-    const want = canonicalIp(ip);
+    const want = normalizeIp(ip) ?? ip.trim();
     const found = pods.filter((p) => p.spec?.hostNetwork !== true && podIps(p).includes(want));
-    if (found.length === 0) throw new GrpcError(STATUS.NOT_FOUND, `no pod has IP "${ip}"`);
+    if (found.length === 0) throw new GrpcError(STATUS.NOT_FOUND, `pod with IP "${ip}" not found`);
     return found.sort((a, b) =>
       (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? "")
     )[0]!;
   }
-  let ns = namespace;
-  let name = key!;
-  if (key!.includes("/")) {
-    const [a, b, ...more] = key!.split("/");
-    if (!a || !b || more.length > 0) throw new UsageError(`cannot read "${key}" as NS/NAME`);
-    if (namespace !== undefined && namespace !== a) {
-      throw new UsageError(`"${key}" names namespace "${a}" but -n says "${namespace}"`);
-    }
-    [ns, name] = [a, b];
-  }
+  const [ns, name] = key!.includes("/") || namespace !== undefined
+    ? splitName(key!, namespace)
+    : [undefined, key!];
   const found = pods.filter((p) =>
     p.metadata.name === name && (ns === undefined || p.metadata.namespace === ns)
   );
@@ -348,8 +374,8 @@ function lookUp(pods: readonly PodObject[], flags: ParsedFlags): PodObject {
     throw new GrpcError(
       STATUS.NOT_FOUND,
       ns === undefined
-        ? `pod "${name}" not found in any namespace`
-        : `pod "${name}" not found in namespace "${ns}"`,
+        ? `pod with name "${name}" not found in any namespace`
+        : `pod with name "${ns}/${name}" not found`,
     );
   }
   const namespaces = new Set(found.map((p) => p.metadata.namespace));
@@ -378,18 +404,71 @@ async function getCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
   }
   const c = common("get", flags, io);
   using client = c.client;
-  if (bool(flags, "deleted")) {
-    throw new GrpcError(
-      STATUS.UNIMPLEMENTED,
-      "--deleted needs the daemon's podsapi.v1.PodQuery service, which this client does not call yet",
+  const deleted = bool(flags, "deleted");
+  const containerId = str(flags, "container-id");
+  const ip = str(flags, "ip");
+  const namespace = str(flags, "namespace");
+  const [key] = flags.positionals;
+  if (containerId !== undefined && bareContainerId(containerId).length < MIN_CONTAINER_ID_PREFIX) {
+    throw new UsageError(
+      `flag --container-id: "${containerId}" is too short; give the full ID or at least ${MIN_CONTAINER_ID_PREFIX} characters`,
     );
   }
-  const [key] = flags.positionals;
+  let lookup: PodKey | undefined;
+  let byUid = false;
+  if (containerId !== undefined) lookup = { kind: "containerId", id: containerId };
+  else if (ip !== undefined) lookup = { kind: "podIp", ip };
+  else if (UID_PATTERN.test(key!)) {
+    byUid = true;
+    lookup = { kind: "uid", uid: key! };
+  } else if (key!.includes("/") || namespace !== undefined) {
+    const [ns, name] = splitName(key!, namespace);
+    lookup = { kind: "name", namespace: ns, name };
+  } else if (deleted) {
+    // A UID in another spelling (a static pod's is a hash): tombstones are kept by UID.
+    lookup = { kind: "uid", uid: key! };
+  }
   let pod: PodObject;
-  if (key !== undefined && UID_PATTERN.test(key)) {
-    pod = await client.getPod(key, { signal: io.signal });
+  let tombstone = false;
+  if (byUid && !deleted) {
+    // The kubelet's own call: any Pods API socket answers it.
+    pod = await client.getPod(key!, { signal: io.signal });
+  } else if (lookup !== undefined) {
+    try {
+      const found = await new PodQueryClient(client).get(lookup, {
+        signal: io.signal,
+        includeDeleted: deleted,
+      });
+      pod = found.pod;
+      tombstone = found.deleted;
+    } catch (err) {
+      if (!isUnimplemented(err)) throw err;
+      if (deleted) {
+        throw new GrpcError(
+          STATUS.UNIMPLEMENTED,
+          "--deleted needs a pods-api daemon; this socket serves only the kubelet's Pods API (no podsapi.v1.PodQuery), which keeps no deleted pods",
+        );
+      }
+      pod = lookUp(await client.listPods({ signal: io.signal }), flags);
+    }
   } else {
-    pod = lookUp(await client.listPods({ signal: io.signal }), flags);
+    try {
+      // A UID in another spelling (a static pod's is a hash), else a name in any namespace.
+      pod = await client.getPod(key!, { signal: io.signal });
+    } catch (err) {
+      const miss = err instanceof GrpcError &&
+        (err.code === STATUS.NOT_FOUND || err.code === STATUS.INVALID_ARGUMENT);
+      if (!miss) throw err;
+      pod = lookUp(await client.listPods({ signal: io.signal }), flags);
+    }
+  }
+  if (tombstone) {
+    const at = pod.metadata.deletionTimestamp;
+    io.err(
+      `pods-api get: pod ${pod.metadata.namespace}/${pod.metadata.name} was deleted${
+        at === undefined ? "" : ` at ${at}`
+      }; this is its last state`,
+    );
   }
   const columns = podColumns({
     namespace: str(flags, "namespace") === undefined,
@@ -420,11 +499,6 @@ async function watchCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
   }
   const c = common("watch", flags, io);
   using client = c.client;
-  const keep = compilePodFilter({
-    namespace: c.namespace,
-    labelSelector: str(flags, "selector"),
-    fieldSelector: str(flags, "field-selector"),
-  });
   const watchOnly = bool(flags, "watch-only");
   const noHeaders = bool(flags, "no-headers");
   const header = ["TIME", "EVENT", ...c.columns.map((col) => col.header), "CHANGED"];
@@ -433,7 +507,6 @@ async function watchCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
   widths[1] = "MODIFIED".length;
   let synced = false;
   const pending: string[][] = [];
-  const visible = new Map<string, PodObject>();
 
   const emit = (type: string, pod: PodObject, changed: string[] = []) => {
     // --watch-only still sizes the table by the initial list, so its rows line up with the header.
@@ -464,7 +537,9 @@ async function watchCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
 
   let failure: unknown;
   const stop = new AbortController();
+  // Selected by the daemon (PodQuery) or by the informer itself (a kubelet's socket).
   const informer = new PodInformer(client, {
+    selector: selection(flags, c.namespace),
     onSync: (relist) => {
       if (relist) {
         io.err(
@@ -487,6 +562,7 @@ async function watchCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
       if (!watchOnly) { for (const row of pending) io.out(padRow(row, widths)); }
       pending.length = 0;
     },
+    onResume: () => io.err("pods-api watch: reconnected; resumed where it left off"),
     onRetry: (retry) => {
       if (!informer.hasSynced() && retry.error instanceof PodsApiConnectError) {
         failure = retry.error;
@@ -502,26 +578,9 @@ async function watchCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
   });
   const signal = AbortSignal.any([io.signal, stop.signal]);
   informer.addEventHandler({
-    onAdd: (pod) => {
-      if (!keep(pod)) return;
-      visible.set(pod.metadata.uid, pod);
-      emit("ADDED", pod);
-    },
-    onUpdate: (_old, pod) => {
-      const before = visible.get(pod.metadata.uid);
-      if (keep(pod)) {
-        visible.set(pod.metadata.uid, pod);
-        if (before === undefined) emit("ADDED", pod);
-        else emit("MODIFIED", pod, changedPaths(before, pod));
-      } else if (before !== undefined) {
-        visible.delete(pod.metadata.uid);
-        emit("DELETED", before);
-      }
-    },
-    onDelete: (pod) => {
-      if (!visible.delete(pod.metadata.uid)) return;
-      emit("DELETED", pod);
-    },
+    onAdd: (pod) => emit("ADDED", pod),
+    onUpdate: (old, pod) => emit("MODIFIED", pod, changedPaths(old, pod)),
+    onDelete: (pod) => emit("DELETED", pod),
   });
   await informer.run(signal);
   if (failure !== undefined) throw failure;
@@ -556,13 +615,13 @@ async function psCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
   } catch {
     throw new UsageError(`flag --name: "${str(flags, "name")}" is not a regular expression`);
   }
-  const keep = compilePodFilter({
-    namespace: str(flags, "namespace"),
-    labelSelector: str(flags, "selector"),
-  });
   using client = openClient(flags, io, []);
   const podKey = str(flags, "pod");
-  const pods = sortPods((await client.listPods({ signal: io.signal })).filter(keep)).filter((p) =>
+  const sel = {
+    namespace: str(flags, "namespace") ?? "",
+    labelSelector: str(flags, "selector") ?? "",
+  };
+  const pods = sortPods(await selectPods(client, sel, io.signal)).filter((p) =>
     podKey === undefined || p.metadata.uid.startsWith(podKey) || p.metadata.name === podKey ||
     `${p.metadata.namespace}/${p.metadata.name}` === podKey
   );

@@ -1,8 +1,9 @@
 /**
  * The pods-api client library: a connection to the daemon's socket (or a
- * kubelet's Pods API socket), every call of `v1alpha1.Pods` and the
- * package-less `Pods`, and a {@linkcode PodInformer} that lists, watches,
- * keeps a local store and reconnects with jittered backoff.
+ * kubelet's Pods API socket), every call of `v1alpha1.Pods`, the
+ * package-less `Pods` and `podsapi.v1.PodQuery`, and a {@linkcode PodInformer}
+ * that lists, watches, keeps a local store, resumes from its last token and
+ * reconnects with jittered backoff.
  *
  * @example An informer in a node agent
  * ```ts
@@ -39,12 +40,22 @@ export {
   PodsApiConnectError,
 } from "./connect_error.ts";
 export {
+  type InformerApi,
   type InformerRetry,
   type InformerStats,
   type PodEventHandler,
   PodInformer,
   type PodInformerOptions,
 } from "./pod_informer.ts";
+export {
+  type PodKey,
+  PodQueryClient,
+  type PodSelection,
+  type QueryCallOptions,
+  type QueryEventName,
+  type QueryWatchEvent,
+  type QueryWatchOptions,
+} from "./pod_query_client.ts";
 export {
   DEFAULT_SOCKET,
   type PodEventType,
@@ -64,4 +75,5 @@ export {
   type SocketOrigin,
 } from "./socket_path.ts";
 export { GrpcError, STATUS, type StatusCode } from "../grpc/status.ts";
+export { SelectorError } from "../query/mod.ts";
 export type { PodObject, PodUid } from "../model/pod.ts";

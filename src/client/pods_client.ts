@@ -141,6 +141,11 @@ export class PodsClient implements Disposable {
     this.#sleep = options.sleep ?? abortableSleep;
   }
 
+  /** The field mask paths every call sends unless told otherwise. */
+  get fields(): readonly string[] {
+    return this.#fields;
+  }
+
   /**
    * Every pod on the node (`ListPods`).
    *

@@ -235,14 +235,14 @@ Deno.test("pods-api list, get, ps print kubectl's and crictl's shapes for the si
         [
           ["payments/nope"],
           1,
-          'pods-api get: Not found: pod "nope" not found in namespace "payments"',
+          'pods-api get: Not found: pod with name "payments/nope" not found',
         ],
         [
           ["00000000-0000-0000-0000-000000000000"],
           1,
           'pods-api get: Not found: pod with UID "00000000-0000-0000-0000-000000000000" not found',
         ],
-        [["--ip", "10.0.0.10"], 1, 'pods-api get: Not found: no pod has IP "10.0.0.10"'],
+        [["--ip", "10.0.0.10"], 1, 'pods-api get: Not found: pod with IP "10.0.0.10" not found'],
         [
           ["--container-id", "8d2e"],
           2,
@@ -251,7 +251,7 @@ Deno.test("pods-api list, get, ps print kubectl's and crictl's shapes for the si
         [
           ["--container-id", "ffffffffffffff"],
           1,
-          'pods-api get: Not found: no pod has container "ffffffffffffff"',
+          'pods-api get: Not found: pod with container ID "ffffffffffffff" not found',
         ],
       ];
       for (const [args, code, line] of cases) {

@@ -66,10 +66,13 @@ Deno.test("pods-api reports bad usage as one line naming the flag, exit 2", asyn
       'pods-api list: flag -o: Cannot parse JSONPath "{.items[0": unclosed "{"',
     ],
     [["list", "-n", "a", "-A"], "pods-api list: flags -n and -A cannot be used together"],
-    [["list", "-l", "app in (a"], 'pods-api list: Cannot parse label selector term "app in (a"'],
+    [
+      ["list", "-l", "app in (a"],
+      'pods-api list: Cannot parse label selector "app in (a": found end of input at position 10, expected "," or ")"',
+    ],
     [
       ["list", "--field-selector", "spec.image=x"],
-      'pods-api list: Cannot select on field "spec.image": use metadata.name, metadata.namespace, spec.nodeName, spec.restartPolicy, spec.schedulerName, spec.serviceAccountName, spec.hostNetwork, status.phase, status.podIP, status.nominatedNodeName',
+      'pods-api list: Cannot use field selector "spec.image=x": field label "spec.image" not supported for pods',
     ],
     [
       ["list", "somepod"],

@@ -45,6 +45,8 @@ export class Backoff {
   #attempt = 0;
 
   /**
+   * Creates a backoff at its first delay.
+   *
    * @param options Delays, growth and jitter.
    * @throws {RangeError} For a negative delay, a factor below 1 or a jitter outside [0, 1].
    */
@@ -68,7 +70,11 @@ export class Backoff {
     return this.#attempt;
   }
 
-  /** @returns The delay before the next retry, ms. */
+  /**
+   * The next delay; each call counts one retry.
+   *
+   * @returns The delay before the next retry, ms.
+   */
   next(): number {
     const nominal = Math.min(this.#maxMs, this.#initialMs * this.#factor ** this.#attempt);
     this.#attempt++;

@@ -34,6 +34,8 @@ export class PodsApiConnectError extends Error {
   readonly socketGroup: string | undefined;
 
   /**
+   * Builds the error and its message.
+   *
    * @param reason Why.
    * @param socketPath The socket path tried.
    * @param detail The system's message.

@@ -76,4 +76,7 @@ export {
 } from "./socket_path.ts";
 export { GrpcError, STATUS, type StatusCode } from "../grpc/status.ts";
 export { SelectorError } from "../query/mod.ts";
-export type { PodObject, PodUid } from "../model/pod.ts";
+export type { PodMetadata, PodObject, PodUid } from "../model/pod.ts";
+export type { JsonObject, JsonValue } from "../model/json.ts";
+export type { GetKeyMessage, SelectorMessage } from "../proto/mod.ts";
+export type { Sleep } from "../sleep.ts";

@@ -233,7 +233,11 @@ export class PodInformer {
     return this.addEventHandler({ onDelete: fn });
   }
 
-  /** @returns Whether the store has held a complete list at least once. */
+  /**
+   * Whether the informer has synced, as client-go's `HasSynced`.
+   *
+   * @returns Whether the store has held a complete list at least once.
+   */
   hasSynced(): boolean {
     return this.#synced;
   }
@@ -256,7 +260,11 @@ export class PodInformer {
     });
   }
 
-  /** @returns The pods in the store, sorted by namespace and name. */
+  /**
+   * The store's pods.
+   *
+   * @returns The pods in the store, sorted by namespace and name.
+   */
   list(): PodObject[] {
     return [...this.#store.values()].sort((a, b) =>
       a.metadata.namespace.localeCompare(b.metadata.namespace) ||
@@ -265,6 +273,8 @@ export class PodInformer {
   }
 
   /**
+   * One pod of the store.
+   *
    * @param uid A pod UID.
    * @returns The stored pod, or `undefined`.
    */

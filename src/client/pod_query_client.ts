@@ -48,6 +48,7 @@ export type QueryEventName =
 
 /** One event of `PodQuery/Watch`. */
 export interface QueryWatchEvent {
+  /** ADDED, MODIFIED, DELETED, INITIAL_SYNC_COMPLETE or BOOKMARK. */
   readonly type: QueryEventName;
   /** The pod; absent for INITIAL_SYNC_COMPLETE and BOOKMARK. */
   readonly pod?: PodObject;
@@ -57,6 +58,7 @@ export interface QueryWatchEvent {
 
 /** Options of {@linkcode PodQueryClient.watch}. */
 export interface QueryWatchOptions extends QueryCallOptions {
+  /** Namespace, label and field selectors. */
   selector?: PodSelection;
   /** Resume after this token (no initial list); empty: list first. */
   resumeToken?: string;
@@ -92,6 +94,8 @@ export class PodQueryClient {
   readonly #fields: readonly string[];
 
   /**
+   * Uses `client`'s connection.
+   *
    * @param client The connection.
    * @param options Default field mask.
    */

@@ -63,6 +63,7 @@ export type PodEventType = "ADDED" | "MODIFIED" | "DELETED" | "INITIAL_SYNC_COMP
 
 /** One event of `v1alpha1.Pods/WatchPods`. */
 export interface PodWatchEvent {
+  /** ADDED, MODIFIED, DELETED or INITIAL_SYNC_COMPLETE. */
   readonly type: PodEventType;
   /** The pod; absent for INITIAL_SYNC_COMPLETE. */
   readonly pod?: PodObject;
@@ -74,6 +75,8 @@ export class RateLimitedError extends GrpcError {
   readonly attempts: number;
 
   /**
+   * Builds the error.
+   *
    * @param message The daemon's last message.
    * @param attempts Calls made.
    */

@@ -22,7 +22,9 @@ export type SocketOrigin = "--socket" | "PODS_API_SOCKET" | "config file" | "def
 
 /** A resolved socket path. */
 export interface ResolvedSocket {
+  /** The socket path. */
   readonly path: string;
+  /** Where it came from. */
   readonly origin: SocketOrigin;
 }
 

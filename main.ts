@@ -199,6 +199,12 @@ async function main(args: readonly string[]): Promise<number> {
       }
     }
     case "kubeconfig":
+      if (rest.includes("--help") || rest.includes("-h")) {
+        out(
+          `Print a kubeconfig for the daemon's HTTP API (kubectl, client-go, python-kubernetes).\n\nUsage:\n${KUBECONFIG_USAGE}  [--name NAME]`,
+        );
+        return EXIT.ok;
+      }
       try {
         out(kubeconfigCommand(rest, (path) => Deno.readTextFileSync(path)).trimEnd());
         return EXIT.ok;

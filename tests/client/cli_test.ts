@@ -20,6 +20,7 @@ Deno.test("pods-api CMD --help prints the command's help and exits 0, for every 
     ["get", "pods", "--help"],
     ["get", "--bogus", "--help"],
     ["serve", "--help"],
+    ["kubeconfig", "--help"],
     ["--help"],
   ];
   for (const args of cases) {

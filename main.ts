@@ -201,7 +201,7 @@ async function main(args: readonly string[]): Promise<number> {
     case "kubeconfig":
       if (rest.includes("--help") || rest.includes("-h")) {
         out(
-          `Print a kubeconfig for the daemon's HTTP API (kubectl, client-go, python-kubernetes).\n\nUsage:\n${KUBECONFIG_USAGE}  [--name NAME]`,
+          `Print a kubeconfig for the daemon's HTTP API (kubectl, client-go, python-kubernetes).\n\nUsage:\n${KUBECONFIG_USAGE} [--name NAME]`,
         );
         return EXIT.ok;
       }

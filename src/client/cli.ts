@@ -7,6 +7,7 @@
  * @module
  */
 
+import { stringify as toYaml } from "yaml";
 import { GrpcError, STATUS } from "../grpc/status.ts";
 import type { PodObject } from "../model/pod.ts";
 import {
@@ -61,7 +62,7 @@ export const CLIENT_EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 export const CLIENT_USAGE = `Client commands (each takes --help):
   pods-api list   [-n NS|-A] [-l SEL] [--field-selector SEL] [-o table|wide|name|json|yaml|jsonpath=T]
   pods-api get    UID | NS/NAME | -n NS NAME | --container-id ID | --ip IP  [-o ...]
-  pods-api watch  [-n NS|-A] [-l SEL] [--watch-only] [-o table|wide|name|json]
+  pods-api watch  [-n NS|-A] [-l SEL] [--watch-only] [-o table|wide|name|json|yaml]
   pods-api ps     [-a] [--pod POD] [--name RE] [--state S] [-q]
   pods-api completion bash|zsh`;
 
@@ -512,10 +513,11 @@ async function watchCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
     // --watch-only still sizes the table by the initial list, so its rows line up with the header.
     if (!synced && watchOnly && c.format.kind !== "table" && c.format.kind !== "wide") return;
     const now = io.now();
-    if (c.format.kind === "json") {
-      const line: Record<string, unknown> = { type, object: podWithKind(pod) };
-      if (type === "MODIFIED") line.changed = changed;
-      io.out(JSON.stringify(line));
+    if (c.format.kind === "json" || c.format.kind === "yaml") {
+      const event: Record<string, unknown> = { type, object: podWithKind(pod) };
+      if (type === "MODIFIED") event.changed = changed;
+      // JSON: one event per line; YAML: one document per event.
+      io.out(c.format.kind === "json" ? JSON.stringify(event) : `---\n${toYaml(event).trimEnd()}`);
       return;
     }
     if (c.format.kind === "name") {
@@ -548,9 +550,8 @@ async function watchCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
         return;
       }
       synced = true;
-      if (c.format.kind === "json") {
-        io.out(JSON.stringify({ type: "INITIAL_SYNC_COMPLETE" }));
-      }
+      if (c.format.kind === "json") io.out(JSON.stringify({ type: "INITIAL_SYNC_COMPLETE" }));
+      if (c.format.kind === "yaml") io.out("---\ntype: INITIAL_SYNC_COMPLETE");
       if (c.format.kind !== "table" && c.format.kind !== "wide") return;
       // The initial list in namespace/name order, as list prints it.
       pending.sort((a, b) => a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0);

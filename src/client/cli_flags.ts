@@ -160,7 +160,7 @@ export const COMMAND_SPECS: Readonly<Record<ClientCommand, CommandSpec>> = {
     usage: "pods-api watch [flags]",
     summary:
       "Print the node's pods, then every change (TIME, EVENT, the pod's columns and what CHANGED); reconnects by itself.",
-    outputs: ["table", "wide", "name", "json"],
+    outputs: ["table", "wide", "name", "json", "yaml"],
     flags: {
       "namespace": NAMESPACE,
       "all-namespaces": ALL_NAMESPACES,
@@ -170,7 +170,8 @@ export const COMMAND_SPECS: Readonly<Record<ClientCommand, CommandSpec>> = {
         type: "string",
         short: "o",
         value: "FORMAT",
-        help: 'table, wide, name or json (one {"type","object"} event per line)',
+        help:
+          'table, wide, name, json (one {"type","object","changed"} event per line) or yaml (one document per event)',
       },
       "watch-only": {
         type: "boolean",

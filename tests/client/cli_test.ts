@@ -85,8 +85,8 @@ Deno.test("pods-api reports bad usage as one line naming the flag, exit 2", asyn
       "pods-api get: name one pod: one of UID, NS/NAME, --container-id, --ip",
     ],
     [
-      ["watch", "-o", "yaml"],
-      'pods-api watch: unknown output format "yaml" for -o: use table, wide, name, json',
+      ["watch", "-o", "jsonpath={.a}"],
+      'pods-api watch: unknown output format "jsonpath={.a}" for -o: use table, wide, name, json, yaml',
     ],
     [
       ["ps", "--state", "sleeping"],

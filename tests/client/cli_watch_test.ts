@@ -95,3 +95,14 @@ Deno.test("pods-api watch keeps going across a daemon restart and says so on std
     /pods-api watch: reconnected; changes missed while away are shown as one event each\n/,
   );
 });
+
+Deno.test("pods-api watch -o yaml prints one YAML document per event", async () => {
+  await using daemon = await startSimDaemon({ pods: 2, seed: 7 });
+  await using cli = spawnCli(["watch", "-o", "yaml", "--socket", daemon.socket]);
+  assert.equal(await cli.nextLine(), "---");
+  assert.equal(await cli.nextLine(), "type: ADDED");
+  assert.equal(await cli.nextLine(), "object:");
+  assert.equal(await cli.nextLine(), "  apiVersion: v1");
+  assert.equal(await cli.nextLine(), "  kind: Pod");
+  assert.equal(await cli.interrupt(), 0);
+});

@@ -1,31 +1,17 @@
 /**
  * Pods as `kubectl get pods` prints them: its columns (NAME, READY, STATUS,
  * RESTARTS, AGE; `-o wide` adds IP, NODE, NOMINATED NODE, READINESS GATES),
- * its STATUS and RESTARTS rules (kubectl's `printPod`), its age format, and
- * its tab-writer layout. A column whose fields a field mask removed prints
- * `-`: a missing field is unknown, not zero.
+ * its STATUS and RESTARTS rules and age format (the HTTP API's `printPod`,
+ * shared, so both surfaces print a pod alike), and its tab-writer layout. A
+ * column whose fields a field mask removed prints `-`: a missing field is
+ * unknown, not zero.
  *
  * @module
  */
 
-import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
+import { humanDuration, printPod } from "../kubeapi/mod.ts";
+import { isJsonObject } from "../model/json.ts";
 import type { PodObject } from "../model/pod.ts";
-
-function objects(value: JsonValue | undefined): JsonObject[] {
-  return Array.isArray(value) ? value.filter(isJsonObject) : [];
-}
-
-function obj(value: JsonValue | undefined): JsonObject {
-  return isJsonObject(value) ? value : {};
-}
-
-function text(value: JsonValue | undefined): string {
-  return typeof value === "string" ? value : "";
-}
-
-function num(value: JsonValue | undefined): number {
-  return typeof value === "number" ? value : 0;
-}
 
 /**
  * Formats a duration as kubectl's AGE column does (apimachinery's `HumanDuration`).
@@ -41,146 +27,31 @@ function num(value: JsonValue | undefined): number {
  * @returns The short form.
  */
 export function formatAge(ms: number): string {
-  const seconds = Math.floor(ms / 1000);
-  if (seconds < -1) return "<invalid>";
-  if (seconds < 0) return "0s";
-  if (seconds < 120) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
-  if (minutes < 180) return `${minutes}m`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
-  if (hours < 48) return `${hours}h`;
-  if (hours < 24 * 8) {
-    return hours % 24 === 0 ? `${hours / 24}d` : `${Math.floor(hours / 24)}d${hours % 24}h`;
-  }
-  if (hours < 24 * 365 * 2) return `${Math.floor(hours / 24)}d`;
-  const days = Math.floor(hours / 24);
-  if (hours < 24 * 365 * 8) {
-    return days % 365 === 0 ? `${days / 365}y` : `${Math.floor(days / 365)}y${days % 365}d`;
-  }
-  return `${Math.floor(days / 365)}y`;
+  return humanDuration(ms);
 }
 
-function since(timestamp: string, now: number): string {
-  const t = Date.parse(timestamp);
-  return Number.isNaN(t) ? "<unknown>" : formatAge(now - t);
-}
-
-/** The STATUS, READY and RESTARTS cells, computed together as kubectl's printPod does. */
-interface PodCounts {
-  reason: string;
-  ready: number;
-  total: number;
-  restarts: number;
-  lastRestart: number;
-}
-
-function isRestartable(container: JsonObject | undefined): boolean {
-  return container !== undefined && container.restartPolicy === "Always";
-}
-
-function terminatedReason(terminated: JsonObject, prefix: string): string {
-  if (text(terminated.reason) !== "") return prefix + text(terminated.reason);
-  if (num(terminated.signal) !== 0) return `${prefix}Signal:${num(terminated.signal)}`;
-  return `${prefix}ExitCode:${num(terminated.exitCode)}`;
-}
-
-function finishedAt(status: JsonObject): number {
-  const t = Date.parse(text(obj(obj(status.lastState).terminated).finishedAt));
-  return Number.isNaN(t) ? 0 : t;
-}
-
-function podCounts(pod: PodObject): PodCounts {
-  const spec = obj(pod.spec);
-  const status = obj(pod.status);
-  const phase = text(status.phase);
-  let reason = text(status.reason) || phase;
-  const conditions = objects(status.conditions);
-  for (const c of conditions) {
-    if (c.type === "PodScheduled" && c.reason === "SchedulingGated") reason = "SchedulingGated";
-  }
-  const initSpecs = new Map<string, JsonObject>();
-  let total = objects(spec.containers).length;
-  const initContainers = objects(spec.initContainers);
-  for (const c of initContainers) {
-    initSpecs.set(text(c.name), c);
-    if (isRestartable(c)) total++;
-  }
-  let ready = 0;
-  let restarts = 0;
-  let lastRestart = 0;
-  let sidecarRestarts = 0;
-  let sidecarLastRestart = 0;
-  let initializing = false;
-  const initStatuses = objects(status.initContainerStatuses);
-  for (let i = 0; i < initStatuses.length; i++) {
-    const cs = initStatuses[i]!;
-    const state = obj(cs.state);
-    restarts += num(cs.restartCount);
-    lastRestart = Math.max(lastRestart, finishedAt(cs));
-    const sidecar = isRestartable(initSpecs.get(text(cs.name)));
-    if (sidecar) {
-      sidecarRestarts += num(cs.restartCount);
-      sidecarLastRestart = Math.max(sidecarLastRestart, finishedAt(cs));
-    }
-    if (isJsonObject(state.terminated) && num(state.terminated.exitCode) === 0) continue;
-    if (sidecar && cs.started === true) {
-      if (cs.ready === true) ready++;
-      continue;
-    }
-    if (isJsonObject(state.terminated)) reason = terminatedReason(state.terminated, "Init:");
-    else if (
-      isJsonObject(state.waiting) && text(state.waiting.reason) !== "" &&
-      state.waiting.reason !== "PodInitializing"
-    ) {
-      reason = `Init:${text(state.waiting.reason)}`;
-    } else reason = `Init:${i}/${initContainers.length}`;
-    initializing = true;
-    break;
-  }
-  const initialized = conditions.some((c) => c.type === "Initialized" && c.status === "True");
-  if (!initializing || initialized) {
-    restarts = sidecarRestarts;
-    lastRestart = sidecarLastRestart;
-    let hasRunning = false;
-    const statuses = objects(status.containerStatuses);
-    for (let i = statuses.length - 1; i >= 0; i--) {
-      const cs = statuses[i]!;
-      const state = obj(cs.state);
-      restarts += num(cs.restartCount);
-      lastRestart = Math.max(lastRestart, finishedAt(cs));
-      if (isJsonObject(state.waiting) && text(state.waiting.reason) !== "") {
-        reason = text(state.waiting.reason);
-      } else if (isJsonObject(state.terminated)) {
-        reason = terminatedReason(state.terminated, "");
-      } else if (cs.ready === true && isJsonObject(state.running)) {
-        hasRunning = true;
-        ready++;
-      }
-    }
-    if (reason === "Completed" && hasRunning) {
-      reason = conditions.some((c) => c.type === "Ready" && c.status === "True")
-        ? "Running"
-        : "NotReady";
-    }
-  }
-  if (pod.metadata.deletionTimestamp !== undefined) {
-    if (text(status.reason) === "NodeLost") reason = "Unknown";
-    else if (phase !== "Succeeded" && phase !== "Failed") reason = "Terminating";
-  }
-  return { reason, ready, total, restarts, lastRestart };
-}
+/** printPod's cells: NAME, READY, STATUS, RESTARTS, AGE, IP, NODE, NOMINATED NODE, READINESS GATES. */
+const CELL = {
+  name: 0,
+  ready: 1,
+  status: 2,
+  restarts: 3,
+  age: 4,
+  ip: 5,
+  node: 6,
+  nominated: 7,
+  gates: 8,
+} as const;
 
 /**
  * The STATUS column, by kubectl's rules (`Init:1/2`, `CrashLoopBackOff`,
- * `Completed`, `Terminating`...).
+ * `Completed`, `Terminating`...): the HTTP API's printer, shared.
  *
  * @param pod A pod.
  * @returns The status text.
  */
 export function podStatusText(pod: PodObject): string {
-  return podCounts(pod).reason;
+  return printPod(pod, 0).cells[CELL.status]!;
 }
 
 /** A table column: header, the mask paths it reads, and how to print it. */
@@ -188,7 +59,13 @@ export interface PodColumn {
   readonly header: string;
   /** Paths the cell is made of; with a mask that lacks one, the cell is `-`. */
   readonly needs: readonly string[];
-  cell(pod: PodObject, now: number): string;
+  /**
+   * The cell.
+   *
+   * @param pod The pod.
+   * @param printed kubectl's cells of the pod (`printPod`).
+   */
+  cell(pod: PodObject, printed: readonly string[]): string;
 }
 
 const NAMESPACE_COLUMN: PodColumn = {
@@ -197,66 +74,27 @@ const NAMESPACE_COLUMN: PodColumn = {
   cell: (pod) => pod.metadata.namespace,
 };
 
+function printed(header: string, needs: readonly string[], index: number): PodColumn {
+  return { header, needs, cell: (_pod, cells) => cells[index] || "-" };
+}
+
 const BASE_COLUMNS: readonly PodColumn[] = [
-  { header: "NAME", needs: [], cell: (pod) => pod.metadata.name },
-  {
-    header: "READY",
-    needs: ["spec.containers", "status.containerStatuses.ready", "status.containerStatuses.state"],
-    cell: (pod) => {
-      const c = podCounts(pod);
-      return `${c.ready}/${c.total}`;
-    },
-  },
-  { header: "STATUS", needs: ["status.phase"], cell: (pod) => podCounts(pod).reason || "-" },
-  {
-    header: "RESTARTS",
-    needs: ["status.containerStatuses.restartCount"],
-    cell: (pod, now) => {
-      const c = podCounts(pod);
-      return c.restarts !== 0 && c.lastRestart !== 0
-        ? `${c.restarts} (${formatAge(now - c.lastRestart)} ago)`
-        : String(c.restarts);
-    },
-  },
-  {
-    header: "AGE",
-    needs: ["metadata.creationTimestamp"],
-    cell: (pod, now) => since(pod.metadata.creationTimestamp ?? "", now),
-  },
+  printed("NAME", [], CELL.name),
+  printed(
+    "READY",
+    ["spec.containers", "status.containerStatuses.ready", "status.containerStatuses.state"],
+    CELL.ready,
+  ),
+  printed("STATUS", ["status.phase"], CELL.status),
+  printed("RESTARTS", ["status.containerStatuses.restartCount"], CELL.restarts),
+  printed("AGE", ["metadata.creationTimestamp"], CELL.age),
 ];
 
 const WIDE_COLUMNS: readonly PodColumn[] = [
-  {
-    header: "IP",
-    needs: ["status.podIPs"],
-    cell: (pod) => {
-      const status = obj(pod.status);
-      return text(obj(objects(status.podIPs)[0]).ip) || text(status.podIP) || "<none>";
-    },
-  },
-  {
-    header: "NODE",
-    needs: ["spec.nodeName"],
-    cell: (pod) => text(obj(pod.spec).nodeName) || "<none>",
-  },
-  {
-    header: "NOMINATED NODE",
-    needs: ["status.nominatedNodeName"],
-    cell: (pod) => text(obj(pod.status).nominatedNodeName) || "<none>",
-  },
-  {
-    header: "READINESS GATES",
-    needs: ["spec.readinessGates", "status.conditions"],
-    cell: (pod) => {
-      const gates = objects(obj(pod.spec).readinessGates);
-      if (gates.length === 0) return "<none>";
-      const conditions = objects(obj(pod.status).conditions);
-      const ready =
-        gates.filter((g) => conditions.find((c) => c.type === g.conditionType)?.status === "True")
-          .length;
-      return `${ready}/${gates.length}`;
-    },
-  },
+  printed("IP", ["status.podIPs"], CELL.ip),
+  printed("NODE", ["spec.nodeName"], CELL.node),
+  printed("NOMINATED NODE", ["status.nominatedNodeName"], CELL.nominated),
+  printed("READINESS GATES", ["spec.readinessGates", "status.conditions"], CELL.gates),
 ];
 
 /** Options of {@linkcode podColumns}. */
@@ -335,8 +173,9 @@ export function podRow(
   now: number,
   mask: readonly string[] = [],
 ): string[] {
+  const cells = printPod(pod, now).cells;
   return columns.map((c) =>
-    c.needs.every((path) => maskKeepsLeaf(mask, path)) ? c.cell(pod, now) : "-"
+    c.needs.every((path) => maskKeepsLeaf(mask, path)) ? c.cell(pod, cells) : "-"
   );
 }
 

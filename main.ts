@@ -1,18 +1,20 @@
 /**
  * pods-api: the Kubelet Pods API served from node-local truth.
  *
- * `pods-api serve` runs the daemon; `list`, `get UID` and `watch` are its
- * clients; `version` prints the build. Composition only: every part lives in
+ * `pods-api serve` runs the daemon; `list`, `get`, `watch`, `ps` and
+ * `completion` are its clients (src/client/cli.ts); `version` prints the build. Composition only: every part lives in
  * `src/`.
  *
  * @module
  */
 
 import { CLIENT_USAGE, runClientCommand } from "./src/client/cli.ts";
+import { commandHelp } from "./src/client/cli_flags.ts";
 import { KUBECONFIG_USAGE, kubeconfigCommand } from "./src/client/kubeconfig.ts";
 import { systemClock } from "./src/clock.ts";
 import { parseServeConfig, type ServeConfig, serveHelp } from "./src/config.ts";
 import { startDaemon } from "./src/daemon.ts";
+import { dropClientScope } from "./src/daemon_permissions.ts";
 import { createLogger, type Logger } from "./src/log.ts";
 import { createMetricsRegistry } from "./src/metrics/registry.ts";
 import { createSources } from "./src/sources/create.ts";
@@ -31,21 +33,43 @@ export const EXIT = {
 const ENCODER = new TextEncoder();
 const SIGNAL_DEBOUNCE_MS = 300;
 
+function writeAll(file: typeof Deno.stdout, text: string): void {
+  let bytes = ENCODER.encode(text + "\n");
+  try {
+    // A pipe may take less than the whole buffer per write.
+    while (bytes.length > 0) bytes = bytes.subarray(file.writeSync(bytes));
+  } catch (e) {
+    // The reader went away (`pods-api list | head`): stop quietly, as kubectl does.
+    if (e instanceof Deno.errors.BrokenPipe) Deno.exit(EXIT.ok);
+    throw e;
+  }
+}
+
 function out(text: string): void {
-  Deno.stdout.writeSync(ENCODER.encode(text + "\n"));
+  writeAll(Deno.stdout, text);
 }
 
 function err(text: string): void {
-  Deno.stderr.writeSync(ENCODER.encode(text + "\n"));
+  writeAll(Deno.stderr, text);
 }
 
 const USAGE = `pods-api ${BUILD_VERSION}: the Kubelet Pods API, served from node-local truth
 
 Usage:
   pods-api serve [flags]      run the daemon (pods-api serve --help for every flag)
-${CLIENT_USAGE.split("\n").slice(1).join("\n")}
+  pods-api version
 ${KUBECONFIG_USAGE}
-  pods-api version`;
+
+${CLIENT_USAGE}`;
+
+function readEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    // Not permitted: the variable reads as unset.
+    return undefined;
+  }
+}
 
 async function serve(config: ServeConfig, log: Logger): Promise<number> {
   const registry = createMetricsRegistry({ processMetrics: true });
@@ -119,6 +143,8 @@ async function main(args: readonly string[]): Promise<number> {
   const [command, ...rest] = args;
   switch (command) {
     case "serve": {
+      // Before anything is read or written: the daemon keeps only its scoped paths.
+      dropClientScope();
       if (rest.includes("--help") || rest.includes("-h")) {
         out(serveHelp());
         return EXIT.ok;
@@ -153,7 +179,9 @@ async function main(args: readonly string[]): Promise<number> {
     }
     case "list":
     case "get":
-    case "watch": {
+    case "watch":
+    case "ps":
+    case "completion": {
       const interrupt = new AbortController();
       // Ctrl-C cancels the call: the stream is reset and the connection closed.
       const onInt = () => interrupt.abort();
@@ -164,16 +192,19 @@ async function main(args: readonly string[]): Promise<number> {
           err,
           now: () => Date.now(),
           signal: interrupt.signal,
+          env: readEnv,
         });
-      } catch (e) {
-        const error = e as { code?: number; details?: string; message: string };
-        err(`pods-api ${command}: ${error.details ?? error.message}`);
-        return error.code === undefined ? EXIT.usage : EXIT.failure;
       } finally {
         Deno.removeSignalListener("SIGINT", onInt);
       }
     }
     case "kubeconfig":
+      if (rest.includes("--help") || rest.includes("-h")) {
+        out(
+          `Print a kubeconfig for the daemon's HTTP API (kubectl, client-go, python-kubernetes).\n\nUsage:\n${KUBECONFIG_USAGE} [--name NAME]`,
+        );
+        return EXIT.ok;
+      }
       try {
         out(kubeconfigCommand(rest, (path) => Deno.readTextFileSync(path)).trimEnd());
         return EXIT.ok;
@@ -182,6 +213,10 @@ async function main(args: readonly string[]): Promise<number> {
         return EXIT.usage;
       }
     case "version":
+      if (rest.includes("--help") || rest.includes("-h")) {
+        out(commandHelp("version"));
+        return EXIT.ok;
+      }
       out(`pods-api ${BUILD_VERSION}`);
       return EXIT.ok;
     case undefined:
@@ -191,7 +226,7 @@ async function main(args: readonly string[]): Promise<number> {
       out(USAGE);
       return EXIT.ok;
     default:
-      err(`pods-api: unknown command "${command}"\n\n${USAGE}`);
+      err(`pods-api: unknown command "${command}" (see pods-api --help)`);
       return EXIT.usage;
   }
 }

@@ -15,9 +15,19 @@
  *   `RestrictAddressFamilies` / the pod's network bound the rest.
  * - Process metrics read `/proc/self/*`, which Deno grants only under
  *   `--allow-all`; they are left out rather than widening everything.
+ * - Read and write also list `/` ({@linkcode CLIENT_SCOPE}), last: the client
+ *   commands of the same binary must reach whatever socket path the user
+ *   names (connecting needs read and write on it). `serve` revokes `/` before
+ *   it does anything else (src/daemon_permissions.ts), which leaves the daemon
+ *   exactly the scoped paths: Deno revokes a path grant and the grants above
+ *   it, never the narrower ones below.
  *
  * @module
  */
+
+import { CLIENT_SCOPE } from "../src/daemon_permissions.ts";
+
+export { CLIENT_SCOPE };
 
 /** The socket's directory by default (SPEC §2); the only place the daemon writes. */
 export const DEFAULT_SOCKET_DIR = "/var/lib/kubelet/pods-api";
@@ -53,11 +63,13 @@ export const READ_PATHS: readonly string[] = [
 ];
 
 /**
- * Environment variables the daemon may read: grpc-js's logging switches, for
- * debugging. Every other variable reads as unset (`--ignore-env`), so grpc-js's
- * optional knobs neither fail nor leak the environment.
+ * Environment variables the binary may read: the client's socket
+ * (`PODS_API_SOCKET`) and grpc-js's logging switches, for debugging. Every
+ * other variable reads as unset (`--ignore-env`), so grpc-js's optional knobs
+ * neither fail nor leak the environment.
  */
 export const ENV_VARS: readonly string[] = [
+  "PODS_API_SOCKET",
   "GRPC_TRACE",
   "GRPC_VERBOSITY",
   "GRPC_NODE_TRACE",
@@ -114,8 +126,8 @@ export function daemonPermissionFlags(options: PermissionOptions = {}): string[]
     );
   }
   return [
-    `--allow-read=${[socketDir, ...CRI_SOCKETS, ...READ_PATHS].join(",")}`,
-    `--allow-write=${[socketDir, ...CRI_SOCKETS].join(",")}`,
+    `--allow-read=${[socketDir, ...CRI_SOCKETS, ...READ_PATHS, CLIENT_SCOPE].join(",")}`,
+    `--allow-write=${[socketDir, ...CRI_SOCKETS, CLIENT_SCOPE].join(",")}`,
     "--allow-net",
     `--allow-env=${ENV_VARS.join(",")}`,
     "--ignore-env",

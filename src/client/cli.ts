@@ -1,209 +1,659 @@
 /**
- * The client subcommands: `list`, `get UID`, `watch`, with `--socket`,
- * `--fields a.b,c.d` and `-o table|json|yaml`.
+ * The client subcommands of `pods-api`: `list` (and `get pods`), `get`,
+ * `watch`, `ps`, `completion`, each with `--help`, kubectl's and crictl's
+ * flags and output, and errors a person can act on. Exit codes: 0 done,
+ * 1 the daemon could not answer (the message says why), 2 bad usage.
  *
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { stringify as toYaml } from "yaml";
+import { GrpcError, STATUS } from "../grpc/status.ts";
 import type { PodObject } from "../model/pod.ts";
-import { SERVE_FLAGS } from "../config_flags.ts";
-import { type ClientWatchEvent, PodsClient } from "./pods_client.ts";
-import { PodQueryClient, type QueryWatchEvent } from "./pod_query_client.ts";
-import type { GetKeyMessage, SelectorMessage } from "../proto/mod.ts";
-import { alignColumns, POD_TABLE_HEADER, podRow } from "./pod_table.ts";
+import {
+  type ClientCommand,
+  COMMAND_SPECS,
+  commandHelp,
+  parseClientFlags,
+  type ParsedFlags,
+  UsageError,
+} from "./cli_flags.ts";
+import { bashCompletion, zshCompletion } from "./completion.ts";
+import { PodsApiConnectError } from "./connect_error.ts";
+import { PodInformer } from "./pod_informer.ts";
+import { changedPaths, changeSummary } from "./pod_changes.ts";
+import {
+  bareContainerId,
+  compileSelector,
+  MIN_CONTAINER_ID_PREFIX,
+  normalizeIp,
+  POD_SELECTABLE_FIELDS,
+  SelectorError,
+} from "../query/mod.ts";
+import { type PodKey, PodQueryClient, type PodSelection } from "./pod_query_client.ts";
+import {
+  type OutputFormat,
+  parseOutputFormat,
+  podWithKind,
+  renderPods,
+  sortPods,
+} from "./pod_output.ts";
+import { padRow, type PodColumn, podColumns, podRow } from "./pod_table.ts";
+import { PodsClient, RateLimitedError } from "./pods_client.ts";
+import { containerRows, PS_HEADER, psCells } from "./ps_table.ts";
+import { resolveSocket } from "./socket_path.ts";
 
-/** Output formats. */
-export const OUTPUT_FORMATS = ["table", "json", "yaml"] as const;
-
-/** Where the CLI writes. */
+/** Where the CLI writes and what it reads from its surroundings. */
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
+  /** Current time, ms since the epoch. */
   now(): number;
   /** Aborted on Ctrl-C (ends `watch`). */
   signal: AbortSignal;
+  /** Reads an environment variable (`PODS_API_SOCKET`). */
+  env(name: string): string | undefined;
 }
 
-/** Client command usage. */
-export const CLIENT_USAGE = `Usage:
-  pods-api list  [--socket PATH] [--fields a.b,c.d] [-o table|json|yaml] [SELECTION]
-  pods-api get UID|NAMESPACE/NAME [--socket PATH] [--fields a.b,c.d] [-o table|json|yaml]
-  pods-api get --container-id ID|--ip IP [--include-deleted] [...]
-  pods-api watch [--socket PATH] [--fields a.b,c.d] [-o table|json|yaml] [SELECTION]
-                 [--resume-token TOKEN] [--bookmark-seconds N]
-  SELECTION: [-n NAMESPACE] [-l LABEL_SELECTOR] [--field-selector FIELD_SELECTOR]`;
+/** Exit codes of the client subcommands. */
+export const CLIENT_EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
-interface ClientFlags {
-  socket: string;
-  fields: string[];
-  output: typeof OUTPUT_FORMATS[number];
-  positionals: string[];
-  /** PodQuery selection; empty strings select everything. */
-  selector: SelectorMessage;
-  containerId: string;
-  ip: string;
-  includeDeleted: boolean;
-  resumeToken: string;
-  bookmarkSeconds: number;
-}
+/** Usage lines of the client subcommands, for the top-level help. */
+export const CLIENT_USAGE = `Client commands (each takes --help):
+  pods-api list   [-n NS|-A] [-l SEL] [--field-selector SEL] [-o table|wide|name|json|yaml|jsonpath=T]
+  pods-api get    UID | NS/NAME | -n NS NAME | --container-id ID | --ip IP  [-o ...]
+  pods-api watch  [-n NS|-A] [-l SEL] [--watch-only] [-o table|wide|name|json|yaml]
+  pods-api ps     [-a] [--pod POD] [--name RE] [--state S] [-q]
+  pods-api completion bash|zsh`;
 
-function parseClientFlags(args: readonly string[]): ClientFlags {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      socket: { type: "string", default: SERVE_FLAGS.socket.default },
-      fields: { type: "string", default: "" },
-      output: { type: "string", short: "o", default: "table" },
-      namespace: { type: "string", short: "n", default: "" },
-      selector: { type: "string", short: "l", default: "" },
-      "field-selector": { type: "string", default: "" },
-      "container-id": { type: "string", default: "" },
-      ip: { type: "string", default: "" },
-      "include-deleted": { type: "boolean", default: false },
-      "resume-token": { type: "string", default: "" },
-      "bookmark-seconds": { type: "string", default: "0" },
-    },
-    allowPositionals: true,
-    strict: true,
-  });
-  const output = values.output as string;
-  if (!(OUTPUT_FORMATS as readonly string[]).includes(output)) {
-    throw new TypeError(`Cannot use output format "${output}": use table, json or yaml`);
-  }
-  const fields = (values.fields as string).split(",").map((f) => f.trim()).filter((f) => f !== "");
-  const bookmarkSeconds = Number(values["bookmark-seconds"]);
-  if (!Number.isInteger(bookmarkSeconds) || bookmarkSeconds < 0) {
-    throw new TypeError(`Cannot use --bookmark-seconds "${values["bookmark-seconds"]}"`);
-  }
-  return {
-    socket: values.socket as string,
-    fields,
-    output: output as ClientFlags["output"],
-    positionals,
-    selector: {
-      namespace: values.namespace as string,
-      labelSelector: values.selector as string,
-      fieldSelector: values["field-selector"] as string,
-    },
-    containerId: values["container-id"] as string,
-    ip: values.ip as string,
-    includeDeleted: values["include-deleted"] as boolean,
-    resumeToken: values["resume-token"] as string,
-    bookmarkSeconds,
-  };
-}
-
-function render(pods: PodObject[], output: ClientFlags["output"], now: number): string {
-  if (output === "json") {
-    return JSON.stringify(pods.length === 1 ? pods[0] : { items: pods }, null, 2);
-  }
-  if (output === "yaml") return toYaml(pods.length === 1 ? pods[0] : { items: pods }).trimEnd();
-  return alignColumns([POD_TABLE_HEADER, ...pods.map((p) => podRow(p, now))]).join("\n");
-}
-
-function watchLine(event: ClientWatchEvent, output: ClientFlags["output"], now: number): string {
-  if (output === "json") return JSON.stringify(event);
-  if (output === "yaml") return "---\n" + toYaml(event).trimEnd();
-  if (event.pod === undefined) return event.type;
-  return [
-    event.type.padEnd(10),
-    ...podRow(event.pod, now).map((c, i) => c.padEnd([16, 40, 6, 20, 9, 8, 16, 0][i]!)),
-  ]
-    .join(" ").trimEnd();
-}
+const UID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * Runs a client subcommand.
+ * Runs a client subcommand and reports any failure as one line on stderr.
  *
- * @param command `list`, `get` or `watch`.
+ * @param command `list`, `get`, `watch`, `ps` or `completion`.
  * @param args The arguments after it.
- * @param io Output streams, clock and interrupt signal.
- * @returns The process exit code.
+ * @param io Output, clock, interrupt and environment.
+ * @returns The exit code.
  */
 export async function runClientCommand(
-  command: "list" | "get" | "watch",
+  command: ClientCommand,
   args: readonly string[],
   io: CliIo,
 ): Promise<number> {
-  const flags = parseClientFlags(args);
-  if (usesQuery(command, flags)) return await runQueryCommand(command, flags, io);
-  using client = new PodsClient(flags.socket, { fields: flags.fields });
-  if (command === "list") {
-    const pods = await client.list();
-    io.out(render(pods, flags.output, io.now()));
-    return 0;
+  const dashDash = args.indexOf("--");
+  const flagArgs = dashDash < 0 ? args : args.slice(0, dashDash);
+  let name = command;
+  let rest = args;
+  if (command === "get" && ["pods", "pod", "po"].includes(args[0] ?? "")) rest = args.slice(1);
+  if (command === "get" && args[0] === "pods" && !hasLookup(rest)) name = "list";
+  if (flagArgs.includes("--help") || flagArgs.includes("-h")) {
+    io.out(commandHelp(name));
+    return CLIENT_EXIT.ok;
   }
-  if (command === "get") {
-    const [uid] = flags.positionals;
-    if (uid === undefined) throw new TypeError("Missing UID: pods-api get UID");
-    io.out(render([await client.get(uid)], flags.output, io.now()));
-    return 0;
+  try {
+    const flags = parseClientFlags(name, rest);
+    switch (name) {
+      case "list":
+        return await listCommand(flags, io);
+      case "get":
+        return await getCommand(flags, io);
+      case "watch":
+        return await watchCommand(flags, io);
+      case "ps":
+        return await psCommand(flags, io);
+      case "completion":
+        return completionCommand(flags, io);
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (err) {
+    const usage = err instanceof UsageError || err instanceof SelectorError;
+    io.err(`pods-api ${name}: ${describeError(err)}`);
+    return usage ? CLIENT_EXIT.usage : CLIENT_EXIT.failure;
   }
-  if (flags.output === "table") io.out(["EVENT".padEnd(10), ...POD_TABLE_HEADER].join(" "));
-  for await (const event of client.watch(io.signal)) {
-    io.out(watchLine(event, flags.output, io.now()));
-  }
-  return 0;
 }
 
-/** Whether a command needs `podsapi.v1.PodQuery` (selectors, lookups, resume). */
-function usesQuery(command: "list" | "get" | "watch", flags: ClientFlags): boolean {
-  const { namespace, labelSelector, fieldSelector } = flags.selector;
-  if (namespace !== "" || labelSelector !== "" || fieldSelector !== "") return true;
-  if (command === "get") {
-    return flags.containerId !== "" || flags.ip !== "" || flags.includeDeleted ||
-      (flags.positionals[0]?.includes("/") ?? false);
+function hasLookup(args: readonly string[]): boolean {
+  try {
+    const { values, positionals } = parseClientFlags("get", args);
+    return positionals.length > 0 || values["container-id"] !== undefined ||
+      values["ip"] !== undefined;
+  } catch {
+    return false;
   }
-  return command === "watch" && (flags.resumeToken !== "" || flags.bookmarkSeconds > 0);
 }
 
-function lookupKey(flags: ClientFlags): GetKeyMessage {
-  if (flags.containerId !== "") return { kind: "containerId", id: flags.containerId };
-  if (flags.ip !== "") return { kind: "podIp", ip: flags.ip };
-  const [arg] = flags.positionals;
-  if (arg === undefined) {
-    throw new TypeError("Missing pod: pods-api get UID|NAMESPACE/NAME|--container-id ID|--ip IP");
+/**
+ * One line a person can act on, for any error a client command meets.
+ *
+ * @param err The error.
+ * @returns The message.
+ */
+export function describeError(err: unknown): string {
+  if (err instanceof RateLimitedError) {
+    return `Rate limited by the daemon: still refused after ${err.attempts} attempts with backoff (${err.message}); too many List/Get calls reach this node: try again, or raise the daemon's --rate-limit-qps and --rate-limit-burst`;
   }
-  const slash = arg.indexOf("/");
-  if (slash < 0) return { kind: "uid", uid: arg };
-  return { kind: "name", namespace: arg.slice(0, slash), name: arg.slice(slash + 1) };
+  if (err instanceof GrpcError) {
+    switch (err.code) {
+      case STATUS.FAILED_PRECONDITION:
+        return `The daemon is still syncing (${err.message}): it answers once its first read of every pod source is done; try again in a few seconds`;
+      case STATUS.NOT_FOUND:
+        return `Not found: ${err.message}`;
+      case STATUS.INVALID_ARGUMENT:
+        return `The daemon refused the request: ${err.message}`;
+      case STATUS.UNAVAILABLE:
+        return `Lost the daemon (${err.message}): it may be restarting; try again`;
+      case STATUS.DEADLINE_EXCEEDED:
+        return `The daemon did not answer in time (${err.message})`;
+      case STATUS.UNIMPLEMENTED:
+        return `The server does not offer this call (${err.message}): is --socket a pods-api or kubelet Pods API socket?`;
+      default:
+        return err.message;
+    }
+  }
+  if (err instanceof PodsApiConnectError) return err.message;
+  if (err instanceof Deno.errors.NotCapable) {
+    return `Not permitted: ${err.message.replace(/, run again with.*$/s, "")}`;
+  }
+  return (err as Error).message ?? String(err);
 }
 
-async function runQueryCommand(
-  command: "list" | "get" | "watch",
-  flags: ClientFlags,
-  io: CliIo,
-): Promise<number> {
-  using client = new PodQueryClient(flags.socket, { fields: flags.fields });
-  if (command === "list") {
-    const { pods } = await client.list(flags.selector);
-    io.out(render(pods, flags.output, io.now()));
-    return 0;
+interface Common {
+  client: PodsClient;
+  mask: string[];
+  format: OutputFormat;
+  columns: PodColumn[];
+  namespace: string | undefined;
+}
+
+function str(flags: ParsedFlags, name: string): string | undefined {
+  const v = flags.values[name];
+  return typeof v === "string" ? v : undefined;
+}
+
+function bool(flags: ParsedFlags, name: string): boolean {
+  return flags.values[name] === true;
+}
+
+function list(flags: ParsedFlags, name: string): string[] {
+  const v = flags.values[name];
+  return Array.isArray(v) ? v : [];
+}
+
+function splitFields(value: string | undefined): string[] {
+  return (value ?? "").split(",").map((f) => f.trim()).filter((f) => f !== "");
+}
+
+/** Paths a client-side filter reads: they must come through the mask. */
+function filterPaths(flags: ParsedFlags): string[] {
+  const paths: string[] = [];
+  if (str(flags, "selector")) paths.push("metadata.labels");
+  for (const term of (str(flags, "field-selector") ?? "").split(",")) {
+    const field = /^\s*([^=!\s]+)/.exec(term)?.[1];
+    if (field !== undefined && (POD_SELECTABLE_FIELDS as readonly string[]).includes(field)) {
+      paths.push(field);
+    }
   }
-  if (command === "get") {
-    const { pod, deleted } = await client.get(lookupKey(flags), flags.includeDeleted);
-    if (deleted && flags.output === "table") io.err("pods-api get: this pod was deleted");
-    io.out(render([pod], flags.output, io.now()));
-    return 0;
+  return paths;
+}
+
+function openClient(flags: ParsedFlags, io: CliIo, mask: readonly string[]): PodsClient {
+  const socket = resolveSocket({
+    flag: str(flags, "socket"),
+    configFile: str(flags, "config"),
+    env: (n) => io.env(n),
+  });
+  const fields = mask.length === 0 ? [] : [...new Set([...mask, ...filterPaths(flags)])];
+  return new PodsClient({ socket: socket.path, fields, userAgent: "pods-api-cli" });
+}
+
+function common(command: ClientCommand, flags: ParsedFlags, io: CliIo): Common {
+  if (bool(flags, "all-namespaces") && str(flags, "namespace") !== undefined) {
+    throw new UsageError("flags -n and -A cannot be used together");
   }
-  if (flags.output === "table") io.out(["EVENT".padEnd(10), ...POD_TABLE_HEADER].join(" "));
-  const request = {
-    selector: flags.selector,
-    resumeToken: flags.resumeToken,
-    bookmarkSeconds: flags.bookmarkSeconds,
+  const format = parseOutputFormat(str(flags, "output") ?? "table", COMMAND_SPECS[command].outputs);
+  const namespace = str(flags, "namespace");
+  const mask = splitFields(str(flags, "fields"));
+  const columns = podColumns({
+    namespace: namespace === undefined,
+    wide: format.kind === "wide",
+    showLabels: bool(flags, "show-labels"),
+    labelColumns: list(flags, "label-columns"),
+  });
+  return { client: openClient(flags, io, mask), mask, format, columns, namespace };
+}
+
+function selection(flags: ParsedFlags, namespace: string | undefined): PodSelection {
+  return {
+    namespace: namespace ?? "",
+    labelSelector: str(flags, "selector") ?? "",
+    fieldSelector: str(flags, "field-selector") ?? "",
   };
-  for await (const event of client.watch(request, io.signal)) {
-    io.out(queryWatchLine(event, flags.output, io.now()));
-  }
-  return 0;
 }
 
-function queryWatchLine(event: QueryWatchEvent, output: ClientFlags["output"], now: number) {
-  if (output !== "table" || event.pod !== undefined) {
-    return watchLine(event as ClientWatchEvent, output, now);
+function isUnimplemented(err: unknown): boolean {
+  return err instanceof GrpcError && err.code === STATUS.UNIMPLEMENTED;
+}
+
+/**
+ * The selected pods: selected by the daemon (PodQuery), or, on a socket that
+ * serves only the kubelet's Pods API, listed whole and selected here.
+ */
+async function selectPods(
+  client: PodsClient,
+  sel: PodSelection,
+  signal: AbortSignal,
+): Promise<PodObject[]> {
+  // Parsed here first: a bad selector is a usage error whatever the socket serves.
+  const matcher = compileSelector(sel);
+  if (!matcher.isAll) {
+    try {
+      return (await new PodQueryClient(client).list(sel, { signal })).pods;
+    } catch (err) {
+      if (!isUnimplemented(err)) throw err;
+    }
   }
-  // INITIAL_SYNC_COMPLETE and BOOKMARK: the token to resume from is the news.
-  return event.resumeToken === undefined ? event.type : `${event.type} ${event.resumeToken}`;
+  return (await client.listPods({ signal })).filter((p) => matcher.matches(p));
+}
+
+function noResources(io: CliIo, namespace: string | undefined): void {
+  io.err(
+    namespace === undefined
+      ? "No resources found"
+      : `No resources found in ${namespace} namespace.`,
+  );
+}
+
+async function listCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
+  if (flags.positionals.length > 0) {
+    throw new UsageError(
+      `unexpected argument "${
+        flags.positionals[0]
+      }": list takes no names (use pods-api get NS/NAME)`,
+    );
+  }
+  const c = common("list", flags, io);
+  using client = c.client;
+  const sortBy = str(flags, "sort-by");
+  sortPods([], sortBy); // a bad --sort-by is a usage error before any call
+  const pods = sortPods(await selectPods(client, selection(flags, c.namespace), io.signal), sortBy);
+  if (pods.length === 0 && ["table", "wide", "name"].includes(c.format.kind)) {
+    noResources(io, c.namespace);
+    return CLIENT_EXIT.ok;
+  }
+  io.out(renderPods(pods, {
+    format: c.format,
+    columns: c.columns,
+    now: io.now(),
+    mask: c.mask,
+    noHeaders: bool(flags, "no-headers"),
+    single: false,
+  }));
+  return CLIENT_EXIT.ok;
+}
+
+function containerIds(pod: PodObject): string[] {
+  const status = pod.status ?? {};
+  const ids: string[] = [];
+  for (const key of ["initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"]) {
+    const list = status[key];
+    if (!Array.isArray(list)) continue;
+    for (const cs of list) {
+      const id = (cs as { containerID?: unknown }).containerID;
+      if (typeof id === "string" && id !== "") ids.push(bareContainerId(id));
+    }
+  }
+  return ids;
+}
+
+function podIps(pod: PodObject): string[] {
+  const status = pod.status ?? {};
+  const ips = Array.isArray(status.podIPs)
+    ? status.podIPs.map((p) => (p as { ip?: unknown }).ip).filter((ip) => typeof ip === "string")
+    : [];
+  if (typeof status.podIP === "string") ips.push(status.podIP);
+  return (ips as string[]).map((ip) => normalizeIp(ip) ?? ip);
+}
+
+function describePods(pods: readonly PodObject[]): string {
+  return pods.map((p) => `${p.metadata.namespace}/${p.metadata.name}`).join(", ");
+}
+
+/** NS/NAME, or NAME with -n NS, as a namespace and a name. */
+function splitName(key: string, namespace: string | undefined): [string, string] {
+  if (!key.includes("/")) return [namespace!, key];
+  const [a, b, ...more] = key.split("/");
+  if (!a || !b || more.length > 0) throw new UsageError(`cannot read "${key}" as NS/NAME`);
+  if (namespace !== undefined && namespace !== a) {
+    throw new UsageError(`"${key}" names namespace "${a}" but -n says "${namespace}"`);
+  }
+  return [a, b];
+}
+
+/** Finds the pod a `get` names, among pods listed from a kubelet-shaped service. */
+function lookUp(pods: readonly PodObject[], flags: ParsedFlags): PodObject {
+  const containerId = str(flags, "container-id");
+  const ip = str(flags, "ip");
+  const namespace = str(flags, "namespace");
+  const [key] = flags.positionals;
+  if (containerId !== undefined) {
+    const id = bareContainerId(containerId);
+    const exact = pods.filter((p) => containerIds(p).includes(id));
+    if (exact.length === 1) return exact[0]!;
+    if (id.length < MIN_CONTAINER_ID_PREFIX) {
+      throw new UsageError(
+        `flag --container-id: "${containerId}" is too short; give the full ID or at least ${MIN_CONTAINER_ID_PREFIX} characters`,
+      );
+    }
+    const found = pods.filter((p) => containerIds(p).some((c) => c.startsWith(id)));
+    if (found.length > 1) {
+      throw new UsageError(
+        `flag --container-id: prefix "${id}" matches containers of ${describePods(found)}`,
+      );
+    }
+    if (found.length === 0) {
+      throw new GrpcError(STATUS.NOT_FOUND, `pod with container ID "${containerId}" not found`);
+    }
+    return found[0]!;
+  }
+  if (ip !== undefined) {
+    const want = normalizeIp(ip) ?? ip.trim();
+    const found = pods.filter((p) => p.spec?.hostNetwork !== true && podIps(p).includes(want));
+    if (found.length === 0) throw new GrpcError(STATUS.NOT_FOUND, `pod with IP "${ip}" not found`);
+    return found.sort((a, b) =>
+      (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? "")
+    )[0]!;
+  }
+  const [ns, name] = key!.includes("/") || namespace !== undefined
+    ? splitName(key!, namespace)
+    : [undefined, key!];
+  const found = pods.filter((p) =>
+    p.metadata.name === name && (ns === undefined || p.metadata.namespace === ns)
+  );
+  if (found.length === 0) {
+    throw new GrpcError(
+      STATUS.NOT_FOUND,
+      ns === undefined
+        ? `pod with name "${name}" not found in any namespace`
+        : `pod with name "${ns}/${name}" not found`,
+    );
+  }
+  const namespaces = new Set(found.map((p) => p.metadata.namespace));
+  if (namespaces.size > 1) {
+    throw new UsageError(
+      `pod name "${name}" is in several namespaces (${describePods(found)}): use NS/NAME`,
+    );
+  }
+  // A name reused after a delete: the newest pod.
+  return found.sort((a, b) =>
+    (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? "")
+  )[0]!;
+}
+
+async function getCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
+  const keys = [
+    flags.positionals.length > 0,
+    str(flags, "container-id") !== undefined,
+    str(flags, "ip") !== undefined,
+  ].filter(Boolean).length;
+  if (keys === 0) {
+    throw new UsageError("name a pod: UID, NS/NAME, -n NS NAME, --container-id ID or --ip IP");
+  }
+  if (keys > 1 || flags.positionals.length > 1) {
+    throw new UsageError("name one pod: one of UID, NS/NAME, --container-id, --ip");
+  }
+  const c = common("get", flags, io);
+  using client = c.client;
+  const deleted = bool(flags, "deleted");
+  const containerId = str(flags, "container-id");
+  const ip = str(flags, "ip");
+  const namespace = str(flags, "namespace");
+  const [key] = flags.positionals;
+  if (containerId !== undefined && bareContainerId(containerId).length < MIN_CONTAINER_ID_PREFIX) {
+    throw new UsageError(
+      `flag --container-id: "${containerId}" is too short; give the full ID or at least ${MIN_CONTAINER_ID_PREFIX} characters`,
+    );
+  }
+  let lookup: PodKey | undefined;
+  let byUid = false;
+  if (containerId !== undefined) lookup = { kind: "containerId", id: containerId };
+  else if (ip !== undefined) lookup = { kind: "podIp", ip };
+  else if (UID_PATTERN.test(key!)) {
+    byUid = true;
+    lookup = { kind: "uid", uid: key! };
+  } else if (key!.includes("/") || namespace !== undefined) {
+    const [ns, name] = splitName(key!, namespace);
+    lookup = { kind: "name", namespace: ns, name };
+  } else if (deleted) {
+    // A UID in another spelling (a static pod's is a hash): tombstones are kept by UID.
+    lookup = { kind: "uid", uid: key! };
+  }
+  let pod: PodObject;
+  let tombstone = false;
+  if (byUid && !deleted) {
+    // The kubelet's own call: any Pods API socket answers it.
+    pod = await client.getPod(key!, { signal: io.signal });
+  } else if (lookup !== undefined) {
+    try {
+      const found = await new PodQueryClient(client).get(lookup, {
+        signal: io.signal,
+        includeDeleted: deleted,
+      });
+      pod = found.pod;
+      tombstone = found.deleted;
+    } catch (err) {
+      if (!isUnimplemented(err)) throw err;
+      if (deleted) {
+        throw new GrpcError(
+          STATUS.UNIMPLEMENTED,
+          "--deleted needs a pods-api daemon; this socket serves only the kubelet's Pods API (no podsapi.v1.PodQuery), which keeps no deleted pods",
+        );
+      }
+      pod = lookUp(await client.listPods({ signal: io.signal }), flags);
+    }
+  } else {
+    try {
+      // A UID in another spelling (a static pod's is a hash), else a name in any namespace.
+      pod = await client.getPod(key!, { signal: io.signal });
+    } catch (err) {
+      const miss = err instanceof GrpcError &&
+        (err.code === STATUS.NOT_FOUND || err.code === STATUS.INVALID_ARGUMENT);
+      if (!miss) throw err;
+      pod = lookUp(await client.listPods({ signal: io.signal }), flags);
+    }
+  }
+  if (tombstone) {
+    const at = pod.metadata.deletionTimestamp;
+    io.err(
+      `pods-api get: pod ${pod.metadata.namespace}/${pod.metadata.name} was deleted${
+        at === undefined ? "" : ` at ${at}`
+      }; this is its last state`,
+    );
+  }
+  const columns = podColumns({
+    namespace: str(flags, "namespace") === undefined,
+    wide: c.format.kind === "wide",
+    showLabels: bool(flags, "show-labels"),
+    labelColumns: list(flags, "label-columns"),
+  });
+  io.out(renderPods([pod], {
+    format: c.format,
+    columns,
+    now: io.now(),
+    mask: c.mask,
+    noHeaders: bool(flags, "no-headers"),
+    single: true,
+  }));
+  return CLIENT_EXIT.ok;
+}
+
+function clockTime(ms: number): string {
+  const d = new Date(ms);
+  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, "0"))
+    .join(":");
+}
+
+async function watchCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
+  if (flags.positionals.length > 0) {
+    throw new UsageError(`unexpected argument "${flags.positionals[0]}": watch takes no names`);
+  }
+  const c = common("watch", flags, io);
+  using client = c.client;
+  const watchOnly = bool(flags, "watch-only");
+  const noHeaders = bool(flags, "no-headers");
+  const header = ["TIME", "EVENT", ...c.columns.map((col) => col.header), "CHANGED"];
+  const widths = header.map((h) => h.length);
+  widths[0] = "hh:mm:ss".length;
+  widths[1] = "MODIFIED".length;
+  let synced = false;
+  const pending: string[][] = [];
+
+  const emit = (type: string, pod: PodObject, changed: string[] = []) => {
+    // --watch-only still sizes the table by the initial list, so its rows line up with the header.
+    if (!synced && watchOnly && c.format.kind !== "table" && c.format.kind !== "wide") return;
+    const now = io.now();
+    if (c.format.kind === "json" || c.format.kind === "yaml") {
+      const event: Record<string, unknown> = { type, object: podWithKind(pod) };
+      if (type === "MODIFIED") event.changed = changed;
+      // JSON: one event per line; YAML: one document per event.
+      io.out(c.format.kind === "json" ? JSON.stringify(event) : `---\n${toYaml(event).trimEnd()}`);
+      return;
+    }
+    if (c.format.kind === "name") {
+      io.out(`pod/${pod.metadata.name}`);
+      return;
+    }
+    const row = [
+      clockTime(now),
+      type,
+      ...podRow(pod, c.columns, now, c.mask),
+      changeSummary(changed),
+    ];
+    if (!synced) {
+      return void pending.push([`${pod.metadata.namespace}/${pod.metadata.name}`, ...row]);
+    }
+    row.forEach((cell, i) => widths[i] = Math.max(widths[i] ?? 0, cell.length));
+    io.out(padRow(row, widths));
+  };
+
+  let failure: unknown;
+  const stop = new AbortController();
+  // Selected by the daemon (PodQuery) or by the informer itself (a kubelet's socket).
+  const informer = new PodInformer(client, {
+    selector: selection(flags, c.namespace),
+    onSync: (relist) => {
+      if (relist) {
+        io.err(
+          `pods-api watch: reconnected; changes missed while away are shown as one event each`,
+        );
+        return;
+      }
+      synced = true;
+      if (c.format.kind === "json") io.out(JSON.stringify({ type: "INITIAL_SYNC_COMPLETE" }));
+      if (c.format.kind === "yaml") io.out("---\ntype: INITIAL_SYNC_COMPLETE");
+      if (c.format.kind !== "table" && c.format.kind !== "wide") return;
+      // The initial list in namespace/name order, as list prints it.
+      pending.sort((a, b) => a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0);
+      for (const row of pending) {
+        row.shift();
+        row.forEach((cell, i) => widths[i] = Math.max(widths[i] ?? 0, cell.length));
+      }
+      if (!noHeaders) io.out(padRow(header, widths));
+      if (!watchOnly) { for (const row of pending) io.out(padRow(row, widths)); }
+      pending.length = 0;
+    },
+    onResume: () => io.err("pods-api watch: reconnected; resumed where it left off"),
+    onRetry: (retry) => {
+      if (!informer.hasSynced() && retry.error instanceof PodsApiConnectError) {
+        failure = retry.error;
+        stop.abort();
+        return;
+      }
+      io.err(
+        `pods-api watch: ${describeError(retry.error)}; retrying in ${
+          (retry.delayMs / 1000).toFixed(1)
+        }s`,
+      );
+    },
+  });
+  const signal = AbortSignal.any([io.signal, stop.signal]);
+  informer.addEventHandler({
+    onAdd: (pod) => emit("ADDED", pod),
+    onUpdate: (old, pod) => emit("MODIFIED", pod, changedPaths(old, pod)),
+    onDelete: (pod) => emit("DELETED", pod),
+  });
+  await informer.run(signal);
+  if (failure !== undefined) throw failure;
+  return CLIENT_EXIT.ok;
+}
+
+const PS_STATES: Readonly<Record<string, string>> = {
+  running: "Running",
+  exited: "Exited",
+  created: "Created",
+  unknown: "Unknown",
+};
+
+async function psCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
+  if (flags.positionals.length > 0) {
+    throw new UsageError(`unexpected argument "${flags.positionals[0]}": use --pod or --name`);
+  }
+  const output = str(flags, "output") ?? "table";
+  if (output !== "table" && output !== "json") {
+    throw new UsageError(`unknown output format "${output}" for -o: use table, json`);
+  }
+  const stateFlag = str(flags, "state");
+  const state = stateFlag === undefined ? undefined : PS_STATES[stateFlag.toLowerCase()];
+  if (stateFlag !== undefined && state === undefined) {
+    throw new UsageError(
+      `flag --state: unknown state "${stateFlag}": use running, exited, created or unknown`,
+    );
+  }
+  let nameRe: RegExp | undefined;
+  try {
+    nameRe = str(flags, "name") === undefined ? undefined : new RegExp(str(flags, "name")!);
+  } catch {
+    throw new UsageError(`flag --name: "${str(flags, "name")}" is not a regular expression`);
+  }
+  using client = openClient(flags, io, []);
+  const podKey = str(flags, "pod");
+  const sel = {
+    namespace: str(flags, "namespace") ?? "",
+    labelSelector: str(flags, "selector") ?? "",
+  };
+  const pods = sortPods(await selectPods(client, sel, io.signal)).filter((p) =>
+    podKey === undefined || p.metadata.uid.startsWith(podKey) || p.metadata.name === podKey ||
+    `${p.metadata.namespace}/${p.metadata.name}` === podKey
+  );
+  const rows = containerRows(pods).filter((r) =>
+    (state !== undefined ? r.state === state : bool(flags, "all") || r.state === "Running") &&
+    (nameRe === undefined || nameRe.test(r.name))
+  );
+  if (bool(flags, "quiet")) {
+    if (rows.length > 0) io.out(rows.map((r) => r.id).filter((id) => id !== "").join("\n"));
+    return CLIENT_EXIT.ok;
+  }
+  if (output === "json") {
+    io.out(JSON.stringify({ containers: rows }, null, 2));
+    return CLIENT_EXIT.ok;
+  }
+  const now = io.now();
+  const table = rows.map((r) => psCells(r, now));
+  const all = bool(flags, "no-headers") ? table : [PS_HEADER, ...table];
+  const widths: number[] = [];
+  for (const row of all) {
+    row.forEach((cell, i) => widths[i] = Math.max(widths[i] ?? 0, cell.length));
+  }
+  if (all.length > 0) io.out(all.map((r) => padRow(r, widths)).join("\n"));
+  return CLIENT_EXIT.ok;
+}
+
+function completionCommand(flags: ParsedFlags, io: CliIo): number {
+  const [shell, ...more] = flags.positionals;
+  if (shell === undefined || more.length > 0 || (shell !== "bash" && shell !== "zsh")) {
+    throw new UsageError(`name one shell: pods-api completion bash|zsh`);
+  }
+  io.out(shell === "bash" ? bashCompletion() : zshCompletion());
+  return CLIENT_EXIT.ok;
 }

@@ -1,11 +1,13 @@
 /**
- * A `podsapi.v1.PodQuery` client over the UNIX socket, for the CLI: selected
- * lists, lookups by name, container ID and IP, resumable watches.
+ * Calls of `podsapi.v1.PodQuery` (SPEC §14) on a {@linkcode PodsClient}'s
+ * connection: selected lists, lookups by name, container ID and IP,
+ * tombstones, and watches that resume from a token. A daemon without the
+ * service (a kubelet) answers UNIMPLEMENTED; callers fall back to
+ * `v1alpha1.Pods`.
  *
  * @module
  */
 
-import { GrpcChannel } from "../grpc/client.ts";
 import type { PodObject } from "../model/pod.ts";
 import {
   decodeListResponse,
@@ -19,119 +21,174 @@ import {
   QUERY_EVENT_TYPE,
   type SelectorMessage,
 } from "../proto/mod.ts";
+import { GrpcError, STATUS } from "../grpc/status.ts";
+import type { PodsClient } from "./pods_client.ts";
 
-/** Options of {@linkcode PodQueryClient}. */
-export interface PodQueryClientOptions {
-  /** Field mask paths (the request's `mask`). */
+/** What to select: empty parts select everything. */
+export type PodSelection = Partial<SelectorMessage>;
+
+/** The key of a lookup. */
+export type PodKey = GetKeyMessage;
+
+/** Options of one PodQuery call. */
+export interface QueryCallOptions {
+  /** Field mask paths (the request's `mask`); default: the client's. */
   fields?: readonly string[];
-  /** Per-call deadline for List and Get, ms. @default {10000} */
-  timeoutMs?: number;
+  /** Cancels the call. */
+  signal?: AbortSignal;
 }
 
-/** One PodQuery watch event, as the CLI shows it. */
+/** A PodQuery watch event's type. */
+export type QueryEventName =
+  | "ADDED"
+  | "MODIFIED"
+  | "DELETED"
+  | "INITIAL_SYNC_COMPLETE"
+  | "BOOKMARK";
+
+/** One event of `PodQuery/Watch`. */
 export interface QueryWatchEvent {
-  type: "ADDED" | "MODIFIED" | "DELETED" | "INITIAL_SYNC_COMPLETE" | "BOOKMARK";
-  pod?: PodObject;
-  resumeToken?: string;
+  /** ADDED, MODIFIED, DELETED, INITIAL_SYNC_COMPLETE or BOOKMARK. */
+  readonly type: QueryEventName;
+  /** The pod; absent for INITIAL_SYNC_COMPLETE and BOOKMARK. */
+  readonly pod?: PodObject;
+  /** Where to resume after this event; empty when the daemon sent none. */
+  readonly resumeToken: string;
 }
 
-const EVENT_NAMES = new Map<number, QueryWatchEvent["type"]>(
-  (Object.entries(QUERY_EVENT_TYPE) as Array<[QueryWatchEvent["type"], number]>)
-    .filter(([name]) => name !== ("UNSPECIFIED" as string))
-    .map(([name, value]) => [value, name]),
-);
+/** Options of {@linkcode PodQueryClient.watch}. */
+export interface QueryWatchOptions extends QueryCallOptions {
+  /** Namespace, label and field selectors. */
+  selector?: PodSelection;
+  /** Resume after this token (no initial list); empty: list first. */
+  resumeToken?: string;
+  /** Ask for a BOOKMARK at least this often when nothing else is sent. */
+  bookmarkSeconds?: number;
+}
 
-/** A `podsapi.v1.PodQuery` client. */
-export class PodQueryClient implements Disposable {
-  #channel: GrpcChannel;
-  #options: PodQueryClientOptions;
+const EVENT_NAMES: ReadonlyMap<number, QueryEventName> = new Map([
+  [QUERY_EVENT_TYPE.ADDED, "ADDED"],
+  [QUERY_EVENT_TYPE.MODIFIED, "MODIFIED"],
+  [QUERY_EVENT_TYPE.DELETED, "DELETED"],
+  [QUERY_EVENT_TYPE.INITIAL_SYNC_COMPLETE, "INITIAL_SYNC_COMPLETE"],
+  [QUERY_EVENT_TYPE.BOOKMARK, "BOOKMARK"],
+]);
+
+const SERVICE = "/podsapi.v1.PodQuery";
+
+/**
+ * `podsapi.v1.PodQuery` on a {@linkcode PodsClient}'s connection (same
+ * socket, retries and connection diagnosis).
+ *
+ * @example Look a pod up by its IP
+ * ```ts
+ * import { PodQueryClient, PodsClient } from "./mod.ts";
+ * using client = new PodsClient();
+ * const query = new PodQueryClient(client);
+ * const { pod } = await query.get({ kind: "podIp", ip: "10.244.1.7" });
+ * console.log(pod.metadata.namespace, pod.metadata.name);
+ * ```
+ */
+export class PodQueryClient {
+  readonly #client: PodsClient;
+  readonly #fields: readonly string[];
 
   /**
-   * @param socketPath The daemon's socket.
-   * @param options Field mask and deadline.
+   * Uses `client`'s connection.
+   *
+   * @param client The connection.
+   * @param options Default field mask.
    */
-  constructor(socketPath: string, options: PodQueryClientOptions = {}) {
-    this.#channel = new GrpcChannel({ transport: "unix", path: socketPath }, {
-      maxReceiveMessageBytes: 256 * 1024 * 1024,
-      userAgent: "pods-api-cli",
-    });
-    this.#options = options;
+  constructor(client: PodsClient, options: { fields?: readonly string[] } = {}) {
+    this.#client = client;
+    this.#fields = options.fields ?? client.fields;
   }
 
-  #mask(): { mask?: readonly string[] } {
-    return this.#options.fields?.length ? { mask: this.#options.fields } : {};
+  #mask(options: QueryCallOptions): { mask?: readonly string[] } {
+    const fields = options.fields ?? this.#fields;
+    return fields.length > 0 ? { mask: fields } : {};
   }
 
-  #unary(method: string, request: Uint8Array): Promise<Uint8Array> {
-    return this.#channel.unary(`/podsapi.v1.PodQuery/${method}`, request, {
-      timeoutMs: this.#options.timeoutMs ?? 10_000,
-    });
+  /** The mask goes in the request here, never in metadata as well. */
+  #call(options: QueryCallOptions): { fields: readonly string[]; signal?: AbortSignal } {
+    return options.signal === undefined ? { fields: [] } : { fields: [], signal: options.signal };
   }
 
   /**
+   * The selected pods (`List`).
+   *
    * @param selector Namespace, label and field selectors.
-   * @returns The selected pods and the token to watch from.
+   * @param options Mask and cancellation.
+   * @returns The pods and the token to watch from.
+   * @throws {GrpcError} UNIMPLEMENTED without PodQuery; INVALID_ARGUMENT for a bad selector.
    */
   async list(
-    selector: Partial<SelectorMessage>,
+    selector: PodSelection = {},
+    options: QueryCallOptions = {},
   ): Promise<{ pods: PodObject[]; resumeToken: string }> {
     const res = decodeListResponse(
-      await this.#unary("List", encodeListRequest({ selector, ...this.#mask() })),
+      await this.#client.unary(
+        `${SERVICE}/List`,
+        encodeListRequest({ selector, ...this.#mask(options) }),
+        this.#call(options),
+      ),
     );
     return { pods: res.pods.map(decodePod), resumeToken: res.resumeToken };
   }
 
   /**
-   * @param key UID, namespace/name, container ID or pod IP.
-   * @param includeDeleted Also find pods deleted within the tombstone TTL.
-   * @returns The pod and whether it is a tombstone.
+   * One pod by UID, namespace and name, container ID or IP (`Get`).
+   *
+   * @param key The lookup.
+   * @param options Mask, cancellation, and whether tombstones count.
+   * @returns The pod, whether it is a tombstone, and a resume token.
+   * @throws {GrpcError} NOT_FOUND; INVALID_ARGUMENT for an ambiguous prefix; UNIMPLEMENTED.
    */
   async get(
-    key: GetKeyMessage,
-    includeDeleted = false,
-  ): Promise<{ pod: PodObject; deleted: boolean }> {
+    key: PodKey,
+    options: QueryCallOptions & { includeDeleted?: boolean } = {},
+  ): Promise<{ pod: PodObject; deleted: boolean; resumeToken: string }> {
     const res = decodeQueryGetResponse(
-      await this.#unary("Get", encodeGetRequest({ key, includeDeleted, ...this.#mask() })),
+      await this.#client.unary(
+        `${SERVICE}/Get`,
+        encodeGetRequest({
+          key,
+          includeDeleted: options.includeDeleted ?? false,
+          ...this.#mask(options),
+        }),
+        this.#call(options),
+      ),
     );
-    return { pod: decodePod(res.pod), deleted: res.deleted };
+    return { pod: decodePod(res.pod), deleted: res.deleted, resumeToken: res.resumeToken };
   }
 
   /**
-   * Streams watch events until the signal aborts or the server ends the stream.
+   * `Watch`: from a token, exactly the changes after it; without one, the
+   * selected pods, INITIAL_SYNC_COMPLETE, then changes. Ends quietly when
+   * `options.signal` aborts.
    *
-   * @param request Selector, resume token and bookmark period.
-   * @param signal Cancels the watch.
+   * @param options Selector, token, bookmarks, mask and cancellation.
    * @returns The events.
+   * @throws {GrpcError} OUT_OF_RANGE for a token too old or of another daemon; UNIMPLEMENTED.
    */
-  async *watch(
-    request: { selector: Partial<SelectorMessage>; resumeToken?: string; bookmarkSeconds?: number },
-    signal: AbortSignal,
-  ): AsyncGenerator<QueryWatchEvent> {
-    const call = this.#channel.serverStream(
-      "/podsapi.v1.PodQuery/Watch",
-      encodeWatchRequest({ ...request, ...this.#mask() }),
-      { signal },
-    );
-    try {
-      for await (const message of call) {
-        const event = decodeWatchEvent(message);
-        const type = EVENT_NAMES.get(event.type);
-        if (type === undefined) throw new TypeError(`Unknown watch event type ${event.type}`);
-        const out: QueryWatchEvent = { type };
-        if (event.pod !== undefined && event.pod.byteLength > 0) out.pod = decodePod(event.pod);
-        if (event.resumeToken !== "") out.resumeToken = event.resumeToken;
-        yield out;
+  async *watch(options: QueryWatchOptions = {}): AsyncGenerator<QueryWatchEvent> {
+    const request = encodeWatchRequest({
+      selector: options.selector ?? {},
+      resumeToken: options.resumeToken ?? "",
+      bookmarkSeconds: options.bookmarkSeconds ?? 0,
+      ...this.#mask(options),
+    });
+    for await (
+      const message of this.#client.serverStream(`${SERVICE}/Watch`, this.#call(options), request)
+    ) {
+      const event = decodeWatchEvent(message);
+      const type = EVENT_NAMES.get(event.type);
+      if (type === undefined) {
+        throw new GrpcError(STATUS.INTERNAL, `Unknown watch event type ${event.type}`);
       }
-    } catch (err) {
-      if (signal.aborted) return;
-      throw err;
-    } finally {
-      call.cancel();
+      yield event.pod !== undefined && event.pod.byteLength > 0
+        ? { type, pod: decodePod(event.pod), resumeToken: event.resumeToken }
+        : { type, resumeToken: event.resumeToken };
     }
-  }
-
-  /** Closes the connection. */
-  [Symbol.dispose](): void {
-    this.#channel.close();
   }
 }

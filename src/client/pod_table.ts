@@ -1,130 +1,219 @@
 /**
- * Pods as `kubectl get pods -o wide` shows them: NAMESPACE, NAME, READY,
- * STATUS, RESTARTS, AGE, IP, NODE.
+ * Pods as `kubectl get pods` prints them: its columns (NAME, READY, STATUS,
+ * RESTARTS, AGE; `-o wide` adds IP, NODE, NOMINATED NODE, READINESS GATES),
+ * its STATUS and RESTARTS rules and age format (the HTTP API's `printPod`,
+ * shared, so both surfaces print a pod alike), and its tab-writer layout. A
+ * column whose fields a field mask removed prints `-`: a missing field is
+ * unknown, not zero.
  *
  * @module
  */
 
-import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
+import { humanDuration, printPod } from "../kubeapi/mod.ts";
+import { isJsonObject } from "../model/json.ts";
 import type { PodObject } from "../model/pod.ts";
 
-/** Column headers of the table. */
-export const POD_TABLE_HEADER = [
-  "NAMESPACE",
-  "NAME",
-  "READY",
-  "STATUS",
-  "RESTARTS",
-  "AGE",
-  "IP",
-  "NODE",
-];
-
-function objects(value: JsonValue | undefined): JsonObject[] {
-  return Array.isArray(value) ? value.filter(isJsonObject) : [];
-}
-
-function obj(value: JsonValue | undefined): JsonObject {
-  return isJsonObject(value) ? value : {};
-}
-
-function text(value: JsonValue | undefined): string {
-  return typeof value === "string" ? value : "";
-}
-
 /**
- * Formats an age as kubectl does (`45s`, `3m12s`, `5h`, `2d`).
+ * Formats a duration as kubectl's AGE column does (apimachinery's `HumanDuration`).
+ *
+ * @example Usage
+ * ```ts
+ * import { formatAge } from "./pod_table.ts";
+ * formatAge(45_000); // "45s"
+ * formatAge(3 * 3600_000 + 5 * 60_000); // "3h5m"
+ * ```
  *
  * @param ms Elapsed milliseconds.
  * @returns The short form.
  */
 export function formatAge(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 120) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 10) return `${m}m${s % 60 ? `${s % 60}s` : ""}`;
-  if (m < 180) return `${m}m`;
-  const h = Math.floor(m / 60);
-  if (h < 48) return `${h}h`;
-  return `${Math.floor(h / 24)}d`;
+  return humanDuration(ms);
+}
+
+/** printPod's cells: NAME, READY, STATUS, RESTARTS, AGE, IP, NODE, NOMINATED NODE, READINESS GATES. */
+const CELL = {
+  name: 0,
+  ready: 1,
+  status: 2,
+  restarts: 3,
+  age: 4,
+  ip: 5,
+  node: 6,
+  nominated: 7,
+  gates: 8,
+} as const;
+
+/**
+ * The STATUS column, by kubectl's rules (`Init:1/2`, `CrashLoopBackOff`,
+ * `Completed`, `Terminating`...): the HTTP API's printer, shared.
+ *
+ * @param pod A pod.
+ * @returns The status text.
+ */
+export function podStatusText(pod: PodObject): string {
+  return printPod(pod, 0).cells[CELL.status]!;
+}
+
+/** A table column: header, the mask paths it reads, and how to print it. */
+export interface PodColumn {
+  readonly header: string;
+  /** Paths the cell is made of; with a mask that lacks one, the cell is `-`. */
+  readonly needs: readonly string[];
+  /**
+   * The cell.
+   *
+   * @param pod The pod.
+   * @param printed kubectl's cells of the pod (`printPod`).
+   */
+  cell(pod: PodObject, printed: readonly string[]): string;
+}
+
+const NAMESPACE_COLUMN: PodColumn = {
+  header: "NAMESPACE",
+  needs: [],
+  cell: (pod) => pod.metadata.namespace,
+};
+
+function printed(header: string, needs: readonly string[], index: number): PodColumn {
+  return { header, needs, cell: (_pod, cells) => cells[index] || "-" };
+}
+
+const BASE_COLUMNS: readonly PodColumn[] = [
+  printed("NAME", [], CELL.name),
+  printed(
+    "READY",
+    ["spec.containers", "status.containerStatuses.ready", "status.containerStatuses.state"],
+    CELL.ready,
+  ),
+  printed("STATUS", ["status.phase"], CELL.status),
+  printed("RESTARTS", ["status.containerStatuses.restartCount"], CELL.restarts),
+  printed("AGE", ["metadata.creationTimestamp"], CELL.age),
+];
+
+const WIDE_COLUMNS: readonly PodColumn[] = [
+  printed("IP", ["status.podIPs"], CELL.ip),
+  printed("NODE", ["spec.nodeName"], CELL.node),
+  printed("NOMINATED NODE", ["status.nominatedNodeName"], CELL.nominated),
+  printed("READINESS GATES", ["spec.readinessGates", "status.conditions"], CELL.gates),
+];
+
+/** Options of {@linkcode podColumns}. */
+export interface PodColumnOptions {
+  /** Print the NAMESPACE column first (all namespaces). */
+  namespace?: boolean;
+  /** `-o wide`. */
+  wide?: boolean;
+  /** `--show-labels`. */
+  showLabels?: boolean;
+  /** `-L key`: one column per label key. */
+  labelColumns?: readonly string[];
+}
+
+function labelMap(pod: PodObject): Record<string, string> {
+  return isJsonObject(pod.metadata.labels) ? pod.metadata.labels as Record<string, string> : {};
 }
 
 /**
- * The STATUS column: the phase, or the reason a container is waiting or
- * terminated, or `Terminating` (kubectl's rules, simplified).
+ * The columns of a pod table.
  *
- * @param pod A pod.
- * @returns The status word.
+ * @param options Namespace, wide, labels.
+ * @returns The columns, in order.
  */
-export function podStatusWord(pod: PodObject): string {
-  const status = obj(pod.status);
-  let word = text(status.reason) || text(status.phase) || "Unknown";
-  for (const cs of objects(status.initContainerStatuses)) {
-    const state = obj(cs.state);
-    const terminated = obj(state.terminated);
-    if (isJsonObject(state.terminated) && terminated.exitCode === 0) continue;
-    if (isJsonObject(state.terminated)) word = `Init:${text(terminated.reason) || "Error"}`;
-    else if (
-      text(obj(state.waiting).reason) && text(obj(state.waiting).reason) !== "PodInitializing"
-    ) {
-      word = `Init:${text(obj(state.waiting).reason)}`;
-    } else continue;
-    return word;
-  }
-  for (const cs of objects(status.containerStatuses)) {
-    const state = obj(cs.state);
-    const waiting = text(obj(state.waiting).reason);
-    const terminated = obj(state.terminated);
-    if (waiting) word = waiting;
-    else if (isJsonObject(state.terminated)) {
-      word = text(terminated.reason) || `ExitCode:${terminated.exitCode}`;
-    }
-  }
-  if (pod.metadata.deletionTimestamp) word = "Terminating";
-  return word;
-}
-
-/**
- * One table row for a pod.
- *
- * @param pod A pod.
- * @param now Current time, ms since the epoch.
- * @returns The cells, in {@linkcode POD_TABLE_HEADER} order.
- */
-export function podRow(pod: PodObject, now: number): string[] {
-  const status = obj(pod.status);
-  const statuses = objects(status.containerStatuses);
-  const total = objects(obj(pod.spec).containers).length || statuses.length;
-  const ready = statuses.filter((cs) => cs.ready === true).length;
-  const restarts = statuses.reduce(
-    (n, cs) => n + (typeof cs.restartCount === "number" ? cs.restartCount : 0),
-    0,
-  );
-  const created = Date.parse(pod.metadata.creationTimestamp ?? "");
-  return [
-    pod.metadata.namespace,
-    pod.metadata.name,
-    `${ready}/${total}`,
-    podStatusWord(pod),
-    String(restarts),
-    Number.isNaN(created) ? "<unknown>" : formatAge(now - created),
-    text(status.podIP) || "<none>",
-    text(obj(pod.spec).nodeName) || "<none>",
+export function podColumns(options: PodColumnOptions = {}): PodColumn[] {
+  const columns = [
+    ...(options.namespace ? [NAMESPACE_COLUMN] : []),
+    ...BASE_COLUMNS,
+    ...(options.wide ? WIDE_COLUMNS : []),
   ];
+  for (const key of options.labelColumns ?? []) {
+    columns.push({
+      header: (key.split("/").pop() ?? key).toUpperCase(),
+      needs: ["metadata.labels"],
+      cell: (pod) => labelMap(pod)[key] ?? "",
+    });
+  }
+  if (options.showLabels) {
+    columns.push({
+      header: "LABELS",
+      needs: ["metadata.labels"],
+      cell: (pod) => {
+        const labels = Object.entries(labelMap(pod)).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
+        return labels.length === 0 ? "<none>" : labels.map(([k, v]) => `${k}=${v}`).join(",");
+      },
+    });
+  }
+  return columns;
 }
 
 /**
- * Lays rows out in aligned columns.
+ * Whether a field mask keeps `path`: no mask keeps everything, and a mask
+ * path keeps everything under it (`status` keeps `status.phase`).
+ *
+ * @param mask The mask paths; empty: no mask.
+ * @param path A dotted path.
+ * @returns `true` when the pod still carries `path`.
+ */
+export function maskKeeps(mask: readonly string[], path: string): boolean {
+  if (mask.length === 0) return true;
+  return mask.some((p) => path === p || path.startsWith(p + ".") || p.startsWith(path + "."));
+}
+
+/**
+ * One row of cells for a pod; a cell whose fields the mask removed is `-`.
+ *
+ * @param pod A pod.
+ * @param columns The columns.
+ * @param now Current time, ms since the epoch.
+ * @param mask The field mask the pod came through; empty: none.
+ * @returns The cells.
+ */
+export function podRow(
+  pod: PodObject,
+  columns: readonly PodColumn[],
+  now: number,
+  mask: readonly string[] = [],
+): string[] {
+  const cells = printPod(pod, now).cells;
+  return columns.map((c) =>
+    c.needs.every((path) => maskKeepsLeaf(mask, path)) ? c.cell(pod, cells) : "-"
+  );
+}
+
+/** A cell needs its whole path kept: a mask only below it (`status.phase` for `status`) is not enough. */
+function maskKeepsLeaf(mask: readonly string[], path: string): boolean {
+  if (mask.length === 0) return true;
+  if (path === "spec.containers") return maskKeeps(mask, path);
+  if (path === "status.podIPs") {
+    return mask.some((p) =>
+      ["status", "status.podIPs", "status.podIP"].includes(p) || p.startsWith("status.podIPs.")
+    );
+  }
+  return mask.some((p) => path === p || path.startsWith(p + "."));
+}
+
+/**
+ * Lays rows out as kubectl's tab writer does: each column as wide as its
+ * widest cell plus three spaces, the last one unpadded.
  *
  * @param rows Rows, the header first.
  * @returns The lines.
  */
-export function alignColumns(rows: readonly string[][]): string[] {
+export function alignColumns(rows: readonly (readonly string[])[]): string[] {
   const widths: number[] = [];
   for (const row of rows) {
     row.forEach((cell, i) => widths[i] = Math.max(widths[i] ?? 0, cell.length));
   }
-  return rows.map((row) =>
-    row.map((cell, i) => i === row.length - 1 ? cell : cell.padEnd(widths[i]! + 3)).join("")
-  );
+  return rows.map((row) => padRow(row, widths));
+}
+
+/**
+ * Pads one row to given column widths.
+ *
+ * @param row The cells.
+ * @param widths Each column's width (without the three-space gap).
+ * @returns The line.
+ */
+export function padRow(row: readonly string[], widths: readonly number[]): string {
+  return row.map((cell, i) => i === row.length - 1 ? cell : cell.padEnd((widths[i] ?? 0) + 3))
+    .join("").trimEnd();
 }

@@ -24,23 +24,29 @@ Deno.test("the CLI finds pods by namespace/name, container ID and selectors", as
   assert.equal(await h.daemon.relistOnce(), true);
   const run = async (command: "list" | "get" | "watch", args: string[]) => {
     const out: string[] = [];
+    const err: string[] = [];
     const code = await runClientCommand(command, [...args, "--socket", h.socket, "-o", "json"], {
       out: (t) => out.push(t),
-      err: () => {},
+      err: (t) => err.push(t),
       now: () => 0,
       signal: new AbortController().signal,
+      env: () => undefined,
     });
-    assert.equal(code, 0);
-    return JSON.parse(out.join("\n"));
+    return { code, out: out.join("\n"), err: err.join("\n") };
   };
-  assert.equal((await run("get", ["payments/web"])).metadata.uid, "u-web");
-  assert.equal((await run("get", ["--container-id", ID.slice(0, 12)])).metadata.name, "web");
-  assert.equal((await run("get", ["u-db"])).metadata.name, "db", "a UID still uses GetPod");
-  const listed = await run("list", ["-n", "payments", "-l", "app=web"]);
-  assert.deepEqual([listed.metadata?.name ?? listed.items?.[0].metadata.name], ["web"]);
-  await assert.rejects(
-    run("list", ["-l", "app in (x"]),
-    (err: { details?: string; message?: string }) =>
-      /label selector/.test(err.details ?? err.message ?? ""),
-  );
+  const json = async (command: "list" | "get", args: string[]) => {
+    const r = await run(command, args);
+    assert.equal(r.code, 0, r.err);
+    return JSON.parse(r.out);
+  };
+  assert.equal((await json("get", ["payments/web"])).metadata.uid, "u-web");
+  assert.equal((await json("get", ["--container-id", ID.slice(0, 12)])).metadata.name, "web");
+  assert.equal((await json("get", ["u-db"])).metadata.name, "db", "a UID still uses GetPod");
+  const listed = await json("list", ["-n", "payments", "-l", "app=web"]);
+  assert.deepEqual(listed.items.map((p: { metadata: { name: string } }) => p.metadata.name), [
+    "web",
+  ]);
+  const bad = await run("list", ["-l", "app in (x"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /^pods-api list: .*label selector/);
 });

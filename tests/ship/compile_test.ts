@@ -46,7 +46,8 @@ Deno.test("daemonPermissionFlags() scopes everything but the network and never a
     assert.ok(flagValues(flags, name).length > 0, `${name} is scoped`);
   }
   assert.deepEqual(flagValues(flags, "--allow-sys"), ["hostname", "uid", "networkInterfaces"]);
-  assert.deepEqual(flagValues(flags, "--allow-write"), [DEFAULT_SOCKET_DIR, ...CRI_SOCKETS]);
+  // `/` last, for the client commands; `serve` gives it back (src/daemon_permissions.ts).
+  assert.deepEqual(flagValues(flags, "--allow-write"), [DEFAULT_SOCKET_DIR, ...CRI_SOCKETS, "/"]);
 });
 
 Deno.test("daemonPermissionFlags() covers every default path of the daemon", () => {

@@ -209,7 +209,11 @@ Deno.test("PodInformer resumes from its token across cut connections and relists
   assertStory(seen, final);
   // Phase 1 spans three cut connections: not one change missed.
   assert.ok(assertInOrder(versionsOf(seen, 1), ref1.versions, true, "phase 1") > 30);
-  assert.ok(assertInOrder(versionsOf(seen, 2), ref2.versions, true, "phase 2") > 5);
+  // Phase 2 starts from a relist after the restart and reads through the
+  // proxy, behind the direct reference watch: on a loaded machine its queue
+  // may merge a pod's pending changes into the newest (SPEC §6.5), so here
+  // the changes must come in order and none be made up, not every one of them.
+  assert.ok(assertInOrder(versionsOf(seen, 2), ref2.versions, false, "phase 2") > 5);
   assert.equal(informer.stats.relists, 2);
   assert.ok(informer.stats.resumes >= 3);
   assert.ok(retries.length >= 2, `retries: ${retries.length}`);

@@ -38,6 +38,12 @@ interface PeerProgram {
    * retries or sees UNAVAILABLE).
    */
   readonly shutdownStatus?: readonly [StatusCode, string];
+  /**
+   * Whether the peer's own process may be killed for hanging in its stop:
+   * grpcio's server.stop() can stall on a loaded machine, which says nothing
+   * about our client (its calls are checked on their own).
+   */
+  readonly stopMayHang?: boolean;
 }
 
 async function startPeer(program: PeerProgram, socket: string): Promise<Peer> {
@@ -288,7 +294,9 @@ async function talkToPeer(t: Deno.TestContext, program: PeerProgram, label: stri
           STATUS.UNAVAILABLE,
         );
         const exit = await guard(exited, `${label}'s stop`);
-        assert.equal(exit.code, 0, `stdout: ${exit.stdout}\nstderr: ${exit.stderr}`);
+        if (!program.stopMayHang || exit.code !== 137) {
+          assert.equal(exit.code, 0, `stdout: ${exit.stdout}\nstderr: ${exit.stderr}`);
+        }
         peer = await startPeer(program, socket);
         assert.equal(UTF8.decode(await channel.unary("/t.T/Echo", TEXT.encode("z"))), "z");
       },
@@ -328,6 +336,7 @@ Deno.test({
         cmd: "/usr/bin/python3",
         args: (socket) => [script, socket, "0.5"],
         shutdownStatus: [STATUS.CANCELLED, "CANCELLED"],
+        stopMayHang: true,
       },
       "grpcio",
     );

@@ -327,14 +327,16 @@ class ClientCall {
   }
 
   #trailers(fields: readonly HeaderField[]): void {
-    const code = parseStatusCode(headerValue(fields, "grpc-status"));
+    const raw = headerValue(fields, "grpc-status");
     const message = decodeGrpcMessage(headerValue(fields, "grpc-message") ?? "");
-    if (code === undefined) {
+    if (raw === undefined) {
       return this.#fail(
         new GrpcError(STATUS.INTERNAL, "The server ended the call without grpc-status"),
         false,
       );
     }
+    // A code this side does not know is UNKNOWN, as gRPC says; the message stays.
+    const code = parseStatusCode(raw) ?? STATUS.UNKNOWN;
     if (this.#reader.partial && code === STATUS.OK) {
       return this.#fail(
         new GrpcError(STATUS.INTERNAL, "The server ended the call inside a message"),

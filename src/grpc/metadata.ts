@@ -34,8 +34,10 @@ export function parseTimeout(value: string): number | undefined {
  *
  * @param ms Milliseconds (at least 0).
  * @returns e.g. `1500m`, `120S`.
+ * @throws {RangeError} For NaN.
  */
 export function formatTimeout(ms: number): string {
+  if (Number.isNaN(ms)) throw new RangeError(`Cannot send a timeout of "${ms}" ms`);
   const whole = Math.max(0, Math.ceil(ms));
   if (whole < 100_000_000) return `${whole}m`;
   const seconds = Math.ceil(whole / 1000);

@@ -209,3 +209,7 @@ Deno.test("metadataFields() refuses reserved and pseudo-header names", async (t)
     });
   }
 });
+
+Deno.test("formatTimeout() refuses NaN instead of sending a malformed grpc-timeout", () => {
+  assert.throws(() => formatTimeout(NaN), RangeError);
+});

@@ -753,3 +753,16 @@ Deno.test("GrpcChannel.close() closes every connection it opened, not only the l
     assert.ok(result instanceof GrpcError && result.code === STATUS.UNAVAILABLE, String(result));
   }
 });
+
+Deno.test("GrpcChannel reports a grpc-status it does not know as UNKNOWN, keeping the message", async () => {
+  await using h = await startHarness({
+    "/t.T/Future": unary(() => {
+      throw new GrpcError(17 as StatusCode, "a code from a newer gRPC");
+    }),
+  });
+  await rejectsWith(
+    h.channel().unary("/t.T/Future", new Uint8Array()),
+    STATUS.UNKNOWN,
+    "a code from a newer gRPC",
+  );
+});

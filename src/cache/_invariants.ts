@@ -8,6 +8,7 @@
 
 import { isJsonObject } from "../model/json.ts";
 import { POD_PHASE, type PodObject } from "../model/pod.ts";
+import { isTerminalPhase } from "../status/mod.ts";
 
 /** Which invariant a correction restored (the `kind` label of `invariantCorrections`). */
 export type InvariantKind =
@@ -32,10 +33,6 @@ export interface PodHistory {
 export interface EnforceOptions {
   /** Called once per correction made. */
   onCorrection(kind: InvariantKind): void;
-}
-
-function isTerminal(phase: string | undefined): boolean {
-  return phase === POD_PHASE.succeeded || phase === POD_PHASE.failed;
 }
 
 function phaseOf(pod: Readonly<PodObject>): string | undefined {
@@ -77,7 +74,7 @@ export function enforceInvariants(
   const prevPhase = phaseOf(history.pod);
   // The stored pod is already corrected, so its phase is set; a pod once
   // Running is stored as Running, Unknown or terminal, never Pending.
-  if (prevPhase !== undefined && isTerminal(prevPhase) && phase !== prevPhase) {
+  if (prevPhase !== undefined && isTerminalPhase(prevPhase) && phase !== prevPhase) {
     pod = withPhase(pod, prevPhase);
     options.onCorrection("phase_terminal");
   } else if (prevPhase !== undefined && phase === POD_PHASE.pending && history.everRunning) {

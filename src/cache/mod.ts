@@ -6,5 +6,5 @@
  */
 
 export type { CachedPod, PodEncoder, PodEvent, PodEventType, PodStore } from "./types.ts";
-export { formatTime, PodCache, type PodCacheOptions } from "./pod_cache.ts";
+export { PodCache, type PodCacheOptions } from "./pod_cache.ts";
 export { compareUids, diffPods, type PodDiff, type StoredInput } from "./diff.ts";

@@ -13,6 +13,8 @@ import type { Metrics } from "../metrics/metrics.ts";
 import { compareUids, diffPods } from "./diff.ts";
 import type { CachedPod, PodEncoder, PodEvent, PodEventType, PodStore } from "./types.ts";
 import { enforceInvariants, everRunning, type InvariantKind } from "./_invariants.ts";
+import { bytesEqual } from "../bytes_equal.ts";
+import { rfc3339 } from "../model/rfc3339.ts";
 
 /** Options of {@linkcode PodCache}. */
 export interface PodCacheOptions {
@@ -46,22 +48,6 @@ function countContainers(pod: Readonly<PodObject>): number {
     if (Array.isArray(list)) count += list.length;
   }
   return count;
-}
-
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-/**
- * Formats a time as RFC 3339 with second precision, as `metav1.Time` does.
- *
- * @param ms Milliseconds since the Unix epoch.
- * @returns For example `2026-01-02T03:04:05Z`.
- */
-export function formatTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
 }
 
 /**
@@ -208,7 +194,7 @@ export class PodCache implements PodStore {
     let pod = prev.pod;
     let bytes = prev.bytes;
     if (typeof pod.metadata.deletionTimestamp !== "string") {
-      const deletionTimestamp = formatTime(this.#clock.now());
+      const deletionTimestamp = rfc3339(this.#clock.now());
       pod = { ...pod, metadata: { ...pod.metadata, deletionTimestamp } };
       bytes = this.#encode(pod);
     }

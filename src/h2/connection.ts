@@ -40,6 +40,7 @@ import { type HeaderField, HpackEncoder } from "./hpack.ts";
 import { applySettings, INITIAL_SETTINGS, SETTING, type Settings } from "./settings.ts";
 import { FrameWriter } from "./frame_writer.ts";
 import { Http2Stream, type StreamHost } from "./stream.ts";
+import { bytesEqual } from "../bytes_equal.ts";
 
 /** Which end of the connection this is. */
 export type ConnectionRole = "server" | "client";
@@ -704,7 +705,7 @@ export class Http2Connection implements StreamHost {
     if (h.streamId !== 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "PING on a stream");
     if (h.length !== 8) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "PING is not 8 bytes");
     if (h.flags & FLAG.ACK) {
-      if (equalBytes(payload, SHUTDOWN_PING)) this.#finalGoaway();
+      if (bytesEqual(payload, SHUTDOWN_PING)) this.#finalGoaway();
       this.#pingSentAt = undefined;
       return;
     }
@@ -941,10 +942,4 @@ export class Http2Connection implements StreamHost {
     }
     if (!this.#closed) this.#timer = setTimeout(() => this.#tick(every), every);
   }
-}
-
-function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.byteLength !== b.byteLength) return false;
-  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

@@ -10,6 +10,7 @@
 
 import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import type { PodObject } from "../model/pod.ts";
+import { isTerminalPhase } from "../status/mod.ts";
 
 /** A `meta.k8s.io/v1` `TableColumnDefinition`. */
 export interface TableColumn {
@@ -241,7 +242,7 @@ export function printPod(pod: Readonly<PodObject>, now: number): PodRow {
     str(status.nominatedNodeName) || "<none>",
     gates,
   ];
-  if (phase === "Succeeded" || phase === "Failed") {
+  if (isTerminalPhase(phase)) {
     const message = phase === "Succeeded"
       ? "The pod has completed successfully."
       : "The pod failed.";

@@ -4,7 +4,7 @@
  * spec and metadata come from the richest source that has the pod (kubelet
  * `/pods`, then a static manifest, then the fake source, then CRI), status is
  * rebuilt from the runtime when the runtime has the pod (see
- * `_status_overlay.ts`), and otherwise is the source's own.
+ * `overlayStatus()` in `src/status/`), and otherwise is the source's own.
  *
  * @module
  */
@@ -13,7 +13,7 @@ import type { JsonObject } from "../model/json.ts";
 import { isJsonObject } from "../model/json.ts";
 import type { PodObject, PodSnapshot, PodUid } from "../model/pod.ts";
 import type { PodSourceKind } from "../sources/mod.ts";
-import { overlayStatus } from "./_status_overlay.ts";
+import { isTerminalPhase, overlayStatus } from "../status/mod.ts";
 
 /** Annotations the kubelet's config sources put on the pods they read. */
 export const CONFIG_ANNOTATION = {
@@ -212,8 +212,6 @@ export class PodMerger {
   }
 }
 
-const TERMINAL: ReadonlySet<unknown> = new Set(["Succeeded", "Failed"]);
-
 function phaseOf(pod: Readonly<PodObject> | undefined): unknown {
   return isJsonObject(pod?.status) ? pod.status.phase : undefined;
 }
@@ -225,8 +223,8 @@ function mergeOne(uid: PodUid, inputs: Inputs, previous: PodSnapshot | undefined
   // The runtime removed a finished pod before the source (polled less often)
   // caught up: its older status would undo the terminal phase already served.
   if (
-    runtime === undefined && TERMINAL.has(phaseOf(previous?.pod)) &&
-    !TERMINAL.has(phaseOf(base.pod))
+    runtime === undefined && isTerminalPhase(phaseOf(previous?.pod)) &&
+    !isTerminalPhase(phaseOf(base.pod))
   ) {
     return {
       uid,

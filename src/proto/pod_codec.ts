@@ -18,11 +18,15 @@
  */
 
 import protobuf from "protobufjs";
-import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
-import type { PodObject } from "../model/pod.ts";
 import {
   canonicalJson,
   compareUtf8,
+  isJsonObject,
+  type JsonObject,
+  type JsonValue,
+} from "../model/json.ts";
+import type { PodObject } from "../model/pod.ts";
+import {
   formatRfc3339,
   isInt32,
   isInt64,

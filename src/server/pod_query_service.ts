@@ -34,6 +34,7 @@ import type { CallContext, WatchSink } from "./call_context.ts";
 import { MESSAGES, RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
 import { FIELD_MASK_BIN_KEY, FIELD_MASK_KEY, requestMask } from "./request_mask.ts";
+import { bytesEqual } from "../bytes_equal.ts";
 
 /** What the PodQuery handlers read. */
 export interface PodQueryServiceOptions {
@@ -396,11 +397,4 @@ function describe(key: LookupKey): string {
     case "podIp":
       return `IP ${quote(key.ip)}`;
   }
-}
-
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a === b) return true;
-  if (a.byteLength !== b.byteLength) return false;
-  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

@@ -22,6 +22,7 @@ import type { CallContext, WatchSink } from "./call_context.ts";
 import { MESSAGES, RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
 import { requestMask } from "./request_mask.ts";
+import { bytesEqual } from "../bytes_equal.ts";
 
 /** What the handlers read. */
 export interface PodsServiceOptions {
@@ -223,11 +224,4 @@ function checkUid(uid: string): void {
 function quote(value: string): string {
   const shown = value.length > 64 ? value.slice(0, 64) + "..." : value;
   return JSON.stringify(shown);
-}
-
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a === b) return true;
-  if (a.byteLength !== b.byteLength) return false;
-  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

@@ -10,7 +10,7 @@
 import type { JsonObject } from "../model/json.ts";
 import type { PodMetadata } from "../model/pod.ts";
 import type { ContainerTemplate, WorkloadTemplate } from "./_workloads.ts";
-import { rfc3339, rfc3339Nano } from "./_time.ts";
+import { rfc3339, rfc3339Nano } from "../model/rfc3339.ts";
 
 /** A workload placed in a namespace of this node's cluster. */
 export interface Workload {
@@ -249,31 +249,4 @@ export function renderMetadata(
     meta.ownerReferences = [owner];
   }
   return meta;
-}
-
-/**
- * The pod's QoS class, by the rules of `v1.PodQOSClass`.
- *
- * @param spec A pod spec in its JSON shape.
- * @returns `Guaranteed`, `Burstable` or `BestEffort`.
- */
-export function qosClassOf(spec: JsonObject): string {
-  const containers = [
-    ...((spec.initContainers ?? []) as JsonObject[]),
-    ...((spec.containers ?? []) as JsonObject[]),
-  ];
-  let any = false;
-  let guaranteed = true;
-  for (const c of containers) {
-    const res = (c.resources ?? {}) as JsonObject;
-    const requests = (res.requests ?? {}) as Record<string, string>;
-    const limits = (res.limits ?? {}) as Record<string, string>;
-    for (const r of ["cpu", "memory"]) {
-      if (requests[r] !== undefined || limits[r] !== undefined) any = true;
-      if (limits[r] === undefined) guaranteed = false;
-      else if (requests[r] !== undefined && requests[r] !== limits[r]) guaranteed = false;
-    }
-  }
-  if (!any) return "BestEffort";
-  return guaranteed ? "Guaranteed" : "Burstable";
 }

@@ -8,7 +8,8 @@
 
 import type { JsonObject } from "../model/json.ts";
 import { POD_PHASE, type PodPhase } from "../model/pod.ts";
-import { rfc3339 } from "./_time.ts";
+import { rfc3339 } from "../model/rfc3339.ts";
+import { anyRegularContainerStarted, isTerminalPhase, podPhaseOf } from "../status/mod.ts";
 
 /** What the runtime knows about a pod, besides its spec. */
 export interface PodRuntime {
@@ -42,60 +43,21 @@ function terminatedExit(state: JsonObject): number | undefined {
   return t === undefined ? undefined : (t.exitCode as number);
 }
 
-function hasLastTermination(status: JsonObject): boolean {
-  return (status.lastState as JsonObject | undefined)?.terminated !== undefined;
-}
-
 /**
- * The pod phase from its container statuses, by the kubelet's rules.
- *
- * @param restartPolicy `Always`, `OnFailure` or `Never`.
- * @param initStatuses Init container statuses.
- * @param statuses Container statuses.
- * @returns The phase.
+ * The pod phase from its container statuses, by the kubelet's `getPhase`
+ * (the simulated workloads have no sidecars).
  */
-export function phaseOf(
+function phaseOf(
   restartPolicy: string,
   initStatuses: readonly JsonObject[],
   statuses: readonly JsonObject[],
 ): PodPhase {
-  let pendingInit = 0;
-  let failedInit = 0;
-  for (const s of initStatuses) {
-    const state = stateOf(s);
-    const exit = terminatedExit(state) ??
-      (state.waiting && hasLastTermination(s)
-        ? terminatedExit(s.lastState as JsonObject)
-        : undefined);
-    if (exit === undefined) pendingInit++;
-    else if (exit !== 0) failedInit++;
-  }
-  let running = 0;
-  let waiting = 0;
-  let stopped = 0;
-  let succeeded = 0;
-  for (const s of statuses) {
-    const state = stateOf(s);
-    if (state.running) running++;
-    else if (state.terminated) {
-      stopped++;
-      if (terminatedExit(state) === 0) succeeded++;
-    } else if (hasLastTermination(s)) stopped++;
-    else waiting++;
-  }
-  if (failedInit > 0 && restartPolicy === "Never") return POD_PHASE.failed;
-  if (pendingInit > 0 || waiting > 0) return POD_PHASE.pending;
-  if (running > 0) return POD_PHASE.running;
-  if (stopped > 0) {
-    if (restartPolicy === "Always") return POD_PHASE.running;
-    if (stopped === succeeded) return POD_PHASE.succeeded;
-    return restartPolicy === "OnFailure" ? POD_PHASE.running : POD_PHASE.failed;
-  }
-  return POD_PHASE.pending;
-}
-
-function isTerminal(phase: unknown): boolean {
-  return phase === POD_PHASE.succeeded || phase === POD_PHASE.failed;
+  const spec: JsonObject = {
+    restartPolicy,
+    initContainers: initStatuses.map((s) => ({ name: s.name ?? null })),
+    containers: statuses.map((s) => ({ name: s.name ?? null })),
+  };
+  return podPhaseOf({ spec, statuses: [...initStatuses, ...statuses] });
 }
 
 interface Condition {
@@ -119,13 +81,13 @@ function notReady(type: string, names: string[], phase: PodPhase): Condition {
 
 function conditionsOf(o: DeriveStatusOptions, phase: PodPhase): Condition[] {
   const { runtime } = o;
-  const terminal = isTerminal(phase);
+  const terminal = isTerminalPhase(phase);
   const incomplete = runtime.initStatuses
     .filter((s) => terminatedExit(stateOf(s)) !== 0)
     .map((s) => s.name as string);
-  const anyStarted = runtime.statuses.some((s) =>
-    stateOf(s).running !== undefined || stateOf(s).terminated !== undefined ||
-    hasLastTermination(s)
+  const anyStarted = anyRegularContainerStarted(
+    { containers: runtime.statuses.map((s) => ({ name: s.name ?? null })) },
+    runtime.statuses,
   );
   let initialized: Condition;
   if (phase === POD_PHASE.succeeded) {
@@ -196,7 +158,7 @@ export function deriveStatus(options: DeriveStatusOptions): JsonObject {
   const { runtime, prev } = options;
   let phase = phaseOf(options.restartPolicy, runtime.initStatuses, runtime.statuses);
   const prevPhase = prev?.phase;
-  if (isTerminal(prevPhase)) phase = prevPhase as PodPhase;
+  if (isTerminalPhase(prevPhase)) phase = prevPhase as PodPhase;
   else if (prevPhase === POD_PHASE.running && phase === POD_PHASE.pending) {
     phase = POD_PHASE.running;
   }

@@ -24,13 +24,13 @@ import { nameSuffix, templateHash } from "./_names.ts";
 import {
   type NodeIdentity,
   type PodIdentity,
-  qosClassOf,
   renderMetadata,
   renderSpec,
   type Workload,
 } from "./_pod_templates.ts";
 import { hashString, Prng, stableHex } from "./_prng.ts";
 import { deriveStatus, type PodRuntime } from "./_status.ts";
+import { qosClassOf } from "../status/mod.ts";
 import { WORKLOADS, type WorkloadTemplate } from "./_workloads.ts";
 
 /** The kinds of change {@linkcode SimulatedNode.advanceTo} applies. */

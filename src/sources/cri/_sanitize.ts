@@ -8,6 +8,8 @@
  * @module
  */
 
+import { rfc3339 } from "../../model/rfc3339.ts";
+
 /** Why an item (or part of one) from the runtime was skipped; a metric label value. */
 export type RejectReason =
   | "invalid_id"
@@ -106,8 +108,7 @@ export function criTime(ns: number, onReject: RejectHandler, what: string): stri
     onReject("invalid_timestamp", `${what} is ${ns} ns`);
     return undefined;
   }
-  const seconds = Math.floor(ns / 1e9);
-  return new Date(seconds * 1000).toISOString().slice(0, 19) + "Z";
+  return rfc3339(Math.floor(ns / 1e9) * 1000);
 }
 
 /**

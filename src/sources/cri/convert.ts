@@ -1,8 +1,8 @@
 /**
  * Pure mapping from what a CRI runtime reports (pod sandboxes, containers and
- * their statuses) to `v1.Pod` objects, following the kubelet's own rules
- * (`kuberuntime` labels, `convertToAPIContainerStatuses`, `getPhase`, the
- * status manager's condition generators).
+ * their statuses) to `v1.Pod` objects: identity from the `kuberuntime` labels,
+ * container states and times from the records. The status rules themselves
+ * (phase, conditions, readiness) are the kubelet's, from `src/status/`.
  *
  * What CRI does not carry is derived or left out, and documented here:
  * - `spec.restartPolicy` is unknown; the phase is derived as the kubelet does
@@ -26,8 +26,18 @@
  */
 
 import type { JsonObject } from "../../model/json.ts";
-import { podPhaseOf, type RestartPolicy } from "../../model/pod_phase.ts";
 import type { PodObject } from "../../model/pod.ts";
+import {
+  CONDITION_REASON,
+  conditionOf,
+  CONTAINER_REASON,
+  containerReadiness,
+  containersReadyCondition,
+  initializedCondition,
+  phaseFromStatuses,
+  readyCondition,
+  type RestartPolicy,
+} from "../../status/mod.ts";
 import {
   cleanMap,
   criTime,
@@ -85,14 +95,6 @@ const INTERNAL_KEYS: ReadonlySet<string> = new Set<string>([
   ...Object.values(KUBELET_ANNOTATION),
 ]);
 
-/** Container state reasons the kubelet (and CRI runtimes) use. */
-export const CONTAINER_REASON = {
-  containerCreating: "ContainerCreating",
-  completed: "Completed",
-  error: "Error",
-  statusUnknown: "ContainerStatusUnknown",
-} as const;
-
 /** A pod sandbox as listed, plus its inspected status when known. */
 export interface SandboxInput {
   readonly sandbox: PodSandbox;
@@ -118,9 +120,6 @@ export interface ConvertOptions {
   /** Receives each skipped item or field (for the rejection metric and the log). */
   onReject?: RejectHandler;
 }
-
-/** `v1.RestartPolicy`. */
-export type { RestartPolicy };
 
 /**
  * Returns the pod UID a sandbox belongs to: its metadata UID, else the
@@ -286,7 +285,7 @@ export function convertPod(
 
   const initStatuses = groups.init.map((g) => g.status);
   const regularStatuses = groups.regular.map((g) => g.status);
-  const phase = derivePodPhase({
+  const phase = phaseFromStatuses({
     initContainerStatuses: initStatuses,
     containerStatuses: regularStatuses,
     restartPolicy: options.restartPolicy ?? "Always",
@@ -321,85 +320,6 @@ export function convertPod(
     status.ephemeralContainerStatuses = groups.ephemeral.map((g) => g.status);
   }
   return { metadata, spec, status };
-}
-
-// ------------------------------------------------------------------ phase
-
-/** Inputs of {@linkcode derivePodPhase}: container statuses in `v1.ContainerStatus` JSON shape. */
-export interface PodPhaseInput {
-  readonly initContainerStatuses: readonly JsonObject[];
-  readonly containerStatuses: readonly JsonObject[];
-  /** @default {"Always"} */
-  readonly restartPolicy?: RestartPolicy;
-  /** The pod will not run again (deleted, evicted); the kubelet knows, CRI does not. @default {false} */
-  readonly podIsTerminal?: boolean;
-}
-
-/**
- * Derives `status.phase` from container statuses with the kubelet's
- * `getPhase` rules ({@linkcode podPhaseOf}), for the containers the runtime
- * knows: the spec is inferred from them (an init container still running
- * after a regular one started can only be a sidecar).
- *
- * @example Usage
- * ```ts
- * import { derivePodPhase } from "./convert.ts";
- * derivePodPhase({
- *   initContainerStatuses: [],
- *   containerStatuses: [{ name: "app", state: { terminated: { exitCode: 0 } }, lastState: {} }],
- *   restartPolicy: "Never",
- * }); // "Succeeded"
- * ```
- *
- * @param input Statuses, restart policy, terminal flag.
- * @returns `Pending`, `Running`, `Succeeded` or `Failed`.
- */
-export function derivePodPhase(
-  input: PodPhaseInput,
-): "Pending" | "Running" | "Succeeded" | "Failed" {
-  // The runtime cannot say which init containers are sidecars; one still
-  // running after a regular container has started can only be one.
-  const regularStarted = anyRegularContainerStarted(input.containerStatuses);
-  const spec: JsonObject = {
-    restartPolicy: input.restartPolicy ?? "Always",
-    initContainers: input.initContainerStatuses.map((cs) => ({
-      name: cs.name ?? null,
-      ...(regularStarted && stateKind(cs.state) === "running" ? { restartPolicy: "Always" } : {}),
-    })),
-    containers: input.containerStatuses.map((cs) => ({ name: cs.name ?? null })),
-  };
-  return podPhaseOf({
-    spec,
-    statuses: [...input.initContainerStatuses, ...input.containerStatuses],
-    podIsTerminal: input.podIsTerminal ?? false,
-    podHasInitialized: regularStarted,
-  });
-}
-
-function anyRegularContainerStarted(statuses: readonly JsonObject[]): boolean {
-  return statuses.some((cs) => {
-    const state = stateKind(cs.state);
-    const last = stateKind(cs.lastState);
-    return state === "running" || state === "terminated" || last === "running" ||
-      last === "terminated";
-  });
-}
-
-function stateKind(state: unknown): "running" | "terminated" | "waiting" | undefined {
-  if (typeof state !== "object" || state === null) return undefined;
-  if ("running" in state) return "running";
-  if ("terminated" in state) return "terminated";
-  if ("waiting" in state) return "waiting";
-  return undefined;
-}
-
-function exitCode(state: unknown): number | undefined {
-  if (typeof state !== "object" || state === null || !("terminated" in state)) return undefined;
-  const terminated = state.terminated;
-  if (typeof terminated !== "object" || terminated === null || !("exitCode" in terminated)) {
-    return undefined;
-  }
-  return typeof terminated.exitCode === "number" ? terminated.exitCode : undefined;
 }
 
 // ------------------------------------------------------------------ sandboxes
@@ -660,12 +580,9 @@ function containerStatus(
   const previous = instances[1];
   const state = containerState(newest, runtimeName, onReject);
   const { image, ref } = imageOf(newest);
-  const running = "running" in state;
-  let ready = running;
-  // Init containers count as regular ones (CRI cannot tell a sidecar): ready
-  // once they have succeeded, as the kubelet marks a completed init container.
-  if (kind === "init") ready = exitCode(state) === 0;
-  if (kind === "ephemeral") ready = false;
+  // CRI cannot tell a sidecar: init containers count as regular ones, and no
+  // probe results are known (the kubelet's prober is not in CRI).
+  const { ready, started } = containerReadiness({ kind, state });
   const status: JsonObject = {
     name,
     state,
@@ -676,7 +593,7 @@ function containerStatus(
     image,
     imageID: ref,
     containerID: `${runtimeName}://${newest.container.id}`,
-    started: running,
+    started,
   };
   return status;
 }
@@ -750,25 +667,6 @@ interface ConditionInputs {
   readonly onReject: RejectHandler;
 }
 
-function condition(
-  type: string,
-  ok: boolean,
-  at: string | undefined,
-  reason?: string,
-  message?: string,
-): JsonObject {
-  const c: JsonObject = { type, status: ok ? "True" : "False" };
-  if (at !== undefined) c.lastTransitionTime = at;
-  if (reason !== undefined) c.reason = reason;
-  if (message !== undefined) c.message = message;
-  return c;
-}
-
-/** Go's `fmt` rendering of a `[]string`: `[a b]`. */
-function goList(names: readonly string[]): string {
-  return `[${names.join(" ")}]`;
-}
-
 /** The latest of some CRI times (ns), as RFC 3339, or `fallback`. */
 function latest(times: readonly number[], fallback: string | undefined): string | undefined {
   let max = 0;
@@ -781,6 +679,11 @@ function instanceTime(group: ContainerGroup, field: "startedAt" | "finishedAt"):
   return newest.status?.[field] || newest.status?.createdAt || newest.container.createdAt;
 }
 
+/**
+ * The kubelet's conditions for the containers the runtime knows (the spec is
+ * theirs: no sidecars, no readiness gates), each with a transition time taken
+ * from the runtime's own records, so it is the same after a daemon restart.
+ */
 function podConditions(inputs: ConditionInputs): JsonObject[] {
   const { phase, sandboxes, init, regular, startTime } = inputs;
   const newest = sandboxes[0]!;
@@ -790,68 +693,36 @@ function podConditions(inputs: ConditionInputs): JsonObject[] {
     (inputs.hostNetwork || hasIp);
   const newestCreated = criTime(sortableTime(newest.sandbox.createdAt), ignoreRejection, "");
 
-  const regularStatuses = regular.map((g) => g.status);
-  const terminalReason = phase === "Succeeded"
-    ? "PodCompleted"
-    : phase === "Failed"
-    ? "PodFailed"
-    : undefined;
-
-  // Initialized
-  let initialized: JsonObject;
+  const spec: JsonObject = {
+    initContainers: init.map((g) => ({ name: g.name })),
+    containers: regular.map((g) => ({ name: g.name })),
+  };
+  const statuses = { init: init.map((g) => g.status), regular: regular.map((g) => g.status) };
+  const initialized = initializedCondition(spec, statuses, phase);
   const initDone = latest(init.map((g) => instanceTime(g, "finishedAt")), startTime);
-  if (phase === "Succeeded") {
-    initialized = condition("Initialized", true, initDone, "PodCompleted");
-  } else if (anyRegularContainerStarted(regularStatuses)) {
-    initialized = condition("Initialized", true, initDone);
-  } else {
-    const incomplete = init.filter((g) => g.status.ready !== true).map((g) => g.name);
-    initialized = incomplete.length > 0
-      ? condition(
-        "Initialized",
-        false,
-        latest(init.map((g) => instanceTime(g, "finishedAt")), startTime),
-        "ContainersNotInitialized",
-        `containers with incomplete status: ${goList(incomplete)}`,
-      )
-      : condition("Initialized", true, initDone);
-  }
-
-  // ContainersReady, and Ready (no readiness gates known: the same)
-  let containersReady: JsonObject;
+  // A runtime that reports no regular container leaves their statuses unknown.
+  const containersReady = containersReadyCondition(
+    spec,
+    regular.length === 0 ? undefined : statuses,
+    phase,
+  );
   const unready = regular.filter((g) => g.status.ready !== true);
-  if (terminalReason !== undefined) {
-    containersReady = condition(
-      "ContainersReady",
-      false,
-      latest(regular.map((g) => instanceTime(g, "finishedAt")), startTime),
-      terminalReason,
+  const readyAt = containersReady.status === "True"
+    ? latest(regular.map((g) => instanceTime(g, "startedAt")), startTime)
+    : latest(
+      (containersReady.reason === CONDITION_REASON.containersNotReady ? unready : regular)
+        .map((g) => instanceTime(g, "finishedAt")),
+      startTime,
     );
-  } else if (regular.length === 0) {
-    containersReady = condition("ContainersReady", false, startTime, "UnknownContainerStatuses");
-  } else if (unready.length > 0) {
-    containersReady = condition(
-      "ContainersReady",
-      false,
-      latest(unready.map((g) => instanceTime(g, "finishedAt")), startTime),
-      "ContainersNotReady",
-      `containers with unready status: ${goList(unready.map((g) => g.name))}`,
-    );
-  } else {
-    containersReady = condition(
-      "ContainersReady",
-      true,
-      latest(regular.map((g) => instanceTime(g, "startedAt")), startTime),
-    );
-  }
-  const ready = { ...containersReady, type: "Ready" };
-
   return [
-    condition("PodReadyToStartContainers", sandboxOk, newestCreated),
-    initialized,
-    ready,
-    containersReady,
-    condition("PodScheduled", true, startTime),
+    conditionOf(
+      { type: "PodReadyToStartContainers", status: sandboxOk ? "True" : "False" },
+      newestCreated,
+    ),
+    conditionOf(initialized, initDone),
+    conditionOf(readyCondition(spec, containersReady, []), readyAt),
+    conditionOf(containersReady, readyAt),
+    conditionOf({ type: "PodScheduled", status: "True" }, startTime),
   ];
 }
 

@@ -18,18 +18,14 @@ export {
   parseRuntimeEndpoint,
 } from "./client.ts";
 export {
-  CONTAINER_REASON,
   type ContainerInput,
   type ConvertOptions,
   convertPod,
   convertPods,
-  derivePodPhase,
   KUBELET_ANNOTATION,
   KUBELET_LABEL,
-  type PodPhaseInput,
   type RejectHandler,
   type RejectReason,
-  type RestartPolicy,
   type SandboxInput,
 } from "./convert.ts";
 export {

@@ -21,6 +21,7 @@ import type { Metrics } from "../../metrics/metrics.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../model/json.ts";
 import type { PodObject, PodSnapshot } from "../../model/pod.ts";
 import { type PodSource, SourceUnavailableError } from "../mod.ts";
+import { bytesEqual } from "../../bytes_equal.ts";
 
 /** The kubelet's authenticated port on the node. */
 export const DEFAULT_KUBELET_URL = "https://127.0.0.1:10250";
@@ -115,12 +116,6 @@ export function jsonEqual(a: JsonValue | undefined, b: JsonValue | undefined): b
     return true;
   }
   return false;
-}
-
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 function statusReason(status: number): KubeletFailureReason {

@@ -8,9 +8,10 @@
  */
 
 import { parseAllDocuments } from "yaml";
-import { isJsonObject, type JsonObject, type JsonValue } from "../../model/json.ts";
+import { canonicalJson, isJsonObject, type JsonObject, type JsonValue } from "../../model/json.ts";
 import type { PodObject } from "../../model/pod.ts";
-import { CONFIG_ANNOTATION, pendingStatus } from "../../merge/mod.ts";
+import { CONFIG_ANNOTATION } from "../../merge/mod.ts";
+import { pendingStatus, qosClassOf } from "../../status/mod.ts";
 
 /** Why a manifest (or one document of it) was skipped; a metric label value. */
 export type ManifestRejectReason =
@@ -78,16 +79,6 @@ function toJson(value: unknown, depth = 0): JsonValue | undefined {
     return out;
   }
   return undefined;
-}
-
-/** JSON with object keys sorted: the same pod always gives the same text. */
-export function canonicalJson(value: JsonValue | undefined): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (isJsonObject(value)) {
-    const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(",")}}`;
-  }
-  return JSON.stringify(value ?? null);
 }
 
 /**
@@ -278,46 +269,6 @@ function defaultSpec(spec: JsonObject, nodeName: string): JsonObject {
   out.tolerations = tolerations;
   out.nodeName = nodeName;
   return out;
-}
-
-function hasResources(container: JsonValue, key: "requests" | "limits"): string[] {
-  if (!isJsonObject(container) || !isJsonObject(container.resources)) return [];
-  const map = container.resources[key];
-  return isJsonObject(map) ? Object.keys(map).filter((k) => k === "cpu" || k === "memory") : [];
-}
-
-/**
- * `status.qosClass` as the kubelet computes it from requests and limits:
- * none at all is BestEffort; CPU and memory limits on every container with
- * requests equal to them is Guaranteed; anything else Burstable.
- *
- * @param spec The pod spec.
- * @returns The QoS class.
- */
-export function qosClassOf(spec: JsonObject): "BestEffort" | "Burstable" | "Guaranteed" {
-  const containers = [
-    ...(Array.isArray(spec.initContainers) ? spec.initContainers : []),
-    ...(Array.isArray(spec.containers) ? spec.containers : []),
-  ];
-  let any = false;
-  let guaranteed = true;
-  for (const c of containers) {
-    const requests = hasResources(c, "requests");
-    const limits = hasResources(c, "limits");
-    if (requests.length > 0 || limits.length > 0) any = true;
-    if (limits.length < 2) {
-      guaranteed = false;
-      continue;
-    }
-    const resources = (c as JsonObject).resources as JsonObject;
-    const req = isJsonObject(resources.requests) ? resources.requests : {};
-    const lim = resources.limits as JsonObject;
-    for (const r of ["cpu", "memory"]) {
-      if (req[r] !== undefined && req[r] !== lim[r]) guaranteed = false;
-    }
-  }
-  if (!any) return "BestEffort";
-  return guaranteed ? "Guaranteed" : "Burstable";
 }
 
 /**

@@ -17,4 +17,3 @@ export {
   StaticPodSource,
   type StaticPodSourceOptions,
 } from "./static_source.ts";
-export { qosClassOf } from "./_manifest.ts";

@@ -19,6 +19,7 @@ import {
   staticPodName,
 } from "./_manifest.ts";
 import { abortableSleep } from "../../sleep.ts";
+import { rfc3339Nano } from "../../model/rfc3339.ts";
 
 /** What the source needs to know about a directory entry. */
 export interface FsEntry {
@@ -120,11 +121,6 @@ async function sha256Hex(data: Uint8Array | string): Promise<string> {
   let out = "";
   for (const b of digest) out += HEX[b];
   return out;
-}
-
-/** RFC 3339 with nanoseconds, as the kubelet writes `kubernetes.io/config.seen`. */
-function seenTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000000Z");
 }
 
 function errorText(error: unknown): string {
@@ -449,7 +445,7 @@ export class StaticPodSource implements PodSource {
     }
     const candidates: Candidate[] = [];
     const errors: ManifestError[] = [];
-    const seen = seenTime(this.#clock.now());
+    const seen = rfc3339Nano(this.#clock.now());
     for (const doc of docs) {
       if (!doc.ok) {
         errors.push(doc.error);

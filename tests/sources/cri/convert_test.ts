@@ -6,7 +6,6 @@ import {
   type ConvertOptions,
   convertPod,
   convertPods,
-  derivePodPhase,
   type SandboxInput,
 } from "../../../src/sources/cri/mod.ts";
 import { at, container, rejections, sandbox, T0 } from "./_builders.ts";
@@ -436,59 +435,6 @@ Deno.test("convertPod() derives conditions like the kubelet's generators", async
     assert.deepEqual((pod.spec as JsonObject).containers, []);
     assert.equal(conditions(pod).Ready?.reason, "UnknownContainerStatuses");
   });
-});
-
-Deno.test("derivePodPhase() follows getPhase for each restart policy", async (t) => {
-  const running = { name: "a", state: { running: {} }, lastState: {} };
-  const ok = { name: "b", state: { terminated: { exitCode: 0 } }, lastState: {} };
-  const failed = { name: "c", state: { terminated: { exitCode: 1 } }, lastState: {} };
-  const waiting = { name: "d", state: { waiting: {} }, lastState: {} };
-  const restarting = {
-    name: "e",
-    state: { waiting: {} },
-    lastState: { terminated: { exitCode: 1 } },
-  };
-  const cases: {
-    name: string;
-    init?: JsonObject[];
-    containers: JsonObject[];
-    policy?: "Always" | "OnFailure" | "Never";
-    terminal?: boolean;
-    phase: string;
-  }[] = [
-    { name: "all running", containers: [running], phase: "Running" },
-    { name: "one waiting", containers: [running, waiting], phase: "Pending" },
-    { name: "all stopped, Always", containers: [ok, failed], phase: "Running" },
-    { name: "all succeeded, Never", containers: [ok], policy: "Never", phase: "Succeeded" },
-    { name: "one failed, Never", containers: [ok, failed], policy: "Never", phase: "Failed" },
-    { name: "one failed, OnFailure", containers: [failed], policy: "OnFailure", phase: "Running" },
-    { name: "all succeeded, OnFailure", containers: [ok], policy: "OnFailure", phase: "Succeeded" },
-    { name: "restarting counts as stopped", containers: [restarting], phase: "Running" },
-    { name: "terminal pod, a failure", containers: [ok, failed], terminal: true, phase: "Failed" },
-    { name: "terminal pod, all ok", containers: [ok], terminal: true, phase: "Succeeded" },
-    { name: "init running", init: [running], containers: [], phase: "Pending" },
-    {
-      name: "init failed, Never",
-      init: [failed],
-      containers: [],
-      policy: "Never",
-      phase: "Failed",
-    },
-    { name: "nothing known", containers: [], phase: "Pending" },
-  ];
-  for (const c of cases) {
-    await t.step(c.name, () => {
-      assert.equal(
-        derivePodPhase({
-          initContainerStatuses: c.init ?? [],
-          containerStatuses: c.containers,
-          restartPolicy: c.policy,
-          podIsTerminal: c.terminal,
-        }),
-        c.phase,
-      );
-    });
-  }
 });
 
 Deno.test("convertPod() writes times in RFC 3339 with second precision", () => {

@@ -1,13 +1,14 @@
 /**
- * A pod's phase as the kubelet's `getPhase` derives it from the spec and the
- * container statuses. One implementation for the daemon: the merge uses it
- * with a source's real spec, the CRI converter with the spec the runtime
- * lets it infer.
+ * A pod's phase, as the kubelet's `getPhase` (kubelet_pods.go) derives it
+ * from the spec and the container statuses, and the terminal-phase rule
+ * every stage shares: Succeeded and Failed are final.
  *
  * @module
  */
 
-import { isJsonObject, type JsonObject, type JsonValue } from "./json.ts";
+import type { JsonObject } from "../model/json.ts";
+import { POD_PHASE } from "../model/pod.ts";
+import { byName, exitCode, objects, stateKind, str } from "./_container_json.ts";
 
 /** `v1.RestartPolicy`. */
 export type RestartPolicy = "Always" | "OnFailure" | "Never";
@@ -28,6 +29,23 @@ export interface PhaseInput {
 }
 
 /**
+ * Reports whether a phase is terminal: a pod that reached Succeeded or
+ * Failed never runs again, so no later report may move it out.
+ *
+ * @example Usage
+ * ```ts
+ * import { isTerminalPhase } from "./phase.ts";
+ * isTerminalPhase("Failed"); // true
+ * ```
+ *
+ * @param phase A `status.phase`, or anything.
+ * @returns `true` for `Succeeded` and `Failed`.
+ */
+export function isTerminalPhase(phase: unknown): phase is "Succeeded" | "Failed" {
+  return phase === POD_PHASE.succeeded || phase === POD_PHASE.failed;
+}
+
+/**
  * Derives `status.phase` as the kubelet's `getPhase` does: regular init
  * containers gate the pod; sidecars (init containers with `restartPolicy:
  * Always`) count as running while they run and gate the pod only until it
@@ -35,7 +53,7 @@ export interface PhaseInput {
  *
  * @example Usage
  * ```ts
- * import { podPhaseOf } from "./_status_overlay.ts";
+ * import { podPhaseOf } from "./phase.ts";
  * podPhaseOf({
  *   spec: { restartPolicy: "Never", containers: [{ name: "job" }] },
  *   statuses: [{ name: "job", state: { terminated: { exitCode: 0 } } }],
@@ -117,6 +135,58 @@ export function podPhaseOf(input: PhaseInput): DerivedPhase {
   return "Pending";
 }
 
+/** Inputs of {@linkcode phaseFromStatuses}: container statuses in `v1.ContainerStatus` JSON shape. */
+export interface StatusesPhaseInput {
+  readonly initContainerStatuses: readonly JsonObject[];
+  readonly containerStatuses: readonly JsonObject[];
+  /** @default {"Always"} */
+  readonly restartPolicy?: RestartPolicy;
+  /** The pod will not run again (deleted, evicted); the kubelet knows, a runtime does not. @default {false} */
+  readonly podIsTerminal?: boolean;
+}
+
+/**
+ * Derives `status.phase` with {@linkcode podPhaseOf} when only container
+ * statuses are known (a runtime's view): the spec is inferred from them, and
+ * an init container still running after a regular one started can only be a
+ * sidecar.
+ *
+ * @example Usage
+ * ```ts
+ * import { phaseFromStatuses } from "./phase.ts";
+ * phaseFromStatuses({
+ *   initContainerStatuses: [],
+ *   containerStatuses: [{ name: "app", state: { terminated: { exitCode: 0 } }, lastState: {} }],
+ *   restartPolicy: "Never",
+ * }); // "Succeeded"
+ * ```
+ *
+ * @param input Statuses, restart policy, terminal flag.
+ * @returns `Pending`, `Running`, `Succeeded` or `Failed`.
+ */
+export function phaseFromStatuses(input: StatusesPhaseInput): DerivedPhase {
+  const regularStarted = input.containerStatuses.some(hasStarted);
+  const spec: JsonObject = {
+    restartPolicy: input.restartPolicy ?? "Always",
+    initContainers: input.initContainerStatuses.map((cs) => ({
+      name: cs.name ?? null,
+      ...(regularStarted && stateKind(cs.state) === "running" ? { restartPolicy: "Always" } : {}),
+    })),
+    containers: input.containerStatuses.map((cs) => ({ name: cs.name ?? null })),
+  };
+  return podPhaseOf({
+    spec,
+    statuses: [...input.initContainerStatuses, ...input.containerStatuses],
+    podIsTerminal: input.podIsTerminal ?? false,
+    podHasInitialized: regularStarted,
+  });
+}
+
+function hasStarted(cs: JsonObject): boolean {
+  const state = stateKind(cs.state);
+  return state === "running" || state === "terminated" || stateKind(cs.lastState) === "terminated";
+}
+
 /**
  * Reports whether any regular container has run (the kubelet's
  * `HasAnyRegularContainerStarted`): after that, the pod counts as initialized
@@ -133,41 +203,8 @@ export function anyRegularContainerStarted(
   const map = byName(statuses);
   return objects(spec.containers).some((c) => {
     const cs = map.get(str(c.name) ?? "");
-    if (cs === undefined) return false;
-    const state = stateKind(cs.state);
-    return state === "running" || state === "terminated" ||
-      stateKind(cs.lastState) === "terminated";
+    return cs !== undefined && hasStarted(cs);
   });
-}
-
-// ------------------------------------------------------------------ small readers
-
-/** Shared reader of container status JSON. */
-export function objects(value: JsonValue | undefined): JsonObject[] {
-  return Array.isArray(value) ? value.filter(isJsonObject) : [];
-}
-
-/** Shared reader of container status JSON. */
-export function str(value: JsonValue | undefined): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
-
-/** Shared reader of container status JSON. */
-export function stateKind(
-  state: JsonValue | undefined,
-): "running" | "terminated" | "waiting" | undefined {
-  if (!isJsonObject(state)) return undefined;
-  if (isJsonObject(state.running)) return "running";
-  if (isJsonObject(state.terminated)) return "terminated";
-  if (isJsonObject(state.waiting)) return "waiting";
-  return undefined;
-}
-
-/** Shared reader of container status JSON. */
-export function exitCode(state: JsonValue | undefined): number | undefined {
-  if (!isJsonObject(state) || !isJsonObject(state.terminated)) return undefined;
-  const code = state.terminated.exitCode;
-  return typeof code === "number" ? code : 0;
 }
 
 /**
@@ -189,14 +226,4 @@ export function isSidecar(container: Readonly<JsonObject>): boolean {
 export function restartPolicyOf(spec: Readonly<JsonObject>): RestartPolicy {
   const policy = spec.restartPolicy;
   return policy === "OnFailure" || policy === "Never" ? policy : "Always";
-}
-
-/** Shared reader of container status JSON. */
-export function byName(statuses: readonly JsonObject[]): Map<string, JsonObject> {
-  const map = new Map<string, JsonObject>();
-  for (const s of statuses) {
-    const name = str(s.name);
-    if (name !== undefined && !map.has(name)) map.set(name, s);
-  }
-  return map;
 }

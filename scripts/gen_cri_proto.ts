@@ -1,7 +1,7 @@
 /**
- * Generates `src/proto/cri_descriptor.ts` from `proto/cri/api.proto`: the CRI
+ * Generates `src/sources/cri/generated/cri_descriptor.ts` from `proto/cri/api.proto`: the CRI
  * (`runtime.v1`) subset as a protobufjs JSON descriptor, imported statically by
- * `src/proto/cri_codec.ts` so that `deno compile` embeds it and nothing is
+ * `src/sources/cri/cri_codec.ts` so that `deno compile` embeds it and nothing is
  * read at run time.
  *
  * Run from the repository root:
@@ -13,7 +13,7 @@
 import protobuf from "protobufjs";
 
 const PROTO_FILE = new URL("../proto/cri/api.proto", import.meta.url);
-const OUT_FILE = new URL("../src/proto/cri_descriptor.ts", import.meta.url);
+const OUT_FILE = new URL("../src/sources/cri/generated/cri_descriptor.ts", import.meta.url);
 
 /**
  * Turns off protobufjs' strict UTF-8 check on every message: proto3 strings
@@ -85,7 +85,7 @@ async function main(): Promise<void> {
   await Deno.writeTextFile(OUT_FILE, renderCriDescriptorModule(descriptor));
   // A generator's summary line is its output, not logging.
   // deno-lint-ignore no-console
-  console.log("Wrote src/proto/cri_descriptor.ts");
+  console.log("Wrote src/sources/cri/generated/cri_descriptor.ts");
 }
 
 if (import.meta.main) {

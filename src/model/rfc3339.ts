@@ -1,10 +1,37 @@
 /**
  * Time as Kubernetes writes it: `metav1.Time` is RFC 3339 in UTC with whole
- * seconds; the kubelet's `kubernetes.io/config.seen` annotation carries nine
- * fractional digits.
+ * seconds, `metav1.MicroTime` has six fraction digits, and the kubelet's
+ * `kubernetes.io/config.seen` annotation nine. One formatter for all of them,
+ * written field by field as Go does (a year past 9999 stays plain digits).
  *
  * @module
  */
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, "0");
+}
+
+/**
+ * Formats an instant as Kubernetes JSON does: UTC, `Z`, seconds precision for
+ * `Time` (`2024-05-01T10:00:00Z`), six fraction digits for `MicroTime`.
+ *
+ * @example Usage
+ * ```ts
+ * import { formatRfc3339 } from "./rfc3339.ts";
+ * formatRfc3339(0, 5); // "1970-01-01T00:00:00.000005Z"
+ * ```
+ *
+ * @param seconds Whole seconds since the epoch.
+ * @param micros `undefined` for `Time`; the microseconds for `MicroTime`.
+ * @returns The RFC 3339 text.
+ */
+export function formatRfc3339(seconds: number, micros?: number): string {
+  const date = new Date(seconds * 1000);
+  const year = date.getUTCFullYear();
+  const base = `${pad(year, 4)}-${pad(date.getUTCMonth() + 1, 2)}-${pad(date.getUTCDate(), 2)}T` +
+    `${pad(date.getUTCHours(), 2)}:${pad(date.getUTCMinutes(), 2)}:${pad(date.getUTCSeconds(), 2)}`;
+  return micros === undefined ? `${base}Z` : `${base}.${pad(micros, 6)}Z`;
+}
 
 /**
  * Formats epoch milliseconds as Kubernetes does a `metav1.Time` (the
@@ -20,7 +47,7 @@
  * @returns An RFC 3339 UTC string with whole seconds, e.g. `2024-05-01T12:00:00Z`.
  */
 export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19) + "Z";
+  return formatRfc3339(Math.floor(ms / 1000));
 }
 
 /**
@@ -39,7 +66,7 @@ export function rfc3339(ms: number): string {
  */
 export function rfc3339Nano(ms: number, nanos = 0): string {
   const whole = Math.floor(ms);
-  const base = new Date(whole).toISOString();
-  const millis = base.slice(20, 23);
-  return `${base.slice(0, 19)}.${millis}${String(nanos).padStart(6, "0")}Z`;
+  const millis = ((whole % 1000) + 1000) % 1000;
+  const base = formatRfc3339(Math.floor(whole / 1000)).slice(0, -1);
+  return `${base}.${pad(millis, 3)}${pad(nanos, 6)}Z`;
 }

@@ -107,26 +107,6 @@ function daysInMonth(year: number, month: number): number {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
-/**
- * Formats an instant as Kubernetes JSON does: UTC, `Z`, seconds precision for
- * `Time` (`2024-05-01T10:00:00Z`), six fraction digits for `MicroTime`.
- *
- * @param seconds Seconds since the epoch.
- * @param micros `undefined` for `Time`; the microseconds for `MicroTime`.
- * @returns The RFC 3339 text.
- */
-export function formatRfc3339(seconds: number, micros?: number): string {
-  const date = new Date(seconds * 1000);
-  const year = date.getUTCFullYear();
-  const base = `${pad(year, 4)}-${pad(date.getUTCMonth() + 1, 2)}-${pad(date.getUTCDate(), 2)}T` +
-    `${pad(date.getUTCHours(), 2)}:${pad(date.getUTCMinutes(), 2)}:${pad(date.getUTCSeconds(), 2)}`;
-  return micros === undefined ? `${base}Z` : `${base}.${pad(micros, 6)}Z`;
-}
-
-function pad(n: number, width: number): string {
-  return String(n).padStart(width, "0");
-}
-
 /** Quantity grammar as `resource.ParseQuantity` accepts it (digits required). */
 const QUANTITY = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE]([+-]?\d+)|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?$/;
 

@@ -11,26 +11,19 @@
  * @module
  */
 
-/** Wire types of the protobuf encoding. */
-const WIRE_TYPE = {
-  varint: 0,
-  fixed64: 1,
-  lengthDelimited: 2,
-  startGroup: 3,
-  endGroup: 4,
-  fixed32: 5,
-} as const;
+import {
+  MAX_FIELD_NUMBER,
+  MAX_GROUP_DEPTH,
+  STRICT_UTF8,
+  varintSize,
+  WIRE_TYPE,
+  WireReader,
+  writeVarint,
+} from "./wire.ts";
 
 /** `FieldMask.paths`. */
 const PATHS_FIELD = 1;
-/** Largest field number protobuf allows. */
-const MAX_FIELD_NUMBER = 0x1fffffff;
-/** Deepest nesting of groups skipped, as protobuf decoders bound recursion. */
-const MAX_GROUP_DEPTH = 100;
-/** A varint has at most 10 bytes. */
-const MAX_VARINT_BYTES = 10;
 
-const UTF8_DECODER = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const UTF8_ENCODER = new TextEncoder();
 
 /**
@@ -53,7 +46,7 @@ const UTF8_ENCODER = new TextEncoder();
  * not valid UTF-8.
  */
 export function decodeFieldMaskBinary(bytes: Uint8Array): string[] {
-  const reader = new Reader(bytes);
+  const reader = new WireReader(bytes, "field mask");
   const paths: string[] = [];
   // Field numbers of the groups being skipped, innermost last.
   const groups: number[] = [];
@@ -63,27 +56,21 @@ export function decodeFieldMaskBinary(bytes: Uint8Array): string[] {
     const field = Math.floor(tag / 8);
     const wireType = tag % 8;
     if (field === 0 || field > MAX_FIELD_NUMBER) {
-      throw new TypeError(
-        `Cannot decode field mask: invalid field number "${field}" at offset ${tagOffset}`,
-      );
+      reader.fail(`invalid field number "${field}" at offset ${tagOffset}`);
     }
     if (wireType > WIRE_TYPE.fixed32) {
-      throw new TypeError(
-        `Cannot decode field mask: invalid wire type "${wireType}" at offset ${tagOffset}`,
-      );
+      reader.fail(`invalid wire type "${wireType}" at offset ${tagOffset}`);
     }
     if (field === PATHS_FIELD && groups.length === 0) {
       if (wireType !== WIRE_TYPE.lengthDelimited) {
-        throw new TypeError(
-          `Cannot decode field mask: field "paths" has wire type "${wireType}" at offset ${tagOffset}, expected 2`,
-        );
+        reader.fail(`field "paths" has wire type "${wireType}" at offset ${tagOffset}, expected 2`);
       }
       const start = reader.offset;
       const value = reader.lengthDelimited();
       try {
-        paths.push(UTF8_DECODER.decode(value));
+        paths.push(STRICT_UTF8.decode(value));
       } catch {
-        throw new TypeError(`Cannot decode field mask: path at offset ${start} is not valid UTF-8`);
+        reader.fail(`path at offset ${start} is not valid UTF-8`);
       }
       continue;
     }
@@ -102,25 +89,19 @@ export function decodeFieldMaskBinary(bytes: Uint8Array): string[] {
         break;
       case WIRE_TYPE.startGroup:
         if (groups.length >= MAX_GROUP_DEPTH) {
-          throw new TypeError(
-            `Cannot decode field mask: groups nested deeper than ${MAX_GROUP_DEPTH} at offset ${tagOffset}`,
-          );
+          reader.fail(`groups nested deeper than ${MAX_GROUP_DEPTH} at offset ${tagOffset}`);
         }
         groups.push(field);
         break;
       case WIRE_TYPE.endGroup:
         if (groups.pop() !== field) {
-          throw new TypeError(
-            `Cannot decode field mask: unmatched end of group at offset ${tagOffset}`,
-          );
+          reader.fail(`unmatched end of group at offset ${tagOffset}`);
         }
         break;
     }
   }
   if (groups.length > 0) {
-    throw new TypeError(
-      `Cannot decode field mask: truncated input, group "${groups.at(-1)}" not ended`,
-    );
+    reader.fail(`truncated input, group "${groups.at(-1)}" not ended`);
   }
   return paths;
 }
@@ -159,88 +140,9 @@ export function encodeFieldMaskBinary(paths: readonly string[]): Uint8Array {
   let offset = 0;
   for (const bytes of encoded) {
     out[offset++] = PATHS_FIELD * 8 + WIRE_TYPE.lengthDelimited;
-    let length = bytes.length;
-    while (length >= 0x80) {
-      out[offset++] = (length & 0x7f) | 0x80;
-      length >>>= 7;
-    }
-    out[offset++] = length;
+    offset = writeVarint(out, offset, bytes.length);
     out.set(bytes, offset);
     offset += bytes.length;
   }
   return out;
-}
-
-function varintSize(value: number): number {
-  let size = 1;
-  while (value >= 0x80) {
-    value >>>= 7;
-    size++;
-  }
-  return size;
-}
-
-/** A cursor over the input that throws on every overrun. */
-class Reader {
-  readonly #bytes: Uint8Array;
-  #offset = 0;
-
-  constructor(bytes: Uint8Array) {
-    this.#bytes = bytes;
-  }
-
-  get offset(): number {
-    return this.#offset;
-  }
-
-  get done(): boolean {
-    return this.#offset >= this.#bytes.length;
-  }
-
-  /**
-   * Reads a varint. Values above 2^53 lose precision, which only matters for
-   * values that are rejected anyway (lengths past the end, field numbers).
-   */
-  varint(): number {
-    const bytes = this.#bytes;
-    const start = this.#offset;
-    let value = 0;
-    let scale = 1;
-    for (let i = 0; i < MAX_VARINT_BYTES; i++) {
-      const at = start + i;
-      if (at >= bytes.length) {
-        throw new TypeError(`Cannot decode field mask: truncated varint at offset ${start}`);
-      }
-      const byte = bytes[at] as number;
-      value += (byte & 0x7f) * scale;
-      if (byte < 0x80) {
-        this.#offset = at + 1;
-        return value;
-      }
-      scale *= 128;
-    }
-    throw new TypeError(`Cannot decode field mask: varint longer than 10 bytes at offset ${start}`);
-  }
-
-  lengthDelimited(): Uint8Array {
-    const start = this.#offset;
-    const length = this.varint();
-    const from = this.#offset;
-    if (length > this.#bytes.length - from) {
-      throw new TypeError(
-        `Cannot decode field mask: length ${length} at offset ${start} runs past the end of the input`,
-      );
-    }
-    this.#offset = from + length;
-    return this.#bytes.subarray(from, from + length);
-  }
-
-  skip(count: number): void {
-    if (count > this.#bytes.length - this.#offset) {
-      throw new TypeError(
-        `Cannot decode field mask: truncated fixed-size field at offset ${this.#offset}`,
-      );
-    }
-    this.#offset += count;
-  }
 }

@@ -7,7 +7,8 @@
  * @module
  */
 
-export { decodePod, encodePod, InvalidQuantityError, unrepresentablePaths } from "./pod_codec.ts";
+export { decodePod, encodePod, InvalidQuantityError } from "./pod_codec.ts";
+export { unrepresentablePaths } from "./pod_checker.ts";
 export { POD_SCHEMA } from "./pod_schema.ts";
 export {
   decodeGetPodRequest,

@@ -20,7 +20,7 @@ import {
   WireReader,
   writeLenField,
   writeVarint,
-} from "./pods_api_wire.ts";
+} from "./wire.ts";
 
 /** `podsapi.v1.EventType` values. */
 export const QUERY_EVENT_TYPE = {

@@ -8,6 +8,16 @@
  * @module
  */
 
+import {
+  expect,
+  lenFieldSize,
+  STRICT_UTF8,
+  WIRE_LEN,
+  WIRE_VARINT,
+  WireReader,
+  writeLenField,
+} from "./wire.ts";
+
 /** `v1alpha1.EventType` values (SPEC §3.1). */
 export const WATCH_EVENT_TYPE = {
   UNSPECIFIED: 0,
@@ -25,55 +35,6 @@ export interface WatchPodsEvent {
   readonly type: WatchEventType;
   /** The serialized `v1.Pod`; absent for INITIAL_SYNC_COMPLETE. */
   readonly pod: Uint8Array | undefined;
-}
-
-/** Protobuf wire type of varints (shared with `pod_query_wire.ts`). */
-export const WIRE_VARINT = 0;
-const WIRE_I64 = 1;
-/** Protobuf wire type of length-delimited fields. */
-export const WIRE_LEN = 2;
-const WIRE_SGROUP = 3;
-const WIRE_EGROUP = 4;
-const WIRE_I32 = 5;
-/** Bounds recursion on hostile input (protobuf's default recursion limit). */
-const MAX_GROUP_DEPTH = 100;
-
-/** @returns The bytes a varint of `n` takes. */
-export function varintSize(n: number): number {
-  let size = 1;
-  while (n >= 0x80) {
-    n = Math.floor(n / 128);
-    size++;
-  }
-  return size;
-}
-
-/** Writes a varint at `pos`. @returns The position after it. */
-export function writeVarint(buf: Uint8Array, pos: number, n: number): number {
-  while (n >= 0x80) {
-    buf[pos++] = (n & 0x7f) | 0x80;
-    n = Math.floor(n / 128);
-  }
-  buf[pos++] = n;
-  return pos;
-}
-
-/** A length-delimited field: tag, length, payload. */
-export function lenFieldSize(field: number, payload: Uint8Array): number {
-  return varintSize(field << 3) + varintSize(payload.length) + payload.length;
-}
-
-/** Writes a length-delimited field at `pos`. @returns The position after it. */
-export function writeLenField(
-  buf: Uint8Array,
-  pos: number,
-  field: number,
-  payload: Uint8Array,
-): number {
-  pos = writeVarint(buf, pos, (field << 3) | WIRE_LEN);
-  pos = writeVarint(buf, pos, payload.length);
-  buf.set(payload, pos);
-  return pos + payload.length;
 }
 
 function singleLenField(field: number, payload: Uint8Array): Uint8Array {
@@ -159,116 +120,6 @@ export function encodeGetPodRequest(podUID: string): Uint8Array {
   if (podUID === "") return new Uint8Array(0);
   return singleLenField(1, new TextEncoder().encode(podUID));
 }
-
-/** One field read by {@linkcode WireReader}. */
-export interface WireField {
-  readonly field: number;
-  readonly wireType: number;
-  /** The varint value (wire type 0). */
-  readonly varint: number;
-  /** The payload (wire type 2). */
-  readonly bytes: Uint8Array | undefined;
-}
-
-/** A strict protobuf field reader; every malformation throws a TypeError. */
-export class WireReader {
-  readonly #buf: Uint8Array;
-  readonly #what: string;
-  #pos = 0;
-  #depth = 0;
-
-  constructor(buf: Uint8Array, what: string) {
-    this.#buf = buf;
-    this.#what = what;
-  }
-
-  get done(): boolean {
-    return this.#pos >= this.#buf.length;
-  }
-
-  fail(reason: string): never {
-    throw new TypeError(`Cannot decode ${this.#what}: ${reason}`);
-  }
-
-  varint(): number {
-    let result = 0;
-    let scale = 1;
-    for (let i = 0; i < 10; i++) {
-      if (this.#pos >= this.#buf.length) this.fail("truncated varint");
-      const b = this.#buf[this.#pos++]!;
-      result += (b & 0x7f) * scale;
-      if (b < 0x80) {
-        if (i === 9 && b > 1) this.fail("varint overflows 64 bits");
-        return result;
-      }
-      scale *= 128;
-    }
-    return this.fail("varint longer than 10 bytes");
-  }
-
-  take(length: number): Uint8Array {
-    if (length > this.#buf.length - this.#pos) {
-      this.fail("length-delimited field runs past the end");
-    }
-    const out = this.#buf.subarray(this.#pos, this.#pos + length);
-    this.#pos += length;
-    return out;
-  }
-
-  next(): WireField {
-    return this.#body(this.varint());
-  }
-
-  #body(tag: number): WireField {
-    const field = Math.floor(tag / 8);
-    const wireType = tag % 8;
-    if (field === 0) this.fail("field number 0");
-    if (field > 0x1fffffff) this.fail(`field number "${field}" out of range`);
-    switch (wireType) {
-      case WIRE_VARINT:
-        return { field, wireType, varint: this.varint(), bytes: undefined };
-      case WIRE_LEN:
-        return { field, wireType, varint: 0, bytes: this.take(this.varint()) };
-      case WIRE_I64:
-        this.take(8);
-        break;
-      case WIRE_I32:
-        this.take(4);
-        break;
-      case WIRE_SGROUP:
-        this.#skipGroup(field);
-        break;
-      default:
-        this.fail(`invalid wire type "${wireType}" for field "${field}"`);
-    }
-    return { field, wireType, varint: 0, bytes: undefined };
-  }
-
-  #skipGroup(start: number): void {
-    if (++this.#depth > MAX_GROUP_DEPTH) this.fail("groups nested too deeply");
-    for (;;) {
-      if (this.done) this.fail(`unterminated group "${start}"`);
-      const tag = this.varint();
-      const field = Math.floor(tag / 8);
-      if (tag % 8 === WIRE_EGROUP) {
-        if (field !== start) this.fail(`mismatched end of group "${start}"`);
-        this.#depth--;
-        return;
-      }
-      this.#body(tag);
-    }
-  }
-}
-
-/** Fails the read unless `f` has the wire type expected. */
-export function expect(reader: WireReader, f: WireField, wireType: number, name: string): void {
-  if (f.wireType !== wireType) {
-    reader.fail(`field "${name}" has wire type ${f.wireType}, expected ${wireType}`);
-  }
-}
-
-/** UTF-8 decoding that rejects invalid input. */
-export const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * Decodes `GetPodRequest` / `PodGetRequest { string podUID = 1 }` strictly:

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { CRI_PACKAGE, type CriMessageCodec, criMessageCodec } from "../../proto/cri_codec.ts";
+import { CRI_PACKAGE, type CriMessageCodec, criMessageCodec } from "./cri_codec.ts";
 import type {
   ContainerEventResponse,
   ContainerIdRequest,

@@ -1,6 +1,6 @@
 /**
  * TypeScript shapes of the CRI `runtime.v1` messages declared in
- * `proto/cri/api.proto`, as `src/proto/cri_codec.ts` decodes them: camelCase
+ * `proto/cri/api.proto`, as `src/sources/cri/cri_codec.ts` decodes them: camelCase
  * fields, every scalar present, int64 nanosecond times as `number`, enums as
  * numbers, absent sub-messages as `null`. Only the fields pods-api uses.
  *
@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { MessageInit } from "../../proto/cri_codec.ts";
+import type { MessageInit } from "./cri_codec.ts";
 
 export type { MessageInit };
 

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { buildCriDescriptor, renderCriDescriptorModule } from "../../../scripts/gen_cri_proto.ts";
-import { criMessageCodec } from "../../../src/proto/cri_codec.ts";
+import { criMessageCodec } from "../../../src/sources/cri/cri_codec.ts";
 import type { ContainerStatus, ListPodSandboxResponse } from "../../../src/sources/cri/mod.ts";
 
 Deno.test("CRI_DESCRIPTOR matches proto/cri/api.proto", async () => {
   const proto = await Deno.readTextFile(new URL("../../../proto/cri/api.proto", import.meta.url));
   const checkedIn = await Deno.readTextFile(
-    new URL("../../../src/proto/cri_descriptor.ts", import.meta.url),
+    new URL("../../../src/sources/cri/generated/cri_descriptor.ts", import.meta.url),
   );
   assert.equal(
     renderCriDescriptorModule(buildCriDescriptor(proto)),

@@ -13,7 +13,7 @@
  */
 
 import protobuf from "protobufjs";
-import { CRI_DESCRIPTOR } from "./cri_descriptor.ts";
+import { CRI_DESCRIPTOR } from "./generated/cri_descriptor.ts";
 
 /** Package of the CRI messages and services. */
 export const CRI_PACKAGE = "runtime.v1";

@@ -24,6 +24,7 @@ import { startGrpcServer } from "./server/grpc_server.ts";
 import { PodsService } from "./server/pods_service.ts";
 import { PodQueryService } from "./server/pod_query_service.ts";
 import { QueryEngine } from "./query/mod.ts";
+import { UnrepresentableCounter } from "./pipeline/unrepresentable_counter.ts";
 import { type RunningKubeApi, serveKubeApi } from "./kubeapi/mod.ts";
 import type { PodSource } from "./sources/mod.ts";
 
@@ -103,10 +104,12 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     staleAfter: config.relistThresholdMs,
   });
   const merger = new PodMerger();
+  const unrepresentable = new UnrepresentableCounter({ metrics, log: log.child("sources") });
   const relisters = sources.map((source) =>
     new Relister({
       source,
       sink: (snapshots) => {
+        unrepresentable.check(source.kind, snapshots);
         const events = cache.apply(merger.update(source.kind, snapshots));
         // The query engine's log and indexes first: a watcher woken by the
         // hub may resume from, or look up, what it was just told.
@@ -192,7 +195,10 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
       { hostname: config.metricsHost, port: config.metricsPort },
       {
         registry,
-        readiness: { notReadyReasons: () => readinessReasons(gate, relisters) },
+        readiness: {
+          notReadyReasons: () => readinessReasons(gate, relisters),
+          degradedReasons: () => gate.degradedReasons(),
+        },
         log: log.child("http"),
       },
     );
@@ -206,6 +212,13 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     const { signal } = shutdown;
     const died = (err: unknown) => log.error("background loop died", { error: err });
     for (const r of relisters) loops.push(r.run(signal).catch(died));
+    // The gate opening is when clients start getting pods: worth one log line.
+    loops.push(
+      gate.waitOpen(signal).then(
+        () => log.info("sync gate open: serving pods", { pods: cache.list().length }),
+        () => {},
+      ),
+    );
     const relistOf = (source: PodSource) => relisters[sources.indexOf(source)]!;
     loops.push(
       ...watchOptionalSources(sources, signal, (s) => void relistOf(s).relistOnce(signal)),

@@ -42,15 +42,3 @@ export function parseDuration(text: string): number {
   }
   return Math.round(ms);
 }
-
-/**
- * Formats milliseconds as a duration that {@linkcode parseDuration} reads back.
- *
- * @param ms Milliseconds.
- * @returns A duration string.
- */
-export function formatDuration(ms: number): string {
-  if (ms % 60_000 === 0 && ms !== 0) return `${ms / 60_000}m`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
-}

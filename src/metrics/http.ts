@@ -13,6 +13,8 @@ import type { MetricsRegistry } from "./registry.ts";
 export interface Readiness {
   /** @returns Reasons the daemon is not ready; empty when ready. */
   notReadyReasons(): readonly string[];
+  /** @returns Problems that do not make the daemon not ready (released best-effort sources). */
+  degradedReasons?(): readonly string[];
 }
 
 /** Options of {@linkcode serveMetrics}. */
@@ -71,9 +73,11 @@ export function serveMetrics(
         return new Response("ok\n");
       case "/readyz": {
         const reasons = deps.readiness.notReadyReasons();
-        return reasons.length === 0
-          ? new Response("ok\n")
-          : new Response(reasons.map((r) => `not ready: ${r}\n`).join(""), { status: 503 });
+        if (reasons.length > 0) {
+          return new Response(reasons.map((r) => `not ready: ${r}\n`).join(""), { status: 503 });
+        }
+        const degraded = deps.readiness.degradedReasons?.() ?? [];
+        return new Response(`ok\n${degraded.map((r) => `degraded: ${r}\n`).join("")}`);
       }
       default:
         return new Response("not found\n", { status: 404 });

@@ -11,7 +11,10 @@
 
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
-/** `server_api_version`: `v1alpha1` for `v1alpha1.Pods`, `v1` for the package-less `Pods`. */
+/**
+ * `server_api_version`: `v1alpha1` for `v1alpha1.Pods`, `v1` for the package-less `Pods`,
+ * `podsapi_v1` for `podsapi.v1.PodQuery`.
+ */
 export type ServerApiVersion = "v1alpha1" | "v1" | "podsapi_v1";
 
 /** Labels of the kubelet request counters. */
@@ -53,6 +56,8 @@ export interface Metrics {
   readonly sourcePods: Gauge<"source">;
   /** Items a source skipped as invalid (bad manifest, absurd runtime data), by reason. */
   readonly sourceItemsRejected: Counter<"source" | "reason">;
+  /** Values in pods a source sent that the `v1.Pod` protobuf schema cannot carry (left out). */
+  readonly sourceFieldsUnrepresentable: Counter<"source">;
   /** 1 when the container runtime answered its last call. */
   readonly runtimeReachable: Gauge<never>;
   /** Pod changes the cache refused because they broke a watch invariant. */
@@ -197,6 +202,13 @@ export function createMetrics(registry: Registry): Metrics {
       name: "pods_api_source_items_rejected_total",
       help: "Items a pod source skipped as invalid, by reason.",
       labelNames: ["source", "reason"],
+      registers,
+    }),
+    sourceFieldsUnrepresentable: new Counter({
+      name: "pods_api_source_fields_unrepresentable_total",
+      help:
+        "Values in pods a source sent that the v1.Pod protobuf schema cannot carry (unknown fields, wrong types), left out of the served bytes, by source.",
+      labelNames: ["source"],
       registers,
     }),
     runtimeReachable: new Gauge({

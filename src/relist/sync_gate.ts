@@ -1,6 +1,7 @@
 /**
  * The sync gate of SPEC §7: closed until every configured source has
- * completed its first full read, then open for good. Separately, it reports
+ * completed its first full read (or, for a best-effort source, has been
+ * released after its timeout), then open for good. Separately, it reports
  * staleness for `/readyz`: a source whose last success is too old makes the
  * daemon not ready, without closing the gate (the last known pods are still
  * served).
@@ -175,6 +176,16 @@ export class SyncGate {
    */
   notReadyReasons(): readonly string[] {
     return this.health(this.#clock.now()).reasons;
+  }
+
+  /**
+   * The `degraded` part of {@linkcode SyncGate.health} at the clock's current
+   * time: what `/readyz` lists after `ok` while released sources fail.
+   *
+   * @returns Problems of released sources; empty when there are none.
+   */
+  degradedReasons(): readonly string[] {
+    return this.health(this.#clock.now()).degraded ?? [];
   }
 
   /**

@@ -40,7 +40,7 @@ interface ListEntry {
 }
 
 /** Response slots per pod version: the four v1alpha1 event types, the package-less frame, GetPod. */
-const LEGACY_SLOT = 5;
+const PACKAGELESS_SLOT = 5;
 const GET_SLOT = 6;
 
 /** A byte-bounded cache of masked pod encodings, list bodies and watch frames. */
@@ -142,14 +142,14 @@ export class MaskedBytesCache {
   frameOf(
     mask: FieldMask,
     pod: CachedPod,
-    options: { type: WatchEventType; legacy: boolean },
+    options: { type: WatchEventType; packageless: boolean },
   ): FramedMessage {
-    const { type, legacy } = options;
-    const slot = legacy ? LEGACY_SLOT : type;
+    const { type, packageless } = options;
+    const slot = packageless ? PACKAGELESS_SLOT : type;
     const make = () => {
       const bytes = this.bytesOf(mask, pod);
       return frameMessage(
-        legacy ? encodePodWatchResponse(bytes) : encodeWatchPodsEvent(type, bytes),
+        packageless ? encodePodWatchResponse(bytes) : encodeWatchPodsEvent(type, bytes),
       );
     };
     return mask.isAll

@@ -137,12 +137,12 @@ export class PodsService {
     this.#watchers++;
     gauge.inc();
     try {
-      const legacy = ctx.apiVersion === "v1";
+      const packageless = ctx.apiVersion === "v1";
       for (const pod of subscription.snapshot) {
-        await sink.send(this.#frame(legacy, WATCH_EVENT_TYPE.ADDED, mask, pod));
+        await sink.send(this.#frame(packageless, WATCH_EVENT_TYPE.ADDED, mask, pod));
         this.#checkAlive(ctx);
       }
-      if (!legacy) {
+      if (!packageless) {
         await sink.send(INITIAL_SYNC_COMPLETE);
       }
       subscription.markLive();
@@ -157,7 +157,7 @@ export class PodsService {
           throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
         }
         const { event } = item;
-        await sink.send(this.#frame(legacy, WATCH_EVENT_TYPE[event.type], mask, event.pod));
+        await sink.send(this.#frame(packageless, WATCH_EVENT_TYPE[event.type], mask, event.pod));
       }
     } finally {
       this.#watchers--;
@@ -165,8 +165,13 @@ export class PodsService {
     }
   }
 
-  #frame(legacy: boolean, type: WatchEventType, mask: FieldMask, pod: CachedPod): FramedMessage {
-    return this.#masked.frameOf(this.#withDeletion(mask, pod), pod, { type, legacy });
+  #frame(
+    packageless: boolean,
+    type: WatchEventType,
+    mask: FieldMask,
+    pod: CachedPod,
+  ): FramedMessage {
+    return this.#masked.frameOf(this.#withDeletion(mask, pod), pod, { type, packageless });
   }
 
   /**

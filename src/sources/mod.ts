@@ -1,6 +1,8 @@
 /**
  * Where pods come from. A source returns its full current view on every
- * call; the relister diffs views, so a source need not track changes itself.
+ * call; the cache diffs views, so a source need not track changes itself
+ * (it should hand back the same snapshot object for an unchanged pod, which
+ * lets the merge and the cache skip it by identity).
  *
  * @module
  */

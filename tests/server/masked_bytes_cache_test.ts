@@ -77,19 +77,22 @@ Deno.test("MaskedBytesCache.bytesOf() keeps its memory bound", () => {
 Deno.test("MaskedBytesCache.frameOf() shares unmasked frames between watchers", () => {
   const cache = new MaskedBytesCache({ encode: encodePod });
   const pod = cached(1);
-  const added = cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, legacy: false });
+  const added = cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, packageless: false });
   assert.deepEqual(added.message, encodeWatchPodsEvent(WATCH_EVENT_TYPE.ADDED, pod.bytes));
-  assert.equal(cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, legacy: false }), added);
+  assert.equal(
+    cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, packageless: false }),
+    added,
+  );
   assert.deepEqual(
-    cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.MODIFIED, legacy: false }).message,
+    cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.MODIFIED, packageless: false }).message,
     encodeWatchPodsEvent(WATCH_EVENT_TYPE.MODIFIED, pod.bytes),
   );
   assert.deepEqual(
-    cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, legacy: true }).message,
+    cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, packageless: true }).message,
     encodePodWatchResponse(pod.bytes),
   );
   assert.deepEqual(
-    cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.DELETED, legacy: false }).message,
+    cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.DELETED, packageless: false }).message,
     encodeWatchPodsEvent(WATCH_EVENT_TYPE.DELETED, encodePod(project(MASK, pod.pod))),
   );
 });
@@ -100,9 +103,9 @@ Deno.test("MaskedBytesCache frames a response once per pod version and mask", ()
   const get = cache.getResponseOf(ALL, pod);
   assert.equal(cache.getResponseOf(ALL, pod), get, "the same framed bytes for every request");
   assert.deepEqual(get.bytes.subarray(0, 5), frameMessage(get.message).bytes.subarray(0, 5));
-  const masked = cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.MODIFIED, legacy: false });
+  const masked = cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.MODIFIED, packageless: false });
   assert.equal(
-    cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.MODIFIED, legacy: false }),
+    cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.MODIFIED, packageless: false }),
     masked,
     "a masked frame is shared by every watcher with that mask",
   );

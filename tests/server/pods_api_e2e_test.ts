@@ -62,24 +62,26 @@ Deno.test("ListPods and GetPod answer the same pods on both services", async () 
   await using h = await startHarness();
   await synced(h);
   const alpha = await callUnary<ListV1Alpha1>(h.v1alpha1, "ListPods", {});
-  const legacy = await callUnary<{ pods?: Array<{ metadata: { uid: string; name: string } }> }>(
+  const packageless = await callUnary<
+    { pods?: Array<{ metadata: { uid: string; name: string } }> }
+  >(
     h.v1,
     "ListPods",
     {},
   );
-  assert.ok(alpha.ok && legacy.ok);
+  assert.ok(alpha.ok && packageless.ok);
   assert.deepEqual(
-    legacy.value.pods!.map((p) => p.metadata.uid),
+    packageless.value.pods!.map((p) => p.metadata.uid),
     alpha.value.pods!.map((b) => decodePod(b).metadata.uid),
   );
   const got = await callUnary<GetV1Alpha1>(h.v1alpha1, "GetPod", { podUID: UID_B });
   assert.ok(got.ok);
   assert.equal(decodePod(got.value.pod!).metadata.name, "b");
-  const gotLegacy = await callUnary<{ pod?: { metadata: { name: string } } }>(h.v1, "GetPod", {
+  const gotPackageless = await callUnary<{ pod?: { metadata: { name: string } } }>(h.v1, "GetPod", {
     podUID: UID_B,
   });
-  assert.ok(gotLegacy.ok);
-  assert.equal(gotLegacy.value.pod!.metadata.name, "b");
+  assert.ok(gotPackageless.ok);
+  assert.equal(gotPackageless.value.pod!.metadata.name, "b");
 });
 
 Deno.test("GetPod reports NOT_FOUND and INVALID_ARGUMENT with the value named", async (t) => {
@@ -236,13 +238,13 @@ Deno.test("WatchPods sends ADDED sorted by UID, INITIAL_SYNC_COMPLETE, then live
   await using h = await startHarness();
   await synced(h, [makePod({ uid: UID_B, name: "b" }), makePod({ uid: UID_A, name: "a" })]);
   const alpha = watch(h.v1alpha1);
-  const legacy = watch(h.v1);
+  const packageless = watch(h.v1);
   await alpha.waitFor(3);
-  await legacy.waitFor(2);
+  await packageless.waitFor(2);
   h.source.set([makePod({ uid: UID_A, name: "a", labels: { x: "1" } })]);
   await h.daemon.relistOnce();
   await alpha.waitFor(5);
-  await legacy.waitFor(4);
+  await packageless.waitFor(4);
   const types = alpha.messages.map((m) => (m as { type: string }).type);
   assert.deepEqual(types, ["ADDED", "ADDED", "INITIAL_SYNC_COMPLETE", "MODIFIED", "DELETED"]);
   const uids = alpha.messages.map((m) => {
@@ -252,13 +254,13 @@ Deno.test("WatchPods sends ADDED sorted by UID, INITIAL_SYNC_COMPLETE, then live
   assert.deepEqual(uids, [UID_A, UID_B, "", UID_A, UID_B]);
   const deleted = decodePod((alpha.messages[4] as { pod: Buffer }).pod);
   assert.ok(deleted.metadata.deletionTimestamp);
-  const legacyPods = legacy.messages.map((m) =>
+  const packagelessPods = packageless.messages.map((m) =>
     (m as { pod: { metadata: Record<string, string> } }).pod.metadata
   );
-  assert.deepEqual(legacyPods.map((m) => m.uid), [UID_A, UID_B, UID_A, UID_B]);
-  assert.ok(legacyPods[3]!.deletionTimestamp);
+  assert.deepEqual(packagelessPods.map((m) => m.uid), [UID_A, UID_B, UID_A, UID_B]);
+  assert.ok(packagelessPods[3]!.deletionTimestamp);
   alpha.cancel();
-  legacy.cancel();
+  packageless.cancel();
   assert.equal((await alpha.ended).code, grpc.status.CANCELLED);
 });
 

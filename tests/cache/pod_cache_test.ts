@@ -12,16 +12,7 @@ import {
   makePod,
   makeSnapshot,
 } from "../_fixtures/pods.ts";
-
-interface MetricLike {
-  get(): Promise<{ values: { value: number; labels: Record<string, string | number> }[] }>;
-}
-
-async function metricValue(metric: MetricLike, labels: Record<string, string> = {}) {
-  const { values } = await metric.get();
-  const found = values.find((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x));
-  return found?.value ?? 0;
-}
+import { metricValue } from "../_support/metric_value.ts";
 
 function setup(): {
   cache: PodCache;

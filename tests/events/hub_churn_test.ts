@@ -12,18 +12,7 @@ import { EventHub, type Subscription, type SubscriptionItem } from "../../src/ev
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import { type PodObject, podPhase } from "../../src/model/pod.ts";
 import { canonicalEncoder, countingEncoder, FakeClock, makePod } from "../_fixtures/pods.ts";
-
-/** mulberry32: a small seeded PRNG, so a failure replays exactly. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from "../_support/prng.ts";
 
 /** Weighted: terminal phases are sticky, so they come rarely. */
 const PHASES = [

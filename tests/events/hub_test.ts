@@ -5,16 +5,7 @@ import { EventHub, type Subscription, type SubscriptionItem } from "../../src/ev
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import type { Metrics } from "../../src/metrics/metrics.ts";
 import { canonicalEncoder, FakeClock, makePod, makeSnapshot } from "../_fixtures/pods.ts";
-
-interface MetricLike {
-  get(): Promise<{ values: { value: number; labels: Record<string, string | number> }[] }>;
-}
-
-async function metricValue(metric: MetricLike, labels: Record<string, string> = {}) {
-  const { values } = await metric.get();
-  const found = values.find((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x));
-  return found?.value ?? 0;
-}
+import { metricValue } from "../_support/metric_value.ts";
 
 const EMPTY_STORE: PodStore = { get: () => undefined, list: () => [], resourceVersion: 0 };
 

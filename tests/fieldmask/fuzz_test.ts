@@ -15,22 +15,11 @@ import {
 import { decodeFieldMaskBinary, encodeFieldMaskBinary } from "../../src/proto/field_mask_bin.ts";
 import { TEST_POD_SCHEMA } from "./_schema.ts";
 import { makeFullPod } from "./_pods.ts";
+import { prng } from "../_support/prng.ts";
 
 const ITERATIONS = 100_000;
 const MAX_MESSAGE_LENGTH = 400;
 const POD = makeFullPod(3);
-
-/** mulberry32: a small deterministic PRNG, so failures reproduce. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const NAMES = [
   ...new Set([...TEST_POD_SCHEMA.messages.values()].flatMap((m) => [...m.fields.keys()])),

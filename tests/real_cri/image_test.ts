@@ -23,6 +23,7 @@ import { removeKubeletPod, runKubeletPod } from "../../src/sim/cri_kubelet.ts";
 import { CONTAINER_STATE, CriClient } from "../../src/sources/cri/mod.ts";
 import { IMAGE_PATHS, imageEntrypoint, MAX_IMAGE_BYTES } from "../../scripts/image.ts";
 import { daemonSetPod, readDaemonSet } from "./_daemonset_pod.ts";
+import { poll } from "../_support/poll.ts";
 
 const SOCKET = Deno.env.get("PODS_API_REAL_CRI_SOCKET");
 const STATE = Deno.env.get("PODS_API_REAL_CRI_STATE") ??
@@ -37,16 +38,9 @@ function report(line: string): void {
   Deno.stderr.writeSync(new TextEncoder().encode(line + "\n"));
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function poll<T>(what: string, fn: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + DEADLINE_MS;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await pause(100);
-  }
+/** Calls `fn` every 100 ms until it returns a value, up to {@linkcode DEADLINE_MS}. */
+function pollFor<T>(what: string, fn: () => Promise<T | undefined>): Promise<T> {
+  return poll(fn, { what, timeoutMs: DEADLINE_MS, intervalMs: 100 });
 }
 
 async function run(
@@ -198,7 +192,7 @@ Deno.test({
       const base = `http://127.0.0.1:${metricsPort}`;
       await t.step("/healthz answers and /readyz turns ready", async () => {
         const seen = new Set<string>();
-        await poll("/readyz ok", async () => {
+        await pollFor("/readyz ok", async () => {
           const { status } = await kubelet.containerStatus({ containerId: containerId! });
           if (status?.state === CONTAINER_STATE.exited) {
             const log = await Deno.readTextFile(logFile).catch(() => "");

@@ -41,6 +41,7 @@ import {
   watch,
   type WatchRecorder,
 } from "../_support/daemon_harness.ts";
+import { poll } from "../_support/poll.ts";
 
 const SOCKET = Deno.env.get("PODS_API_REAL_CRI_SOCKET");
 const STATE = Deno.env.get("PODS_API_REAL_CRI_STATE") ??
@@ -81,14 +82,8 @@ function report(line: string): void {
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Calls `fn` every {@linkcode POLL_MS} until it returns a value, up to {@linkcode DEADLINE_MS}. */
-async function poll<T>(what: string, fn: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + DEADLINE_MS;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await pause(POLL_MS);
-  }
+function pollFor<T>(what: string, fn: () => Promise<T | undefined>): Promise<T> {
+  return poll(fn, { what, timeoutMs: DEADLINE_MS, intervalMs: POLL_MS });
 }
 
 /** The pods ListPods answers, by UID. */
@@ -109,7 +104,7 @@ async function withinTwoRelists<T>(
   check: (pods: Map<string, PodObject>) => T | undefined,
 ): Promise<T> {
   let relists = 0;
-  const value = await poll(what, async () => {
+  const value = await pollFor(what, async () => {
     assert.equal(await h.daemon.relistOnce(), true, `a relist while waiting for ${what}`);
     relists++;
     return check(await listPods(h));
@@ -132,7 +127,7 @@ function watched(
   what: string,
   match: (e: WatchEvent) => boolean,
 ): Promise<WatchEvent> {
-  return poll(`watch event: ${what}`, () => Promise.resolve(decodeEvents(w).find(match)));
+  return pollFor(`watch event: ${what}`, () => Promise.resolve(decodeEvents(w).find(match)));
 }
 
 async function isOpen(w: WatchRecorder): Promise<boolean> {
@@ -185,7 +180,7 @@ Deno.test({
      * when given: containerd may record an OOM kill just after the exit).
      */
     const exited = (containerId: string, reason?: string) =>
-      poll(`container ${containerId} exited ${reason ?? ""} (per the runtime)`, async () => {
+      pollFor(`container ${containerId} exited ${reason ?? ""} (per the runtime)`, async () => {
         const { status } = await kubelet.containerStatus({ containerId });
         const done = status?.state === CONTAINER_STATE.exited &&
           (reason === undefined || status.reason === reason);
@@ -367,7 +362,7 @@ Deno.test({
               const pid = Number((await Deno.readTextFile(`${STATE}/containerd.pid`)).trim());
               const killedAt = Date.now();
               Deno.kill(pid, signal);
-              await poll(
+              await pollFor(
                 "a failed relist",
                 () => Promise.resolve(results.some((r) => !r.ok) || undefined),
               );
@@ -384,12 +379,12 @@ Deno.test({
               }).output();
               assert.equal(up.code, 0, "up.sh restarted containerd");
               const upAt = Date.now();
-              const recovered = await poll(
+              const recovered = await pollFor(
                 "a relist after the restart",
                 () => Promise.resolve(results.find((r) => r.ok && r.at > upAt)),
               );
               const settled = results.length;
-              await poll(
+              await pollFor(
                 "two more relists",
                 () => Promise.resolve(results.length >= settled + MAX_RELISTS || undefined),
               );

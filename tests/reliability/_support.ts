@@ -19,56 +19,15 @@ import {
   type PodsServiceName,
 } from "../_support/pods_service_definition.ts";
 import { startHarness } from "../_support/daemon_harness.ts";
+export { Prng } from "../_support/prng.ts";
+export { pollUntil } from "../_support/poll.ts";
+export { scrapedMetricValue } from "../_support/metric_value.ts";
 
 /** Whether the long runs were asked for (`PODS_API_LONG=1`). */
 export const LONG = Deno.env.get("PODS_API_LONG") === "1";
 
 /** The seed of every generated input; `PODS_API_FUZZ_SEED` overrides it to explore. */
 export const FUZZ_SEED = Number(Deno.env.get("PODS_API_FUZZ_SEED") ?? "20261129");
-
-/** A small seeded PRNG (mulberry32): the same seed gives the same inputs. */
-export class Prng {
-  #state: number;
-
-  /** @param seed Any 32-bit integer. */
-  constructor(seed: number) {
-    this.#state = seed >>> 0;
-  }
-
-  /** @returns A float in [0, 1). */
-  next(): number {
-    let t = (this.#state = (this.#state + 0x6d2b79f5) >>> 0);
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-
-  /**
-   * @param n Exclusive upper bound.
-   * @returns An integer in [0, n).
-   */
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-
-  /**
-   * @param items A non-empty list.
-   * @returns One of them.
-   */
-  pick<T>(items: readonly T[]): T {
-    return items[this.int(items.length)]!;
-  }
-
-  /**
-   * @param length How many bytes.
-   * @returns Random bytes.
-   */
-  bytes(length: number): Uint8Array {
-    const out = new Uint8Array(length);
-    for (let i = 0; i < length; i++) out[i] = this.int(256);
-    return out;
-  }
-}
 
 /** A daemon over given sources, with a registry the caller made. */
 export interface TestDaemon extends AsyncDisposable {
@@ -129,33 +88,6 @@ export async function waitSynced(w: RawWatch): Promise<void> {
     if (w.frames.length === seen) throw new Error(`Watch ended: ${JSON.stringify(await w.ended)}`);
     seen = w.frames.length;
   }
-}
-
-/**
- * Reads one sample of the Prometheus text exposition.
- *
- * @param registry The registry.
- * @param name Metric name.
- * @param labels Labels that must all match (others ignored).
- * @returns The sum of matching samples (0 when none).
- */
-export async function metricValue(
-  registry: MetricsRegistry,
-  name: string,
-  labels: Record<string, string> = {},
-): Promise<number> {
-  const text = await registry.expose();
-  let sum = 0;
-  for (const line of text.split("\n")) {
-    if (!line.startsWith(name)) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
-    if (m === null || m[1] !== name) continue;
-    const body = m[2] ?? "";
-    if (Object.entries(labels).every(([k, v]) => body.includes(`${k}="${v}"`))) {
-      sum += Number(m[3]);
-    }
-  }
-  return sum;
 }
 
 /** A raw client of one service: requests and responses are bytes. */
@@ -384,26 +316,6 @@ export function watchViolations(frames: readonly WatchEventFrame[]): string[] {
 
 /** The watch event type numbers of `v1alpha1.EventType`. */
 export const EVENT_TYPE = EVENT;
-
-/**
- * Polls until `predicate` holds (for state changed by another process or by
- * I/O callbacks; never a fixed sleep).
- *
- * @param predicate The condition.
- * @param what What is awaited, for the error.
- * @param timeoutMs Upper bound.
- */
-export async function pollUntil(
-  predicate: () => boolean | Promise<boolean>,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /**
  * Records a check's figures: printed with the test's output, and appended as

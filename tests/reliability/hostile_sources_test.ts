@@ -13,7 +13,7 @@ import { runKubeletPod } from "../../src/sim/cri_kubelet.ts";
 import { SimCriRuntime } from "../../src/sim/cri_runtime.ts";
 import { startCriServer } from "../../src/sim/cri_server.ts";
 import { CriClient, CriPodSource } from "../../src/sources/cri/mod.ts";
-import { metricValue, rawClient, rawUnary, report, startTestDaemon } from "./_support.ts";
+import { rawClient, rawUnary, report, scrapedMetricValue, startTestDaemon } from "./_support.ts";
 
 function uid(i: number): string {
   return `${i.toString(16).padStart(8, "0")}-1111-4111-8111-111111111111`;
@@ -170,7 +170,7 @@ Deno.test("CriPodSource behind the daemon skips and counts absurd runtime data a
   const labelled = pods.find((p) => p.metadata.uid === uid(108));
   assert.deepEqual(labelled?.metadata.labels, { app: "ok" }, "only the bad label is dropped");
   // Every pod the API serves decodes (listUids decoded each one) and has a sane identity.
-  const rejected = await metricValue(w.registry, "pods_api_source_items_rejected_total", {
+  const rejected = await scrapedMetricValue(w.registry, "pods_api_source_items_rejected_total", {
     source: "cri",
   });
   const byReason: Record<string, number> = {};
@@ -184,10 +184,14 @@ Deno.test("CriPodSource behind the daemon skips and counts absurd runtime data a
       "oversized_map",
     ]
   ) {
-    byReason[reason] = await metricValue(w.registry, "pods_api_source_items_rejected_total", {
-      source: "cri",
-      reason,
-    });
+    byReason[reason] = await scrapedMetricValue(
+      w.registry,
+      "pods_api_source_items_rejected_total",
+      {
+        source: "cri",
+        reason,
+      },
+    );
   }
   await report(
     "hostile-cri",
@@ -200,7 +204,7 @@ Deno.test("CriPodSource behind the daemon skips and counts absurd runtime data a
   // A second relist over the same data counts nothing new (each item once).
   assert.equal(await w.d.daemon.relistOnce(), true);
   assert.equal(
-    await metricValue(w.registry, "pods_api_source_items_rejected_total", { source: "cri" }),
+    await scrapedMetricValue(w.registry, "pods_api_source_items_rejected_total", { source: "cri" }),
     rejected,
   );
   const stub = rawClient(w.d.socket);
@@ -231,5 +235,5 @@ Deno.test("CriPodSource behind the daemon times out a hanging runtime, keeps the
   await runKubeletPod(runtime, { name: "p-new", uid: uid(9), containers: APP });
   assert.equal(await w.d.daemon.relistOnce(), true, "the runtime answers again: relist goes on");
   assert.equal((await listUids(w.d.socket)).length, 4);
-  assert.equal(await metricValue(w.registry, "pods_api_relist_errors_total"), 3);
+  assert.equal(await scrapedMetricValue(w.registry, "pods_api_relist_errors_total"), 3);
 });

@@ -19,7 +19,6 @@ import {
   FUZZ_SEED,
   isSyncComplete,
   LONG,
-  metricValue,
   pollUntil,
   Prng,
   rawClient,
@@ -27,6 +26,7 @@ import {
   type RawWatch,
   rawWatch,
   report,
+  scrapedMetricValue,
   startTestDaemon,
   watchViolations,
 } from "./_support.ts";
@@ -167,7 +167,7 @@ Deno.test("the daemon under 50 hammering clients and 200 watchers admits exactly
     for (const w of watches.slice(0, KEEP)) {
       assert.deepEqual(watchViolations(w.frames.map(decodeWatchFrame)), []);
     }
-    const limited = await metricValue(d.registry, "pods_api_rate_limited_total");
+    const limited = await scrapedMetricValue(d.registry, "pods_api_rate_limited_total");
     await report(
       "load",
       `${calls} unary calls from 50 clients, admitted ${admitted} (bucket allows ` +

@@ -6,21 +6,7 @@ import type { PodSnapshot } from "../../src/model/pod.ts";
 import { Relister, type RelisterOptions } from "../../src/relist/relister.ts";
 import { type PodSource, SourceUnavailableError } from "../../src/sources/mod.ts";
 import { FakeClock, makeSnapshot } from "../_fixtures/pods.ts";
-
-interface MetricLike {
-  get(): Promise<{
-    values: { value: number; labels: Record<string, string | number>; metricName?: string }[];
-  }>;
-}
-
-async function metricValue(metric: MetricLike, labels: Record<string, string> = {}, suffix = "") {
-  const { values } = await metric.get();
-  const found = values.find((v) =>
-    (suffix === "" || v.metricName?.endsWith(suffix)) &&
-    Object.entries(labels).every(([k, x]) => v.labels[k] === x)
-  );
-  return found?.value ?? 0;
-}
+import { metricValue } from "../_support/metric_value.ts";
 
 /** A source that answers from `view`, or fails or hangs as scripted. */
 class ScriptedSource implements PodSource {

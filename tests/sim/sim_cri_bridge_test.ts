@@ -7,6 +7,7 @@ import { FakeClock } from "../../src/sim/fake_clock.ts";
 import { SimCriBridge, startSimulatedRuntime } from "../../src/sim/sim_cri_bridge.ts";
 import { SimulatedNode } from "../../src/sim/simulated_node.ts";
 import { CriClient, CriPodSource } from "../../src/sources/cri/mod.ts";
+import { poll } from "../_support/poll.ts";
 
 /** A node, its bridge into a runtime served on a temporary socket, a CRI client and source. */
 class Harness implements AsyncDisposable {
@@ -304,16 +305,6 @@ Deno.test("SimCriBridge.sync() retries the pods whose runtime calls failed", asy
   assert.deepEqual(listed, h.node.pods().map((p) => p.metadata.uid).sort());
   assert.equal(h.runtime.sandboxCount, h.node.pods().length);
 });
-
-async function poll<T>(fn: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 Deno.test("startSimulatedRuntime() syncs on a timer and stops on abort", async () => {
   const dir = await Deno.makeTempDir({ prefix: "sim-runtime-" });

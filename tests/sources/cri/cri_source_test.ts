@@ -14,6 +14,7 @@ import {
   detectRuntimeEndpoint,
   parseRuntimeEndpoint,
 } from "../../../src/sources/cri/mod.ts";
+import { poll } from "../../_support/poll.ts";
 
 /** A simulated runtime served on a temporary socket, with a client and a source. */
 class Harness implements AsyncDisposable {
@@ -74,17 +75,6 @@ class Harness implements AsyncDisposable {
 
 function byUid(snapshots: readonly PodSnapshot[]): Map<string, PodSnapshot> {
   return new Map(snapshots.map((s) => [s.uid, s]));
-}
-
-/** Polls `fn` until it returns a value other than `undefined`, within a deadline. */
-async function poll<T>(fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 async function gaugeValue(metrics: Metrics): Promise<number | undefined> {

@@ -1,0 +1,240 @@
+import assert from "node:assert/strict";
+import { PodCache } from "../../src/cache/mod.ts";
+import { EventHub } from "../../src/events/mod.ts";
+import { FieldMaskCache } from "../../src/fieldmask/mod.ts";
+import { FramedMessage } from "../../src/grpc/message_framing.ts";
+import { createMetricsRegistry } from "../../src/metrics/registry.ts";
+import type { PodSnapshot } from "../../src/model/pod.ts";
+import {
+  decodeGetPodResponse,
+  decodeListPodsResponse,
+  decodePod,
+  decodePodWatchResponse,
+  decodeWatchPodsEvent,
+  encodeGetPodRequest,
+  encodePod,
+  POD_SCHEMA,
+  WATCH_EVENT_TYPE,
+} from "../../src/proto/mod.ts";
+import type { CallContext, WatchSink } from "../../src/server/call_context.ts";
+import { RpcError, STATUS } from "../../src/server/errors.ts";
+import { PodsService } from "../../src/server/pods_service.ts";
+import type { ServerApiVersion } from "../../src/metrics/metrics.ts";
+import { FakeClock, makeSnapshot } from "../_fixtures/pods.ts";
+import { metricValue } from "../_support/metric_value.ts";
+
+interface Setup {
+  service: PodsService;
+  cache: PodCache;
+  hub: EventHub;
+  gate: { isOpen: boolean };
+  limiter: { tokens: number; tryTake(): boolean };
+  shutdown: AbortController;
+  metrics: ReturnType<typeof createMetricsRegistry>["metrics"];
+  /** Applies a full view to the cache and publishes its events, as the pipeline does. */
+  apply(view: readonly PodSnapshot[]): void;
+}
+
+function setup(options: { maxWatchers?: number } = {}): Setup {
+  const { metrics } = createMetricsRegistry();
+  const cache = new PodCache({ encode: encodePod, clock: new FakeClock(), metrics });
+  const hub = new EventHub({ store: cache, metrics });
+  const gate = { isOpen: true };
+  const limiter = {
+    tokens: Infinity,
+    tryTake() {
+      if (this.tokens <= 0) return false;
+      this.tokens--;
+      return true;
+    },
+  };
+  const shutdown = new AbortController();
+  const service = new PodsService({
+    store: cache,
+    hub,
+    gate,
+    limiter,
+    masks: new FieldMaskCache(POD_SCHEMA),
+    encode: encodePod,
+    metrics,
+    shutdown: shutdown.signal,
+    ...(options.maxWatchers === undefined ? {} : { maxWatchers: options.maxWatchers }),
+  });
+  return {
+    service,
+    cache,
+    hub,
+    gate,
+    limiter,
+    shutdown,
+    metrics,
+    apply: (view) => hub.publish(cache.apply(view)),
+  };
+}
+
+function ctxOf(
+  metadata: Record<string, string> = {},
+  apiVersion: ServerApiVersion = "v1alpha1",
+  signal: AbortSignal = new AbortController().signal,
+): CallContext {
+  return {
+    apiVersion,
+    signal,
+    connection: {},
+    metadata: (key) => metadata[key] === undefined ? [] : [metadata[key]!],
+  };
+}
+
+/** A sink that keeps each message without its gRPC prefix. */
+function collectingSink(): WatchSink & { messages: Uint8Array[]; sent: Promise<void> } {
+  let wake: () => void = () => {};
+  const sink = {
+    messages: [] as Uint8Array[],
+    sent: new Promise<void>((resolve) => wake = resolve),
+    send(frame: Uint8Array | FramedMessage) {
+      sink.messages.push(frame instanceof FramedMessage ? frame.message : frame.subarray(5));
+      const done = wake;
+      sink.sent = new Promise<void>((resolve) => wake = resolve);
+      done();
+      return Promise.resolve();
+    },
+  };
+  return sink;
+}
+
+/** Runs a call (handlers may throw before returning a promise) and returns its status code. */
+async function rpcCode(call: () => Promise<unknown>): Promise<number> {
+  try {
+    await call();
+  } catch (error) {
+    assert.ok(error instanceof RpcError, `unexpected ${error}`);
+    return error.code;
+  }
+  assert.fail("the call succeeded");
+}
+
+const A = makeSnapshot({ uid: "uid-a", name: "a" });
+const B = makeSnapshot({ uid: "uid-b", name: "b" });
+
+Deno.test("PodsService.listPods() answers every pod, sorted by UID, masked as asked", async () => {
+  const s = setup();
+  s.apply([B, A]);
+  const all = decodeListPodsResponse((await s.service.listPods(ctxOf())).message);
+  assert.deepEqual(all.map((bytes) => decodePod(bytes).metadata.uid), ["uid-a", "uid-b"]);
+  const masked = decodeListPodsResponse(
+    (await s.service.listPods(ctxOf({ "x-kubernetes-fieldmask": "status.phase" }))).message,
+  ).map((bytes) => decodePod(bytes));
+  assert.deepEqual(masked.map((p) => p.status), [{ phase: "Running" }, { phase: "Running" }]);
+  assert.deepEqual(masked.map((p) => p.spec), [undefined, undefined], "the spec is masked out");
+  assert.deepEqual(masked.map((p) => p.metadata.uid), ["uid-a", "uid-b"], "identity is kept");
+});
+
+Deno.test("PodsService unary handlers refuse calls with the status SPEC §9 gives", async (t) => {
+  const get = (s: Setup) => () => s.service.getPod(encodeGetPodRequest("uid-a"), ctxOf());
+  const cases: { name: string; arrange(s: Setup): void; code: number }[] = [
+    {
+      name: "sources not synced",
+      arrange: (s) => s.gate.isOpen = false,
+      code: STATUS.FAILED_PRECONDITION,
+    },
+    {
+      name: "token bucket empty",
+      arrange: (s) => s.limiter.tokens = 0,
+      code: STATUS.RESOURCE_EXHAUSTED,
+    },
+    { name: "shutting down", arrange: (s) => s.shutdown.abort(), code: STATUS.UNAVAILABLE },
+  ];
+  for (const c of cases) {
+    await t.step(c.name, async () => {
+      const s = setup();
+      s.apply([A]);
+      c.arrange(s);
+      assert.equal(await rpcCode(() => s.service.listPods(ctxOf())), c.code);
+      assert.equal(await rpcCode(get(s)), c.code);
+    });
+  }
+  await t.step("a rate-limited call is counted by method", async () => {
+    const s = setup();
+    s.limiter.tokens = 0;
+    await rpcCode(() => s.service.listPods(ctxOf()));
+    assert.equal(await metricValue(s.metrics.rateLimited, { method: "list" }), 1);
+  });
+});
+
+Deno.test("PodsService.getPod() finds a pod by UID, NOT_FOUND or INVALID_ARGUMENT otherwise", async (t) => {
+  const s = setup();
+  s.apply([A, B]);
+  await t.step("a known UID", async () => {
+    const message = (await s.service.getPod(encodeGetPodRequest("uid-b"), ctxOf())).message;
+    assert.equal(decodePod(decodeGetPodResponse(message)).metadata.name, "b");
+  });
+  const cases = [
+    { name: "an unknown UID", uid: "uid-z", code: STATUS.NOT_FOUND },
+    { name: "an empty UID", uid: "", code: STATUS.INVALID_ARGUMENT },
+    { name: "a malformed UID", uid: "../etc", code: STATUS.INVALID_ARGUMENT },
+  ];
+  for (const c of cases) {
+    await t.step(c.name, async () => {
+      assert.equal(
+        await rpcCode(() => s.service.getPod(encodeGetPodRequest(c.uid), ctxOf())),
+        c.code,
+      );
+    });
+  }
+  await t.step("bytes that are not a GetPodRequest", async () => {
+    const code = await rpcCode(() => s.service.getPod(Uint8Array.of(0x0a, 0x05), ctxOf()));
+    assert.equal(code, STATUS.INVALID_ARGUMENT);
+  });
+});
+
+Deno.test("PodsService.watchPods() sends the pods, INITIAL_SYNC_COMPLETE, then each change", async () => {
+  const s = setup();
+  s.apply([A]);
+  const client = new AbortController();
+  const sink = collectingSink();
+  const watching = s.service.watchPods(ctxOf({}, "v1alpha1", client.signal), sink);
+  while (sink.messages.length < 2) await sink.sent;
+  assert.equal(s.service.watchers, 1);
+  s.apply([A, B]);
+  while (sink.messages.length < 3) await sink.sent;
+  const events = sink.messages.map(decodeWatchPodsEvent);
+  assert.deepEqual(events.map((e) => e.type), [
+    WATCH_EVENT_TYPE.ADDED,
+    WATCH_EVENT_TYPE.INITIAL_SYNC_COMPLETE,
+    WATCH_EVENT_TYPE.ADDED,
+  ]);
+  assert.equal(decodePod(events[2]!.pod!).metadata.uid, "uid-b");
+  client.abort();
+  s.apply([B]);
+  assert.equal(await rpcCode(() => watching), STATUS.CANCELLED);
+  assert.equal(s.service.watchers, 0);
+});
+
+Deno.test("PodsService.watchPods() on the package-less service has no INITIAL_SYNC_COMPLETE", async () => {
+  const s = setup();
+  s.apply([A]);
+  const sink = collectingSink();
+  const watching = s.service.watchPods(ctxOf({}, "v1"), sink);
+  while (sink.messages.length < 1) await sink.sent;
+  s.apply([]);
+  while (sink.messages.length < 2) await sink.sent;
+  const pods = sink.messages.map((m) => decodePod(decodePodWatchResponse(m)));
+  assert.deepEqual(pods.map((p) => p.metadata.uid), ["uid-a", "uid-a"]);
+  assert.ok(pods[1]!.metadata.deletionTimestamp, "the deleted pod comes once more, marked");
+  s.shutdown.abort();
+  s.hub.close();
+  assert.equal(await rpcCode(() => watching), STATUS.UNAVAILABLE);
+});
+
+Deno.test("PodsService.watchPods() refuses watchers beyond maxWatchers", async () => {
+  const s = setup({ maxWatchers: 1 });
+  const client = new AbortController();
+  const sink = collectingSink();
+  const first = s.service.watchPods(ctxOf({}, "v1alpha1", client.signal), sink);
+  while (sink.messages.length < 1) await sink.sent;
+  const code = await rpcCode(() => s.service.watchPods(ctxOf(), collectingSink()));
+  assert.equal(code, STATUS.RESOURCE_EXHAUSTED);
+  client.abort();
+  s.hub.close();
+  await rpcCode(() => first);
+});

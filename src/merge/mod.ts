@@ -7,7 +7,7 @@
  * @module
  */
 
-export { CONFIG_ANNOTATION, isStaticPod, PodMerger } from "./pod_merger.ts";
+export { isStaticPod, PodMerger } from "./pod_merger.ts";
 export {
   type BestEffortOptions,
   type ReleasableGate,

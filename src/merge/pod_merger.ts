@@ -12,16 +12,9 @@
 import type { JsonObject } from "../model/json.ts";
 import { isJsonObject } from "../model/json.ts";
 import type { PodObject, PodSnapshot, PodUid } from "../model/pod.ts";
-import type { PodSourceKind } from "../sources/mod.ts";
+import { CONFIG_ANNOTATION } from "../model/kubelet_keys.ts";
+import type { PodSourceKind } from "../model/pod_source_kind.ts";
 import { isTerminalPhase, overlayStatus } from "../status/mod.ts";
-
-/** Annotations the kubelet's config sources put on the pods they read. */
-export const CONFIG_ANNOTATION = {
-  source: "kubernetes.io/config.source",
-  hash: "kubernetes.io/config.hash",
-  seen: "kubernetes.io/config.seen",
-  mirror: "kubernetes.io/config.mirror",
-} as const;
 
 /** Source kinds in spec priority order: the first that has a pod gives its spec. */
 const SPEC_ORDER: readonly PodSourceKind[] = ["kubelet", "static", "fake", "cri"];

@@ -10,7 +10,7 @@
 
 import type { JsonObject } from "../model/json.ts";
 import { POD_PHASE, type PodObject } from "../model/pod.ts";
-import { KUBELET_ANNOTATION } from "../sources/cri/mod.ts";
+import { KUBELET_ANNOTATION } from "../model/kubelet_keys.ts";
 import type { KubeletContainerSpec, KubeletPodSpec } from "./cri_kubelet.ts";
 import { hashString } from "./_prng.ts";
 

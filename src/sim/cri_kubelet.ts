@@ -8,10 +8,9 @@
  * @module
  */
 
+import { KUBELET_ANNOTATION, KUBELET_LABEL } from "../model/kubelet_keys.ts";
 import {
   type ContainerConfig,
-  KUBELET_ANNOTATION,
-  KUBELET_LABEL,
   type MessageInit,
   NAMESPACE_MODE,
   type PodSandboxConfig,

@@ -12,7 +12,6 @@ export {
   SimulatedNode,
   type SimulatedNodeOptions,
 } from "./simulated_node.ts";
-export { FakeClock } from "./fake_clock.ts";
 export {
   SimCriBridge,
   type SimCriBridgeOptions,

@@ -134,7 +134,7 @@ function valuesOf(d: DesiredInstance): InstanceRecord["values"] {
  *
  * @example Usage
  * ```ts
- * import { FakeClock } from "./fake_clock.ts";
+ * import { FakeClock } from "../clock.ts";
  * import { SimCriRuntime } from "./cri_runtime.ts";
  * import { SimCriBridge } from "./sim_cri_bridge.ts";
  * import { SimulatedNode } from "./simulated_node.ts";

@@ -8,9 +8,9 @@
  */
 
 import type { PodSnapshot } from "../model/pod.ts";
+import type { PodSourceKind } from "../model/pod_source_kind.ts";
 
-/** The kinds of pod source the daemon can run. */
-export type PodSourceKind = "cri" | "kubelet" | "static" | "fake";
+export type { PodSourceKind };
 
 /** A provider of the node's pods (kubelet: a pod source plus the runtime). */
 export interface PodSource {

@@ -8,7 +8,7 @@
  */
 
 import type { PodEncoder } from "../../src/cache/types.ts";
-import type { Clock } from "../../src/clock.ts";
+export { FakeClock } from "../../src/clock.ts";
 import type { JsonObject, JsonValue } from "../../src/model/json.ts";
 import type { PodObject, PodSnapshot } from "../../src/model/pod.ts";
 
@@ -138,24 +138,4 @@ export function countingEncoder(): CountingEncoder {
       return calls;
     },
   };
-}
-
-/** A clock that moves only when told. */
-export class FakeClock implements Clock {
-  #now: number;
-
-  /** @param start Initial time, ms since the epoch. @default {2026-01-01T00:00:00Z} */
-  constructor(start = Date.UTC(2026, 0, 1)) {
-    this.#now = start;
-  }
-
-  /** @returns The current fake time. */
-  now(): number {
-    return this.#now;
-  }
-
-  /** @param ms Milliseconds to move forward. */
-  advance(ms: number): void {
-    this.#now += ms;
-  }
 }

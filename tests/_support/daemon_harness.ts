@@ -16,7 +16,7 @@ import { createMetricsRegistry, type MetricsRegistry } from "../../src/metrics/r
 import { PODS_API_DESCRIPTOR } from "../../src/proto/mod.ts";
 import { FakePodSource } from "../../src/sources/fake/mod.ts";
 import type { PodSource } from "../../src/sources/mod.ts";
-import { FakeClock } from "../../src/sim/mod.ts";
+import { FakeClock } from "../../src/clock.ts";
 
 /** Options of {@linkcode startHarness}. */
 export interface HarnessOptions {

@@ -25,7 +25,7 @@ import { SETTING } from "../../src/h2/settings.ts";
 import type { Http2Stream } from "../../src/h2/stream.ts";
 import { GrpcServer } from "../../src/grpc/server.ts";
 import { frameMessage } from "../../src/grpc/message_framing.ts";
-import { FakeClock } from "../../src/sim/mod.ts";
+import { FakeClock } from "../../src/clock.ts";
 import {
   type Frame,
   frameNumber,

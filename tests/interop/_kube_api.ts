@@ -9,7 +9,7 @@
 
 import type { PodObject } from "../../src/model/pod.ts";
 import { kubeconfigCommand } from "../../src/client/kubeconfig.ts";
-import { FakeClock } from "../../src/sim/mod.ts";
+import { FakeClock } from "../../src/clock.ts";
 import { type Harness, startHarness } from "../_support/daemon_harness.ts";
 import { makePod } from "../_fixtures/pods.ts";
 import { makePki } from "../sources/kubelet/_pki.ts";

@@ -6,13 +6,12 @@
  * @module
  */
 
+import { KUBELET_ANNOTATION, KUBELET_LABEL } from "../../src/model/kubelet_keys.ts";
 import { type PodSnapshot, snapshotOf } from "../../src/model/pod.ts";
 import {
   CONTAINER_STATE,
   type ContainerInput,
   convertPod,
-  KUBELET_ANNOTATION,
-  KUBELET_LABEL,
   NAMESPACE_MODE,
   POD_SANDBOX_STATE,
 } from "../../src/sources/cri/mod.ts";

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/model/json.ts";
 import { type PodObject, type PodSnapshot, snapshotOf } from "../../src/model/pod.ts";
-import { CONFIG_ANNOTATION, PodMerger } from "../../src/merge/mod.ts";
+import { PodMerger } from "../../src/merge/mod.ts";
+import { CONFIG_ANNOTATION } from "../../src/model/kubelet_keys.ts";
 import { type RuntimeContainer, runtimePod } from "./_runtime.ts";
 
 const FIXTURE = new URL("../_fixtures/kubelet/pods.json", import.meta.url);

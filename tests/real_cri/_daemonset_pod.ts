@@ -14,7 +14,8 @@
 
 import { parse } from "yaml";
 import type { ContainerConfig, MessageInit, PodSandboxConfig } from "../../src/sources/cri/mod.ts";
-import { KUBELET_ANNOTATION, KUBELET_LABEL, NAMESPACE_MODE } from "../../src/sources/cri/mod.ts";
+import { KUBELET_ANNOTATION, KUBELET_LABEL } from "../../src/model/kubelet_keys.ts";
+import { NAMESPACE_MODE } from "../../src/sources/cri/mod.ts";
 
 /** The parts of the DaemonSet the test maps to CRI. */
 export interface DaemonSetDoc {

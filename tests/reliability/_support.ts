@@ -13,7 +13,7 @@ import type { RunningDaemon } from "../../src/daemon.ts";
 import type { MetricsRegistry } from "../../src/metrics/registry.ts";
 import { decodePod } from "../../src/proto/mod.ts";
 import type { PodSource } from "../../src/sources/mod.ts";
-import { FakeClock } from "../../src/sim/mod.ts";
+import { FakeClock } from "../../src/clock.ts";
 import {
   podsServiceDefinition,
   type PodsServiceName,

@@ -19,7 +19,7 @@ import { toStatus } from "../../src/server/errors.ts";
 import { PodsService } from "../../src/server/pods_service.ts";
 import { FIELD_MASK_BIN_KEY, FIELD_MASK_KEY } from "../../src/server/request_mask.ts";
 import { FakePodSource } from "../../src/sources/fake/mod.ts";
-import { FakeClock } from "../../src/sim/mod.ts";
+import { FakeClock } from "../../src/clock.ts";
 import { makePod } from "../_fixtures/pods.ts";
 import {
   encodeGetPodRequest,

@@ -7,7 +7,7 @@ import { startDaemon } from "../../src/daemon.ts";
 import { silentLogger } from "../../src/log.ts";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import { FakePodSource } from "../../src/sources/fake/mod.ts";
-import { FakeClock } from "../../src/sim/mod.ts";
+import { FakeClock } from "../../src/clock.ts";
 
 async function daemonAt(socket: string) {
   return await startDaemon(

@@ -9,7 +9,7 @@ import type { PodObject } from "../../src/model/pod.ts";
 import { decodePod } from "../../src/proto/mod.ts";
 import { SimulatedNode } from "../../src/sim/mod.ts";
 import { SimulatedPodSource } from "../../src/sources/fake/mod.ts";
-import { FakeClock } from "../../src/sim/mod.ts";
+import { FakeClock } from "../../src/clock.ts";
 import {
   callUnary,
   maskMetadata,

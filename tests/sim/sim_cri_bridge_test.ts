@@ -3,7 +3,7 @@ import type { JsonObject } from "../../src/model/json.ts";
 import type { PodObject, PodSnapshot } from "../../src/model/pod.ts";
 import { SimCriRuntime } from "../../src/sim/cri_runtime.ts";
 import { type CriServer, startCriServer } from "../../src/sim/cri_server.ts";
-import { FakeClock } from "../../src/sim/fake_clock.ts";
+import { FakeClock } from "../../src/clock.ts";
 import { SimCriBridge, startSimulatedRuntime } from "../../src/sim/sim_cri_bridge.ts";
 import { SimulatedNode } from "../../src/sim/simulated_node.ts";
 import { CriClient, CriPodSource } from "../../src/sources/cri/mod.ts";

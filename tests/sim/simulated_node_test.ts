@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { PodObject } from "../../src/model/pod.ts";
-import { FakeClock } from "../../src/sim/fake_clock.ts";
+import { FakeClock } from "../../src/clock.ts";
 import {
   MUTATION_KINDS,
   SimulatedNode,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { withFirstSyncDelay } from "../../src/sources/_first_sync_delay.ts";
 import { FakePodSource } from "../../src/sources/fake/mod.ts";
 import { SourceUnavailableError } from "../../src/sources/mod.ts";
-import { FakeClock } from "../../src/sim/mod.ts";
+import { FakeClock } from "../../src/clock.ts";
 import { makePod } from "../_fixtures/pods.ts";
 
 const signal = () => AbortSignal.timeout(1000);

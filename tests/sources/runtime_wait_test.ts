@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createLogger } from "../../src/log.ts";
-import { FakeClock } from "../../src/sim/mod.ts";
+import { FakeClock } from "../../src/clock.ts";
 import {
   RUNTIME_WAIT_INITIAL_DELAY_MS,
   RUNTIME_WAIT_MAX_DELAY_MS,

@@ -26,6 +26,7 @@
  */
 
 import type { JsonObject } from "../../model/json.ts";
+import { KUBELET_ANNOTATION, KUBELET_LABEL } from "../../model/kubelet_keys.ts";
 import type { PodObject } from "../../model/pod.ts";
 import {
   CONDITION_REASON,
@@ -66,28 +67,6 @@ import {
 } from "./_types.ts";
 
 export type { RejectHandler, RejectReason };
-
-/** Labels the kubelet puts on sandboxes and containers (`kubelet/types/labels.go`). */
-export const KUBELET_LABEL = {
-  podName: "io.kubernetes.pod.name",
-  podNamespace: "io.kubernetes.pod.namespace",
-  podUid: "io.kubernetes.pod.uid",
-  containerName: "io.kubernetes.container.name",
-} as const;
-
-/** Annotations the kubelet puts on containers (`kuberuntime/labels.go`). */
-export const KUBELET_ANNOTATION = {
-  podDeletionGracePeriod: "io.kubernetes.pod.deletionGracePeriod",
-  podTerminationGracePeriod: "io.kubernetes.pod.terminationGracePeriod",
-  containerHash: "io.kubernetes.container.hash",
-  containerHashWithoutResources: "io.kubernetes.container.hashWithoutResources",
-  restartCount: "io.kubernetes.container.restartCount",
-  terminationMessagePath: "io.kubernetes.container.terminationMessagePath",
-  terminationMessagePolicy: "io.kubernetes.container.terminationMessagePolicy",
-  preStopHandler: "io.kubernetes.container.preStopHandler",
-  ports: "io.kubernetes.container.ports",
-  containerType: "io.kubernetes.container.type",
-} as const;
 
 /** The kubelet's own keys: never shown as a pod's labels or annotations. */
 const INTERNAL_KEYS: ReadonlySet<string> = new Set<string>([

@@ -22,8 +22,6 @@ export {
   type ConvertOptions,
   convertPod,
   convertPods,
-  KUBELET_ANNOTATION,
-  KUBELET_LABEL,
   type RejectHandler,
   type RejectReason,
   type SandboxInput,

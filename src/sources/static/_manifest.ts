@@ -10,7 +10,7 @@
 import { parseAllDocuments } from "yaml";
 import { canonicalJson, isJsonObject, type JsonObject, type JsonValue } from "../../model/json.ts";
 import type { PodObject } from "../../model/pod.ts";
-import { CONFIG_ANNOTATION } from "../../merge/mod.ts";
+import { CONFIG_ANNOTATION } from "../../model/kubelet_keys.ts";
 import { pendingStatus, qosClassOf } from "../../status/mod.ts";
 
 /** Why a manifest (or one document of it) was skipped; a metric label value. */

@@ -5,11 +5,10 @@
  * @module
  */
 
+import { KUBELET_ANNOTATION, KUBELET_LABEL } from "../../../src/model/kubelet_keys.ts";
 import {
   CONTAINER_STATE,
   type ContainerInput,
-  KUBELET_ANNOTATION,
-  KUBELET_LABEL,
   NAMESPACE_MODE,
   POD_SANDBOX_STATE,
   type SandboxInput,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../../../src/sim/fake_clock.ts";
+import { FakeClock } from "../../../src/clock.ts";
 import { SimulatedNode } from "../../../src/sim/simulated_node.ts";
 import { SimulatedPodSource } from "../../../src/sources/fake/simulated_source.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../../src/sim/fake_clock.ts";
+import { FakeClock } from "../src/clock.ts";
 
 Deno.test("FakeClock.advance() moves time forward only when told", () => {
   const clock = new FakeClock(1_000);

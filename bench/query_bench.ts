@@ -37,8 +37,8 @@ import type { CallContext, WatchSink } from "../src/server/call_context.ts";
 import { PodQueryService } from "../src/server/pod_query_service.ts";
 import { PodsService } from "../src/server/pods_service.ts";
 import { SimulatedNode } from "../src/sim/mod.ts";
-import { runKubeletPod } from "../src/sim/cri_kubelet.ts";
-import { SimCriRuntime } from "../src/sim/cri_runtime.ts";
+import { runKubeletPod } from "../src/sim/runtime/cri_kubelet.ts";
+import { SimCriRuntime } from "../src/sim/runtime/cri_runtime.ts";
 import { CONTAINER_STATE, CriPodSource } from "../src/sources/cri/mod.ts";
 import { PodMerger } from "../src/merge/mod.ts";
 

@@ -16,8 +16,8 @@ import { PodMerger } from "../src/merge/mod.ts";
 import { createMetricsRegistry } from "../src/metrics/registry.ts";
 import { encodePod } from "../src/proto/mod.ts";
 import { QueryEngine } from "../src/query/mod.ts";
-import { runKubeletPod } from "../src/sim/cri_kubelet.ts";
-import { SimCriRuntime } from "../src/sim/cri_runtime.ts";
+import { runKubeletPod } from "../src/sim/runtime/cri_kubelet.ts";
+import { SimCriRuntime } from "../src/sim/runtime/cri_runtime.ts";
 import { CONTAINER_STATE, CriPodSource } from "../src/sources/cri/mod.ts";
 
 const clock = { now: () => 1_767_225_600_000 };

@@ -8,8 +8,8 @@
  * @module
  */
 
-import { runKubeletPod } from "../src/sim/cri_kubelet.ts";
-import { SimCriRuntime } from "../src/sim/cri_runtime.ts";
+import { runKubeletPod } from "../src/sim/runtime/cri_kubelet.ts";
+import { SimCriRuntime } from "../src/sim/runtime/cri_runtime.ts";
 import { CONTAINER_STATE, CriPodSource } from "../src/sources/cri/mod.ts";
 
 interface Fixture {

@@ -23,9 +23,8 @@ import { startDaemon } from "../../src/daemon.ts";
 import { createLogger } from "../../src/log.ts";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import type { PodObject } from "../../src/model/pod.ts";
-import type { SimulatedNode } from "../../src/sim/mod.ts";
+import { type SimulatedNode, SimulatedPodSource } from "../../src/sim/mod.ts";
 import { createSources } from "../../src/sources/create.ts";
-import { SimulatedPodSource } from "../../src/sources/fake/mod.ts";
 import type { PodSource } from "../../src/sources/mod.ts";
 
 /** Wall-clock milliseconds with sub-millisecond precision. */

@@ -20,7 +20,7 @@ import {
   findStaticName,
   STATIC_TABLE,
 } from "./hpack_tables.ts";
-import type { ReadonlyDynamicTable } from "./hpack_tables.ts";
+import type { HeaderField, ReadonlyDynamicTable } from "./hpack_tables.ts";
 import {
   huffmanDecodeInto,
   huffmanEncodedLength,
@@ -29,10 +29,7 @@ import {
 } from "./huffman.ts";
 
 export { HpackError } from "./hpack_error.ts";
-export type { ReadonlyDynamicTable } from "./hpack_tables.ts";
-
-/** A header field: name and value, each one octet per code unit. */
-export type HeaderField = readonly [name: string, value: string];
+export type { HeaderField, ReadonlyDynamicTable } from "./hpack_tables.ts";
 
 /**
  * SETTINGS_HEADER_TABLE_SIZE until a peer says otherwise (RFC 9113 6.5.2):

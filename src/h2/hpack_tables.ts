@@ -5,7 +5,8 @@
  * @module
  */
 
-import type { HeaderField } from "./hpack.ts";
+/** A header field: name and value, each one octet per code unit. */
+export type HeaderField = readonly [name: string, value: string];
 
 /**
  * Octets each dynamic table entry costs on top of its name and value (RFC

@@ -1,22 +1,12 @@
 /**
- * The simulated node: realistic, deterministic pods that change over clock
- * time, plus a fake clock to drive it.
+ * The simulator, a leaf of the module graph that only `main.ts`, tests and
+ * benchmarks wire: a simulated node (`node/`: pods over clock time, and a
+ * pod source over them) and a simulated CRI runtime (`runtime/`: an
+ * in-process runtime, its socket, and the bridge that runs the node's pods
+ * in it), read by the same CRI client and relist code as a real node.
  *
  * @module
  */
 
-export {
-  DEFAULT_NAMESPACES,
-  MUTATION_KINDS,
-  type MutationKind,
-  SimulatedNode,
-  type SimulatedNodeOptions,
-} from "./simulated_node.ts";
-export {
-  SimCriBridge,
-  type SimCriBridgeOptions,
-  type SimCriSyncResult,
-  SimulatedRuntime,
-  startSimulatedRuntime,
-  type StartSimulatedRuntimeOptions,
-} from "./sim_cri_bridge.ts";
+export * from "./node/mod.ts";
+export * from "./runtime/mod.ts";

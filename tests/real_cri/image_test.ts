@@ -19,7 +19,7 @@
 
 import assert from "node:assert/strict";
 import { basename, dirname } from "node:path";
-import { removeKubeletPod, runKubeletPod } from "../../src/sim/cri_kubelet.ts";
+import { removeKubeletPod, runKubeletPod } from "../../src/sim/runtime/cri_kubelet.ts";
 import { CONTAINER_STATE, CriClient } from "../../src/sources/cri/mod.ts";
 import { IMAGE_PATHS, imageEntrypoint, MAX_IMAGE_BYTES } from "../../scripts/image.ts";
 import { daemonSetPod, readDaemonSet } from "./_daemonset_pod.ts";

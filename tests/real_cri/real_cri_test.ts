@@ -32,7 +32,7 @@ import {
   removeKubeletPod,
   runKubeletPod,
   startKubeletContainer,
-} from "../../src/sim/cri_kubelet.ts";
+} from "../../src/sim/runtime/cri_kubelet.ts";
 import { CONTAINER_STATE, CriClient, CriPodSource } from "../../src/sources/cri/mod.ts";
 import {
   callUnary,

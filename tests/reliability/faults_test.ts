@@ -5,9 +5,9 @@
 import * as grpc from "@grpc/grpc-js";
 import assert from "node:assert/strict";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
-import { runKubeletPod } from "../../src/sim/cri_kubelet.ts";
-import { SimCriRuntime } from "../../src/sim/cri_runtime.ts";
-import { startCriServer } from "../../src/sim/cri_server.ts";
+import { runKubeletPod } from "../../src/sim/runtime/cri_kubelet.ts";
+import { SimCriRuntime } from "../../src/sim/runtime/cri_runtime.ts";
+import { startCriServer } from "../../src/sim/runtime/cri_server.ts";
 import { CriClient, CriPodSource } from "../../src/sources/cri/mod.ts";
 import { FakePodSource } from "../../src/sources/fake/mod.ts";
 import { makePod } from "../_fixtures/pods.ts";

@@ -9,9 +9,9 @@ import { Buffer } from "node:buffer";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import type { PodObject } from "../../src/model/pod.ts";
 import { decodePod } from "../../src/proto/mod.ts";
-import { runKubeletPod } from "../../src/sim/cri_kubelet.ts";
-import { SimCriRuntime } from "../../src/sim/cri_runtime.ts";
-import { startCriServer } from "../../src/sim/cri_server.ts";
+import { runKubeletPod } from "../../src/sim/runtime/cri_kubelet.ts";
+import { SimCriRuntime } from "../../src/sim/runtime/cri_runtime.ts";
+import { startCriServer } from "../../src/sim/runtime/cri_server.ts";
 import { CriClient, CriPodSource } from "../../src/sources/cri/mod.ts";
 import { rawClient, rawUnary, report, scrapedMetricValue, startTestDaemon } from "./_support.ts";
 

@@ -6,9 +6,9 @@
 // resident memory and open file descriptors where they started.
 import * as grpc from "@grpc/grpc-js";
 import assert from "node:assert/strict";
-import { runKubeletPod } from "../../src/sim/cri_kubelet.ts";
-import { SimCriRuntime } from "../../src/sim/cri_runtime.ts";
-import { startCriServer } from "../../src/sim/cri_server.ts";
+import { runKubeletPod } from "../../src/sim/runtime/cri_kubelet.ts";
+import { SimCriRuntime } from "../../src/sim/runtime/cri_runtime.ts";
+import { startCriServer } from "../../src/sim/runtime/cri_server.ts";
 import { FakePodSource } from "../../src/sources/fake/mod.ts";
 import { makePod } from "../_fixtures/pods.ts";
 import { encodeGetPodRequest } from "./_fuzz_inputs.ts";

@@ -7,8 +7,7 @@ import assert from "node:assert/strict";
 import type { Buffer } from "node:buffer";
 import type { PodObject } from "../../src/model/pod.ts";
 import { decodePod } from "../../src/proto/mod.ts";
-import { SimulatedNode } from "../../src/sim/mod.ts";
-import { SimulatedPodSource } from "../../src/sources/fake/mod.ts";
+import { SimulatedNode, SimulatedPodSource } from "../../src/sim/mod.ts";
 import { FakeClock } from "../../src/clock.ts";
 import {
   callUnary,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/model/json.ts";
 import type { PodObject } from "../../src/model/pod.ts";
 import { FakeClock } from "../../src/clock.ts";
-import { SimulatedNode } from "../../src/sim/simulated_node.ts";
+import { SimulatedNode } from "../../src/sim/node/simulated_node.ts";
 import { podProblems, QUANTITY_REGEXP } from "./_pod_validity.ts";
 
 const NODE = { nodeName: "sim-node-1", hostIP: "10.0.0.10" };

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/model/json.ts";
 import type { PodObject, PodSnapshot } from "../../src/model/pod.ts";
-import { SimCriRuntime } from "../../src/sim/cri_runtime.ts";
-import { type CriServer, startCriServer } from "../../src/sim/cri_server.ts";
+import { SimCriRuntime } from "../../src/sim/runtime/cri_runtime.ts";
+import { type CriServer, startCriServer } from "../../src/sim/runtime/cri_server.ts";
 import { FakeClock } from "../../src/clock.ts";
-import { SimCriBridge, startSimulatedRuntime } from "../../src/sim/sim_cri_bridge.ts";
-import { SimulatedNode } from "../../src/sim/simulated_node.ts";
+import { SimCriBridge, startSimulatedRuntime } from "../../src/sim/runtime/sim_cri_bridge.ts";
+import { SimulatedNode } from "../../src/sim/node/simulated_node.ts";
 import { CriClient, CriPodSource } from "../../src/sources/cri/mod.ts";
 import { poll } from "../_support/poll.ts";
 

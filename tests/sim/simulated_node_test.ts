@@ -5,7 +5,7 @@ import {
   MUTATION_KINDS,
   SimulatedNode,
   type SimulatedNodeOptions,
-} from "../../src/sim/simulated_node.ts";
+} from "../../src/sim/node/simulated_node.ts";
 import { podProblems } from "./_pod_validity.ts";
 
 const START = Date.UTC(2025, 4, 1, 12, 0, 0);

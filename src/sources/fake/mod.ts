@@ -1,8 +1,8 @@
 /**
- * Fake pod sources: a scriptable one for tests and one over the simulated node.
+ * The fake pod source: scriptable, for tests and benchmarks (the simulated
+ * node's source is the simulator's, in `src/sim/`).
  *
  * @module
  */
 
 export { FakePodSource, type FakePodSourceOptions } from "./fake_source.ts";
-export { SimulatedPodSource, type SimulatedPodSourceOptions } from "./simulated_source.ts";

@@ -3,9 +3,9 @@ import { Registry } from "prom-client";
 import { createLogger, type Logger } from "../../../src/log.ts";
 import { createMetrics, type Metrics } from "../../../src/metrics/metrics.ts";
 import type { PodSnapshot } from "../../../src/model/pod.ts";
-import { runKubeletPod } from "../../../src/sim/cri_kubelet.ts";
-import { SimCriRuntime } from "../../../src/sim/cri_runtime.ts";
-import { type CriServer, startCriServer } from "../../../src/sim/cri_server.ts";
+import { runKubeletPod } from "../../../src/sim/runtime/cri_kubelet.ts";
+import { SimCriRuntime } from "../../../src/sim/runtime/cri_runtime.ts";
+import { type CriServer, startCriServer } from "../../../src/sim/runtime/cri_server.ts";
 import { SourceUnavailableError } from "../../../src/sources/mod.ts";
 import {
   CRI_STATUS,

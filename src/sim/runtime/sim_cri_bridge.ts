@@ -9,20 +9,20 @@
  * @module
  */
 
-import type { Clock } from "../clock.ts";
-import { type Logger, silentLogger } from "../log.ts";
-import type { PodObject } from "../model/pod.ts";
+import type { Clock } from "../../clock.ts";
+import { type Logger, silentLogger } from "../../log.ts";
+import type { PodObject } from "../../model/pod.ts";
 import {
   type ContainerConfig,
   type MessageInit,
   NAMESPACE_MODE,
   POD_SANDBOX_STATE,
   type PodSandboxConfig,
-} from "../sources/cri/mod.ts";
+} from "../../sources/cri/mod.ts";
 import { kubeletContainerConfig, kubeletSandboxConfig, removeKubeletPod } from "./cri_kubelet.ts";
 import { SimCriRuntime } from "./cri_runtime.ts";
 import { type CriServer, startCriServer } from "./cri_server.ts";
-import type { SimulatedNode } from "./simulated_node.ts";
+import type { SimulatedNode } from "../node/simulated_node.ts";
 import {
   type DesiredContainer,
   type DesiredInstance,
@@ -31,7 +31,7 @@ import {
   type InstanceState,
   type SandboxPhase,
 } from "./_bridge_desired.ts";
-import { abortableSleep } from "../sleep.ts";
+import { abortableSleep } from "../../sleep.ts";
 
 /** Options of {@linkcode SimCriBridge}. */
 export interface SimCriBridgeOptions {
@@ -134,10 +134,10 @@ function valuesOf(d: DesiredInstance): InstanceRecord["values"] {
  *
  * @example Usage
  * ```ts
- * import { FakeClock } from "../clock.ts";
+ * import { FakeClock } from "../../clock.ts";
  * import { SimCriRuntime } from "./cri_runtime.ts";
  * import { SimCriBridge } from "./sim_cri_bridge.ts";
- * import { SimulatedNode } from "./simulated_node.ts";
+ * import { SimulatedNode } from "../node/simulated_node.ts";
  * const clock = new FakeClock();
  * const node = new SimulatedNode({ clock, pods: 10, seed: 3 });
  * const runtime = new SimCriRuntime({ clock });
@@ -538,7 +538,7 @@ async function syncLoop(
  *
  * @example Usage
  * ```ts ignore
- * import { SimulatedNode } from "./simulated_node.ts";
+ * import { SimulatedNode } from "../node/simulated_node.ts";
  * import { startSimulatedRuntime } from "./sim_cri_bridge.ts";
  * const clock = { now: () => Date.now() };
  * const node = new SimulatedNode({ clock, pods: 30 });

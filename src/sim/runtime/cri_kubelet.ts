@@ -8,14 +8,14 @@
  * @module
  */
 
-import { KUBELET_ANNOTATION, KUBELET_LABEL } from "../model/kubelet_keys.ts";
+import { KUBELET_ANNOTATION, KUBELET_LABEL } from "../../model/kubelet_keys.ts";
 import {
   type ContainerConfig,
   type MessageInit,
   NAMESPACE_MODE,
   type PodSandboxConfig,
   type RuntimeService,
-} from "../sources/cri/mod.ts";
+} from "../../sources/cri/mod.ts";
 
 /** The pod-level facts the kubelet passes to the runtime. */
 export interface KubeletPodSpec {

@@ -13,8 +13,22 @@
  * @module
  */
 
-import type { Clock } from "../clock.ts";
-import { systemClock } from "../clock.ts";
+import {
+  ContainerEventFeed,
+  containerOf,
+  containerStatusOf,
+  copyMap,
+  fnvHex,
+  found,
+  matches,
+  sandboxOf,
+  sandboxStatusOf,
+  type SimContainer,
+  type SimSandbox,
+} from "./_runtime_records.ts";
+
+import type { Clock } from "../../clock.ts";
+import { systemClock } from "../../clock.ts";
 import {
   CONTAINER_EVENT_TYPE,
   CONTAINER_STATE,
@@ -24,6 +38,7 @@ import {
   type ContainerStatusResponse,
   type CreateContainerRequest,
   type CreateContainerResponse,
+  CRI_METHODS,
   CRI_STATUS,
   CriCallError,
   type CriMethodName,
@@ -45,50 +60,12 @@ import {
   type StatusRequest,
   type StatusResponse,
   type StopContainerRequest,
-  type StringMap,
   type VersionRequest,
   type VersionResponse,
-} from "../sources/cri/mod.ts";
+} from "../../sources/cri/mod.ts";
+import { IpPool } from "../_ip_pool.ts";
 
-/** A sandbox as the simulated runtime stores it (tests may tamper with it). */
-export interface SimSandbox {
-  id: string;
-  name: string;
-  uid: string;
-  namespace: string;
-  attempt: number;
-  state: number;
-  createdAt: number;
-  labels: StringMap;
-  annotations: StringMap;
-  runtimeHandler: string;
-  ip: string;
-  additionalIps: string[];
-  network: number;
-  pid: number;
-  ipc: number;
-}
-
-/** A container as the simulated runtime stores it (tests may tamper with it). */
-export interface SimContainer {
-  id: string;
-  sandboxId: string;
-  name: string;
-  attempt: number;
-  image: string;
-  imageRef: string;
-  state: number;
-  createdAt: number;
-  startedAt: number;
-  finishedAt: number;
-  exitCode: number;
-  reason: string;
-  message: string;
-  labels: StringMap;
-  annotations: StringMap;
-  logPath: string;
-  memoryLimitBytes: number;
-}
+export type { SimContainer, SimSandbox };
 
 /** Options of {@linkcode SimCriRuntime}. */
 export interface SimCriRuntimeOptions {
@@ -105,55 +82,10 @@ export interface SimCriRuntimeOptions {
 }
 
 /** Every RuntimeService method name, for the call counters. */
-const METHODS: readonly CriMethodName[] = [
-  "version",
-  "status",
-  "runPodSandbox",
-  "stopPodSandbox",
-  "removePodSandbox",
-  "podSandboxStatus",
-  "listPodSandbox",
-  "createContainer",
-  "startContainer",
-  "stopContainer",
-  "removeContainer",
-  "listContainers",
-  "containerStatus",
-  "getContainerEvents",
-];
+const METHODS = Object.keys(CRI_METHODS) as CriMethodName[];
 
 /** Exit code of a container stopped by StopContainer or with its sandbox (SIGKILL). */
 const KILLED_EXIT_CODE = 137;
-
-function fnvHex(text: string, length: number): string {
-  let out = "";
-  let seed = 0x811c9dc5;
-  while (out.length < length) {
-    let h = seed;
-    for (let i = 0; i < text.length; i++) {
-      h ^= text.charCodeAt(i);
-      h = Math.imul(h, 0x01000193) >>> 0;
-    }
-    out += h.toString(16).padStart(8, "0");
-    seed = (seed + 0x9e3779b9) >>> 0;
-  }
-  return out.slice(0, length);
-}
-
-function matches(
-  labels: StringMap,
-  selector: Readonly<Record<string, unknown>> | null | undefined,
-) {
-  if (!selector) return true;
-  for (const [k, v] of Object.entries(selector)) if (labels[k] !== v) return false;
-  return true;
-}
-
-function copyMap(map: Readonly<Record<string, unknown>> | null | undefined): StringMap {
-  const out: StringMap = {};
-  for (const [k, v] of Object.entries(map ?? {})) if (typeof v === "string") out[k] = v;
-  return out;
-}
 
 /**
  * An in-memory CRI runtime. Every read returns fresh objects, as decoding a
@@ -179,25 +111,21 @@ export class SimCriRuntime implements RuntimeService {
   down = false;
   readonly #clock: Clock;
   readonly #runtimeName: string;
-  readonly #ipv4Prefix: string;
   readonly #ipv6Prefix: string | undefined;
   readonly #sandboxes = new Map<string, SimSandbox>();
   readonly #containers = new Map<string, SimContainer>();
-  readonly #usedIps = new Set<number>();
+  readonly #ips: IpPool;
   readonly #failures = new Map<CriMethodName, { code: number; times: number; message: string }>();
   readonly #stalls = new Set<CriMethodName>();
-  readonly #listeners = new Set<(event: ContainerEventResponse) => void>();
-  #ipCursor = 2;
+  readonly #events = new ContainerEventFeed();
   #lastNs = 0;
   #nextId = 1;
 
-  /**
-   * @param options Clock, runtime name, IP prefixes, events switch.
-   */
+  /** @param options Clock, runtime name, IP prefixes, events switch. */
   constructor(options: SimCriRuntimeOptions = {}) {
     this.#clock = options.clock ?? systemClock;
     this.#runtimeName = options.runtimeName ?? "simcri";
-    this.#ipv4Prefix = options.ipv4Prefix ?? "10.88";
+    this.#ips = new IpPool({ prefix: options.ipv4Prefix ?? "10.88" });
     this.#ipv6Prefix = options.ipv6Prefix;
     this.eventsImplemented = options.eventsImplemented ?? true;
     this.calls = Object.fromEntries(METHODS.map((m) => [m, 0])) as Record<CriMethodName, number>;
@@ -362,58 +290,32 @@ export class SimCriRuntime implements RuntimeService {
   }
 
   #sandbox(id: string, method = "PodSandboxStatus"): SimSandbox {
-    const s = this.#sandboxes.get(id);
-    if (s === undefined) {
-      throw new CriCallError(`an error occurred when try to find sandbox "${id}": not found`, {
-        code: CRI_STATUS.notFound,
-        method,
-      });
-    }
-    return s;
+    return found(this.#sandboxes.get(id), "sandbox", id, method);
   }
 
   #container(id: string, method = "ContainerStatus"): SimContainer {
-    const c = this.#containers.get(id);
-    if (c === undefined) {
-      throw new CriCallError(`an error occurred when try to find container "${id}": not found`, {
-        code: CRI_STATUS.notFound,
-        method,
-      });
-    }
-    return c;
+    return found(this.#containers.get(id), "container", id, method);
   }
 
   #allocateIp(): string {
-    for (let i = 0; i < 65536; i++) {
-      const n = this.#ipCursor;
-      this.#ipCursor = this.#ipCursor >= 65533 ? 2 : this.#ipCursor + 1;
-      const last = n & 255;
-      if (last === 0 || last === 255 || this.#usedIps.has(n)) continue;
-      this.#usedIps.add(n);
-      return `${this.#ipv4Prefix}.${n >> 8}.${last}`;
+    try {
+      return this.#ips.allocate();
+    } catch {
+      throw new CriCallError("no IP addresses left", {
+        code: CRI_STATUS.internal,
+        method: "RunPodSandbox",
+      });
     }
-    throw new CriCallError("no IP addresses left", {
-      code: CRI_STATUS.internal,
-      method: "RunPodSandbox",
-    });
   }
 
   #releaseIp(s: SimSandbox): void {
-    const [, , a, b] = s.ip.split(".");
-    if (s.ip.startsWith(`${this.#ipv4Prefix}.`) && a !== undefined && b !== undefined) {
-      this.#usedIps.delete(Number(a) * 256 + Number(b));
-    }
+    this.#ips.release(s.ip);
     s.ip = "";
     s.additionalIps = [];
   }
 
   #emit(containerId: string, type: number): void {
-    const event: ContainerEventResponse = {
-      containerId,
-      containerEventType: type,
-      createdAt: this.#nowNs(),
-    };
-    for (const listener of this.#listeners) listener(event);
+    this.#events.emit({ containerId, containerEventType: type, createdAt: this.#nowNs() });
   }
 
   #stop(c: SimContainer, exitCode: number): void {
@@ -527,20 +429,7 @@ export class SimCriRuntime implements RuntimeService {
     request: MessageInit<PodSandboxStatusRequest>,
   ): Promise<PodSandboxStatusResponse> {
     return this.#run("podSandboxStatus", () => {
-      const s = this.#sandbox(request.podSandboxId ?? "");
-      return {
-        status: {
-          id: s.id,
-          metadata: { name: s.name, uid: s.uid, namespace: s.namespace, attempt: s.attempt },
-          state: s.state,
-          createdAt: s.createdAt,
-          network: { ip: s.ip, additionalIps: s.additionalIps.map((ip) => ({ ip })) },
-          linux: { namespaces: { options: { network: s.network, pid: s.pid, ipc: s.ipc } } },
-          labels: { ...s.labels },
-          annotations: { ...s.annotations },
-          runtimeHandler: s.runtimeHandler,
-        },
-      };
+      return { status: sandboxStatusOf(this.#sandbox(request.podSandboxId ?? "")) };
     });
   }
 
@@ -555,15 +444,7 @@ export class SimCriRuntime implements RuntimeService {
         if (f?.id && s.id !== f.id) continue;
         if (f?.state && s.state !== (f.state.state ?? 0)) continue;
         if (!matches(s.labels, f?.labelSelector)) continue;
-        items.push({
-          id: s.id,
-          metadata: { name: s.name, uid: s.uid, namespace: s.namespace, attempt: s.attempt },
-          state: s.state,
-          createdAt: s.createdAt,
-          labels: { ...s.labels },
-          annotations: { ...s.annotations },
-          runtimeHandler: s.runtimeHandler,
-        });
+        items.push(sandboxOf(s));
       }
       return { items };
     });
@@ -666,18 +547,7 @@ export class SimCriRuntime implements RuntimeService {
         if (f?.podSandboxId && c.sandboxId !== f.podSandboxId) continue;
         if (f?.state && c.state !== (f.state.state ?? 0)) continue;
         if (!matches(c.labels, f?.labelSelector)) continue;
-        containers.push({
-          id: c.id,
-          podSandboxId: c.sandboxId,
-          metadata: { name: c.name, attempt: c.attempt },
-          image: { image: c.image, userSpecifiedImage: "" },
-          imageRef: c.imageRef,
-          state: c.state,
-          createdAt: c.createdAt,
-          labels: { ...c.labels },
-          annotations: { ...c.annotations },
-          imageId: "",
-        });
+        containers.push(containerOf(c));
       }
       return { containers };
     });
@@ -686,26 +556,7 @@ export class SimCriRuntime implements RuntimeService {
   /** `ContainerStatus`. */
   containerStatus(request: MessageInit<ContainerStatusRequest>): Promise<ContainerStatusResponse> {
     return this.#run("containerStatus", () => {
-      const c = this.#container(request.containerId ?? "");
-      return {
-        status: {
-          id: c.id,
-          metadata: { name: c.name, attempt: c.attempt },
-          state: c.state,
-          createdAt: c.createdAt,
-          startedAt: c.startedAt,
-          finishedAt: c.finishedAt,
-          exitCode: c.exitCode,
-          image: { image: c.image, userSpecifiedImage: "" },
-          imageRef: c.imageRef,
-          reason: c.reason,
-          message: c.message,
-          labels: { ...c.labels },
-          annotations: { ...c.annotations },
-          logPath: c.logPath,
-          imageId: "",
-        },
-      };
+      return { status: containerStatusOf(this.#container(request.containerId ?? "")) };
     });
   }
 
@@ -725,31 +576,12 @@ export class SimCriRuntime implements RuntimeService {
         method: "GetContainerEvents",
       });
     }
-    const { signal } = options;
-    const queue: ContainerEventResponse[] = [];
-    let wake: (() => void) | undefined;
-    const listener = (event: ContainerEventResponse) => {
-      queue.push(event);
-      wake?.();
-    };
-    const onAbort = () => wake?.();
-    this.#listeners.add(listener);
-    signal.addEventListener("abort", onAbort);
-    try {
-      while (!signal.aborted) {
-        const event = queue.shift();
-        if (event !== undefined) yield event;
-        else await new Promise<void>((resolve) => wake = resolve);
-      }
-    } finally {
-      this.#listeners.delete(listener);
-      signal.removeEventListener("abort", onAbort);
-    }
+    yield* this.#events.subscribe(options.signal);
   }
 
   /** Number of open GetContainerEvents subscriptions. */
   get eventSubscribers(): number {
-    return this.#listeners.size;
+    return this.#events.subscribers;
   }
 
   #run<T>(method: CriMethodName, fn: () => T): Promise<T> {

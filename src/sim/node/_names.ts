@@ -6,7 +6,7 @@
  * @module
  */
 
-import { hashString, Prng, stableHex } from "./_prng.ts";
+import { hashString, Prng, stableHex } from "../_prng.ts";
 
 /** The alphabet of generated name suffixes (no vowels, no look-alike digits). */
 const SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";

@@ -6,15 +6,15 @@
  * @module
  */
 
-import { GrpcServer, type MethodHandler } from "../grpc/server.ts";
-import { GrpcError, STATUS } from "../grpc/status.ts";
+import { GrpcServer, type MethodHandler } from "../../grpc/server.ts";
+import { GrpcError, STATUS } from "../../grpc/status.ts";
 import {
   CRI_METHODS,
   CriCallError,
   type CriMethodName,
   parseRuntimeEndpoint,
   type RuntimeService,
-} from "../sources/cri/mod.ts";
+} from "../../sources/cri/mod.ts";
 
 /** Options of {@linkcode startCriServer}. */
 export interface CriServerOptions {

@@ -5,11 +5,11 @@
  * @module
  */
 
-import type { Clock } from "../clock.ts";
-import type { JsonObject } from "../model/json.ts";
-import { POD_PHASE, type PodMetadata, type PodObject } from "../model/pod.ts";
+import type { Clock } from "../../clock.ts";
+import type { JsonObject } from "../../model/json.ts";
+import { POD_PHASE, type PodMetadata, type PodObject } from "../../model/pod.ts";
 import { IndexedSet } from "./_indexed_set.ts";
-import { IpPool } from "./_ip_pool.ts";
+import { IpPool } from "../_ip_pool.ts";
 import {
   crashContainer,
   type Exit,
@@ -28,58 +28,24 @@ import {
   renderSpec,
   type Workload,
 } from "./_pod_templates.ts";
-import { hashString, Prng, stableHex } from "./_prng.ts";
+import { hashString, Prng, stableHex } from "../_prng.ts";
 import { deriveStatus, type PodRuntime } from "./_status.ts";
-import { qosClassOf } from "../status/mod.ts";
+import { qosClassOf } from "../../status/mod.ts";
 import { WORKLOADS, type WorkloadTemplate } from "./_workloads.ts";
+import {
+  DEFAULT_NAMESPACES,
+  MUTATION_KINDS,
+  type MutationKind,
+  type SimulatedNodeOptions,
+  validateNodeOptions,
+} from "./simulated_node_options.ts";
 
-/** The kinds of change {@linkcode SimulatedNode.advanceTo} applies. */
-export const MUTATION_KINDS = [
-  "create",
-  "start",
-  "restart",
-  "crashLoop",
-  "finish",
-  "delete",
-  "relabel",
-] as const;
-
-/** One of {@linkcode MUTATION_KINDS}. */
-export type MutationKind = typeof MUTATION_KINDS[number];
-
-/** Namespaces of the simulated cluster unless told otherwise. */
-export const DEFAULT_NAMESPACES: readonly string[] = [
-  "default",
-  "kube-system",
-  "monitoring",
-  "payments",
-  "ingress-nginx",
-  "logging",
-];
-
-/** Options of {@linkcode SimulatedNode}. */
-export interface SimulatedNodeOptions {
-  /** Drives churn and stamps every time in the pods. */
-  clock: Clock;
-  /** @default {"sim-node-1"} */
-  nodeName?: string;
-  /** Pods at start; churn keeps the count around it. @default {30} */
-  pods?: number;
-  /** @default {DEFAULT_NAMESPACES} */
-  namespaces?: readonly string[];
-  /** Mutations per second of clock time; may be fractional or 0. @default {1} */
-  churnPerSecond?: number;
-  /** Seeds the generator: the same seed and clock give the same pods. @default {1} */
-  seed?: number;
-  /** The node's IP (`status.hostIP`, and the pod IP of host-network pods). @default {"10.0.0.10"} */
-  hostIP?: string;
-  /**
-   * Most mutations one {@linkcode SimulatedNode.advanceTo} applies; beyond it
-   * (a clock jump) the backlog is skipped and counted, not replayed.
-   * @default {100000}
-   */
-  maxMutationsPerAdvance?: number;
-}
+export {
+  DEFAULT_NAMESPACES,
+  MUTATION_KINDS,
+  type MutationKind,
+  type SimulatedNodeOptions,
+} from "./simulated_node_options.ts";
 
 interface SimPod {
   readonly workload: Workload;
@@ -89,9 +55,6 @@ interface SimPod {
   readonly pod: PodObject;
 }
 
-const DNS_LABEL_REGEXP = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const DNS_SUBDOMAIN_REGEXP = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
-const IPV4_REGEXP = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const DAY = 24 * 60 * MINUTE;
@@ -105,45 +68,6 @@ function deepFreeze(value: unknown): void {
 
 function isJob(w: Workload): boolean {
   return w.template.kind === "Job" || w.template.kind === "CronJob";
-}
-
-function validate(options: SimulatedNodeOptions): void {
-  const { pods, churnPerSecond, seed, nodeName, hostIP, namespaces, maxMutationsPerAdvance } =
-    options;
-  if (pods !== undefined && (!Number.isSafeInteger(pods) || pods < 0)) {
-    throw new RangeError(`Pod count must be a non-negative integer: got "${pods}"`);
-  }
-  if (churnPerSecond !== undefined && !(Number.isFinite(churnPerSecond) && churnPerSecond >= 0)) {
-    throw new RangeError(`Churn per second must be a finite number >= 0: got "${churnPerSecond}"`);
-  }
-  if (
-    maxMutationsPerAdvance !== undefined &&
-    (!Number.isSafeInteger(maxMutationsPerAdvance) || maxMutationsPerAdvance < 1)
-  ) {
-    throw new RangeError(
-      `Max mutations per advance must be a positive integer: got "${maxMutationsPerAdvance}"`,
-    );
-  }
-  if (seed !== undefined && !Number.isFinite(seed)) {
-    throw new RangeError(`Seed must be a finite number: got "${seed}"`);
-  }
-  if (nodeName !== undefined && !DNS_SUBDOMAIN_REGEXP.test(nodeName)) {
-    throw new TypeError(`Node name must be a DNS subdomain: got "${nodeName}"`);
-  }
-  if (hostIP !== undefined && !IPV4_REGEXP.test(hostIP)) {
-    throw new TypeError(`Host IP must be an IPv4 address: got "${hostIP}"`);
-  }
-  if (namespaces !== undefined) {
-    if (namespaces.length === 0) throw new RangeError("Namespaces must not be empty");
-    for (const ns of namespaces) {
-      if (!DNS_LABEL_REGEXP.test(ns)) {
-        throw new TypeError(`Namespace must be a DNS label: got "${ns}"`);
-      }
-    }
-    if (new Set(namespaces).size !== namespaces.length) {
-      throw new TypeError(`Namespaces must be unique: got "${namespaces.join(",")}"`);
-    }
-  }
 }
 
 /**
@@ -218,7 +142,7 @@ export class SimulatedNode {
    * @throws {TypeError} For a malformed node name, namespace or host IP.
    */
   constructor(options: SimulatedNodeOptions) {
-    validate(options);
+    validateNodeOptions(options);
     this.clock = options.clock;
     this.nodeName = options.nodeName ?? "sim-node-1";
     this.hostIP = options.hostIP ?? "10.0.0.10";
@@ -227,7 +151,7 @@ export class SimulatedNode {
     this.#maxPerAdvance = options.maxMutationsPerAdvance ?? 100_000;
     const seed = options.seed ?? 1;
     this.#prng = new Prng(seed);
-    this.#ips = new IpPool(hashString(this.nodeName) & 0xff);
+    this.#ips = new IpPool({ prefix: "10.244", block: hashString(this.nodeName) & 0xff });
     this.#node = { nodeName: this.nodeName, nodeUid: this.#prng.uuid() };
     this.#placeWorkloads(options.namespaces ?? DEFAULT_NAMESPACES, seed);
     this.#startMs = this.clock.now();

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../../../src/clock.ts";
-import { SimulatedNode } from "../../../src/sim/simulated_node.ts";
-import { SimulatedPodSource } from "../../../src/sources/fake/simulated_source.ts";
+import { FakeClock } from "../../src/clock.ts";
+import { SimulatedNode } from "../../src/sim/node/simulated_node.ts";
+import { SimulatedPodSource } from "../../src/sim/node/simulated_pod_source.ts";
 
 function setup(churnPerSecond = 2): { source: SimulatedPodSource; clock: FakeClock } {
   const clock = new FakeClock(Date.UTC(2025, 4, 1));

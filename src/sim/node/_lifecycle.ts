@@ -6,10 +6,10 @@
  * @module
  */
 
-import type { JsonObject } from "../model/json.ts";
+import type { JsonObject } from "../../model/json.ts";
 import { containerId, imageId } from "./_names.ts";
-import type { Prng } from "./_prng.ts";
-import { rfc3339 } from "../model/rfc3339.ts";
+import type { Prng } from "../_prng.ts";
+import { rfc3339 } from "../../model/rfc3339.ts";
 
 /** How a container instance ended. */
 export interface Exit {

@@ -7,8 +7,8 @@
 
 import type { Clock } from "../../clock.ts";
 import type { PodObject, PodSnapshot } from "../../model/pod.ts";
-import type { SimulatedNode } from "../../sim/simulated_node.ts";
-import type { PodSource } from "../mod.ts";
+import type { SimulatedNode } from "./simulated_node.ts";
+import type { PodSource } from "../../sources/mod.ts";
 
 /** Options of {@linkcode SimulatedPodSource}. */
 export interface SimulatedPodSourceOptions {
@@ -26,8 +26,8 @@ export interface SimulatedPodSourceOptions {
  *
  * @example Usage
  * ```ts
- * import { SimulatedNode } from "../../sim/simulated_node.ts";
- * import { SimulatedPodSource } from "./simulated_source.ts";
+ * import { SimulatedNode } from "./simulated_node.ts";
+ * import { SimulatedPodSource } from "./simulated_pod_source.ts";
  * import { systemClock } from "../../clock.ts";
  * const node = new SimulatedNode({ clock: systemClock, pods: 10 });
  * const source = new SimulatedPodSource({ node });

@@ -8,11 +8,11 @@
  * @module
  */
 
-import type { JsonObject } from "../model/json.ts";
-import { POD_PHASE, type PodObject } from "../model/pod.ts";
-import { KUBELET_ANNOTATION } from "../model/kubelet_keys.ts";
+import type { JsonObject } from "../../model/json.ts";
+import { POD_PHASE, type PodObject } from "../../model/pod.ts";
+import { KUBELET_ANNOTATION } from "../../model/kubelet_keys.ts";
 import type { KubeletContainerSpec, KubeletPodSpec } from "./cri_kubelet.ts";
-import { hashString } from "./_prng.ts";
+import { hashString } from "../_prng.ts";
 
 /** A container instance's CRI state. */
 export type InstanceState = "created" | "running" | "exited";

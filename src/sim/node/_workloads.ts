@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { JsonObject } from "../model/json.ts";
+import type { JsonObject } from "../../model/json.ts";
 
 /** What created a pod. */
 export type WorkloadKind = "Deployment" | "DaemonSet" | "Job" | "CronJob" | "Static";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Prng } from "./_prng.ts";
+import type { Prng } from "../_prng.ts";
 
 /** An insertion-ordered set with O(1) add, delete and random pick. */
 export class IndexedSet {

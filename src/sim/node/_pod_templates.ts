@@ -7,10 +7,10 @@
  * @module
  */
 
-import type { JsonObject } from "../model/json.ts";
-import type { PodMetadata } from "../model/pod.ts";
+import type { JsonObject } from "../../model/json.ts";
+import type { PodMetadata } from "../../model/pod.ts";
 import type { ContainerTemplate, WorkloadTemplate } from "./_workloads.ts";
-import { rfc3339, rfc3339Nano } from "../model/rfc3339.ts";
+import { rfc3339, rfc3339Nano } from "../../model/rfc3339.ts";
 
 /** A workload placed in a namespace of this node's cluster. */
 export interface Workload {

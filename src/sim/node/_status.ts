@@ -6,10 +6,10 @@
  * @module
  */
 
-import type { JsonObject } from "../model/json.ts";
-import { POD_PHASE, type PodPhase } from "../model/pod.ts";
-import { rfc3339 } from "../model/rfc3339.ts";
-import { anyRegularContainerStarted, isTerminalPhase, podPhaseOf } from "../status/mod.ts";
+import type { JsonObject } from "../../model/json.ts";
+import { POD_PHASE, type PodPhase } from "../../model/pod.ts";
+import { rfc3339 } from "../../model/rfc3339.ts";
+import { anyRegularContainerStarted, isTerminalPhase, podPhaseOf } from "../../status/mod.ts";
 
 /** What the runtime knows about a pod, besides its spec. */
 export interface PodRuntime {

@@ -1,30 +1,30 @@
 /**
- * Composition of the daemon: source → relister → cache → hub → handlers →
- * gRPC server, plus the metrics endpoint. `main.ts` and the end-to-end tests
- * both start it from here.
+ * Composition of the daemon: it only constructs and starts things. Each
+ * source gets a relister that feeds the {@linkcode PodPipeline} (merge ->
+ * cache -> query engine -> hub -> gate); the handlers read the pipeline; the
+ * gRPC server, the optional Kubernetes HTTP API and the metrics endpoint
+ * serve them. `main.ts` and the end-to-end tests both start it from here.
  *
  * @module
  */
 
-import { PodCache } from "./cache/mod.ts";
-import { PodMerger, releaseBestEffortSources } from "./merge/mod.ts";
-import { CriPodSource } from "./sources/cri/mod.ts";
-import { relistPeriodOf, watchOptionalSources } from "./sources/optional.ts";
+import type { PodCache } from "./cache/mod.ts";
+import { releaseBestEffortSources } from "./merge/mod.ts";
+import { relistPeriodOf } from "./sources/optional.ts";
 import type { Clock } from "./clock.ts";
 import type { ServeConfig } from "./config.ts";
-import { EventHub } from "./events/mod.ts";
 import { FieldMaskCache } from "./fieldmask/mod.ts";
 import type { Logger } from "./log.ts";
 import { serveMetrics } from "./metrics/http.ts";
 import { createMetricsRegistry, type MetricsRegistry } from "./metrics/registry.ts";
 import { encodePod, POD_SCHEMA } from "./proto/mod.ts";
 import { TokenBucket } from "./ratelimit/mod.ts";
-import { Relister, SyncGate } from "./relist/mod.ts";
+import { readinessReasons, Relister, type SyncGate } from "./relist/mod.ts";
 import { startGrpcServer } from "./server/grpc_server.ts";
 import { PodsService } from "./server/pods_service.ts";
 import { PodQueryService } from "./server/pod_query_service.ts";
-import { QueryEngine } from "./query/mod.ts";
-import { UnrepresentableCounter } from "./pipeline/unrepresentable_counter.ts";
+import type { QueryEngine } from "./query/mod.ts";
+import { PodPipeline } from "./pipeline/mod.ts";
 import { type RunningKubeApi, serveKubeApi } from "./kubeapi/mod.ts";
 import type { PodSource } from "./sources/mod.ts";
 
@@ -61,22 +61,6 @@ export interface RunningDaemon extends AsyncDisposable {
 }
 
 /**
- * Why the daemon is not ready: the gate's reasons (a source that never
- * synced, or that has been silent too long), each failing source's last
- * error appended so `/readyz` says why, not only which.
- */
-function readinessReasons(gate: SyncGate, relisters: readonly Relister[]): string[] {
-  const reasons = [...gate.notReadyReasons()];
-  if (reasons.length === 0) return reasons;
-  for (const r of relisters) {
-    if (r.consecutiveFailures === 0 || r.lastError === undefined) continue;
-    const error = r.lastError instanceof Error ? r.lastError.message : String(r.lastError);
-    reasons.push(`source "${r.name}" failed ${r.consecutiveFailures} time(s) in a row: ${error}`);
-  }
-  return reasons;
-}
-
-/**
  * Starts the daemon.
  *
  * @param config The effective configuration.
@@ -89,34 +73,22 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
   const registry = deps.registry ?? createMetricsRegistry({ processMetrics: true });
   const { metrics } = registry;
   const shutdown = new AbortController();
-  const cache = new PodCache({ encode: encodePod, clock, metrics });
-  const hub = new EventHub({ store: cache, metrics });
-  const query = new QueryEngine({
-    store: cache,
-    hub,
+  const pipeline = new PodPipeline({
+    sources: sources.map((s) => s.kind),
+    encode: encodePod,
     clock,
+    metrics,
+    log: log.child("pipeline"),
     history: { maxAgeMs: config.watchHistoryMs, maxEvents: config.watchHistoryEvents },
     tombstoneTtlMs: config.tombstoneTtlMs,
+    staleAfterMs: config.relistThresholdMs,
   });
-  const gate = new SyncGate({
-    sources: sources.map((s) => s.kind),
-    clock,
-    staleAfter: config.relistThresholdMs,
-  });
-  const merger = new PodMerger();
-  const unrepresentable = new UnrepresentableCounter({ metrics, log: log.child("sources") });
+  const { cache, hub, query, gate } = pipeline;
   const relisters = sources.map((source) =>
     new Relister({
       source,
-      sink: (snapshots) => {
-        unrepresentable.check(source.kind, snapshots);
-        const events = cache.apply(merger.update(source.kind, snapshots));
-        // The query engine's log and indexes first: a watcher woken by the
-        // hub may resume from, or look up, what it was just told.
-        query.apply(events);
-        hub.publish(events);
-        gate.markSynced(source.kind);
-      },
+      sink: (snapshots) => pipeline.apply(source.kind, snapshots),
+      gate,
       clock,
       metrics,
       log: log.child(`relist-${source.kind}`),
@@ -219,17 +191,12 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
         () => {},
       ),
     );
-    const relistOf = (source: PodSource) => relisters[sources.indexOf(source)]!;
-    loops.push(
-      ...watchOptionalSources(sources, signal, (s) => void relistOf(s).relistOnce(signal)),
-    );
-    for (const source of sources) {
-      if (source instanceof CriPodSource) {
-        loops.push(
-          source.watchHints(signal, () => void relistOf(source).relistOnce(signal)).catch(died),
-        );
-      }
-    }
+    // Sources that learn of changes (runtime events, file events) get relisted at once.
+    sources.forEach((source, i) => {
+      const relister = relisters[i]!;
+      const changed = () => void relister.relistOnce(signal);
+      if (source.watchChanges) loops.push(source.watchChanges(signal, changed).catch(died));
+    });
     if (config.bestEffortSources.length > 0) {
       loops.push(
         releaseBestEffortSources(gate, signal, {
@@ -244,7 +211,7 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
   const close = (): Promise<void> => {
     closing ??= (async () => {
       shutdown.abort();
-      hub.close();
+      pipeline.close();
       await grpc.close(2000);
       await httpApi?.close();
       await http.close();

@@ -5,10 +5,16 @@
  * @module
  */
 
-export { DEFAULT_MAX_BACKOFF, Relister, type RelisterOptions } from "./relister.ts";
+export {
+  DEFAULT_MAX_BACKOFF,
+  Relister,
+  type RelisterOptions,
+  type SyncRecord,
+} from "./relister.ts";
 export {
   DEFAULT_STALE_AFTER,
   type GateHealth,
   SyncGate,
   type SyncGateOptions,
 } from "./sync_gate.ts";
+export { readinessReasons } from "./readiness.ts";

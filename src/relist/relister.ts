@@ -14,6 +14,7 @@ import type { PodSnapshot } from "../model/pod.ts";
 import { type PodSource, SourceUnavailableError } from "../sources/mod.ts";
 import { abortableSleep, type Sleep } from "../sleep.ts";
 import { untilAborted } from "./_abort.ts";
+import { SyncGate } from "./sync_gate.ts";
 
 /**
  * The longest wait between retries of a failing source, in ms. Short on
@@ -39,7 +40,16 @@ export interface RelisterOptions {
   name?: string;
   /** Waits `ms` or until the signal aborts, never rejecting; tests inject a fake. @default {a timer} */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /**
+   * The one record of when this source last synced (the daemon's sync gate).
+   * When given, the sink records each success in it (the pipeline does, as
+   * the last step of a view); without it the relister keeps its own.
+   */
+  gate?: SyncRecord;
 }
+
+/** Where a source's successful reads are recorded, by name. */
+export type SyncRecord = Pick<SyncGate, "lastSuccess" | "markSynced">;
 
 function reasonOf(error: unknown): string {
   return error instanceof SourceUnavailableError ? error.reason : "error";
@@ -83,8 +93,9 @@ export class Relister {
   #maxBackoff: number;
   #name: string;
   #sleep: Sleep;
-  #synced = false;
-  #lastSuccessAt: number | undefined;
+  readonly #gate: SyncRecord;
+  /** Whether this relister marks the gate (no gate was given: the sink does not). */
+  readonly #marksGate: boolean;
   #lastError: unknown;
   #lastReason: string | undefined;
   #failures = 0;
@@ -108,6 +119,8 @@ export class Relister {
     this.#timeout = options.timeout;
     this.#maxBackoff = Math.max(options.period, options.maxBackoff ?? DEFAULT_MAX_BACKOFF);
     this.#sleep = options.sleep ?? abortableSleep;
+    this.#gate = options.gate ?? new SyncGate({ sources: [this.#name], clock: options.clock });
+    this.#marksGate = options.gate === undefined;
   }
 
   /** The source's name in metrics and logs. */
@@ -117,12 +130,12 @@ export class Relister {
 
   /** `true` once a relist has succeeded. */
   get synced(): boolean {
-    return this.#synced;
+    return this.#gate.lastSuccess(this.#name) !== undefined;
   }
 
   /** Clock time (ms) of the last successful relist, if any. */
   get lastSuccessAt(): number | undefined {
-    return this.#lastSuccessAt;
+    return this.#gate.lastSuccess(this.#name);
   }
 
   /** The error of the last relist, or `undefined` when it succeeded. */
@@ -171,13 +184,14 @@ export class Relister {
       timer.abort();
       signal.removeEventListener("abort", onAbort);
     }
+    const wasSynced = this.synced;
     try {
       this.#sink(snapshots);
     } catch (error) {
       this.#failed(error, "sink", started);
       return false;
     }
-    this.#succeeded(snapshots.length, started);
+    this.#succeeded(snapshots.length, started, wasSynced);
     return true;
   }
 
@@ -207,17 +221,16 @@ export class Relister {
     this.#metrics.relistDuration.observe({ source: this.#name }, seconds);
   }
 
-  #succeeded(pods: number, started: number): void {
+  #succeeded(pods: number, started: number, wasSynced: boolean): void {
     const source = this.#name;
     this.#observe(started);
     const now = this.#clock.now();
     if (this.#failures > 0) {
       this.#log.info("relist recovered", { source, failures: this.#failures });
-    } else if (!this.#synced) {
+    } else if (!wasSynced) {
       this.#log.info("source synced", { source, pods });
     }
-    this.#synced = true;
-    this.#lastSuccessAt = now;
+    if (this.#marksGate) this.#gate.markSynced(source);
     this.#lastError = undefined;
     this.#lastReason = undefined;
     this.#failures = 0;
@@ -234,7 +247,7 @@ export class Relister {
     this.#lastError = error;
     this.#lastReason = reason;
     this.#metrics.relistErrors.inc({ source, reason });
-    if (!this.#synced) this.#metrics.sourceSynced.set({ source }, 0);
+    if (!this.synced) this.#metrics.sourceSynced.set({ source }, 0);
     // One warning per outage (and per change of cause); the counter has the rest.
     const level = this.#failures === 1 || previous !== reason ? "warn" : "debug";
     this.#log[level]("relist failed, keeping the last known pods", {

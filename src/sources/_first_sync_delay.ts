@@ -15,7 +15,7 @@ import { type PodSource, SourceUnavailableError } from "./mod.ts";
  *
  * @param source The source to wrap.
  * @param options The delay and the clock measuring it.
- * @returns A source of the same kind.
+ * @returns A source of the same kind, with the same period, change watch and close.
  * @throws {RangeError} When `delayMs` is negative or not finite.
  */
 export function withFirstSyncDelay(
@@ -28,7 +28,7 @@ export function withFirstSyncDelay(
   if (options.delayMs === 0) return source;
   let readyAt: number | undefined;
   let ready = false;
-  return {
+  const wrapped: PodSource = {
     kind: source.kind,
     list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
       if (!ready) {
@@ -43,4 +43,10 @@ export function withFirstSyncDelay(
       return source.list(signal);
     },
   };
+  // The wrapped source's capabilities stay its own.
+  return Object.assign(wrapped, {
+    ...(source.periodMs === undefined ? {} : { periodMs: source.periodMs }),
+    ...(source.watchChanges ? { watchChanges: source.watchChanges.bind(source) } : {}),
+    ...(source.close ? { close: source.close.bind(source) } : {}),
+  });
 }

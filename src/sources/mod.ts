@@ -24,6 +24,24 @@ export interface PodSource {
    * @throws {SourceUnavailableError} When the source cannot be read now.
    */
   list(signal: AbortSignal): Promise<readonly PodSnapshot[]>;
+  /**
+   * The period to relist this source at, in ms, when it is not the daemon's
+   * `--relist-period` (the kubelet's `/pods` is polled less often, manifests
+   * are rescanned at `--file-check-frequency`).
+   */
+  readonly periodMs?: number;
+  /**
+   * Calls `onChange` whenever the source learns that its view changed (the
+   * runtime's container events, a manifest directory's file events), so the
+   * daemon relists it early; the periodic relist stays the authority.
+   *
+   * @param signal Stops watching.
+   * @param onChange Called per change (a relist is idempotent: bursts are cheap).
+   * @returns Resolves once the signal aborts or the source has nothing to watch.
+   */
+  watchChanges?(signal: AbortSignal, onChange: () => void): Promise<void>;
+  /** Releases what the source holds open (an HTTP client, a socket). */
+  close?(): void;
 }
 
 /** Raised by a source that cannot produce a full view right now. */

@@ -107,15 +107,15 @@ export function createOptionalSources(
 }
 
 /**
- * The relist period of a source: its own (`periodMs` of the static and
- * kubelet sources), else the daemon's.
+ * The relist period of a source: its own {@linkcode PodSource.periodMs},
+ * else the daemon's.
  *
  * @param source A source.
  * @param fallbackMs The daemon's relist period (`--relist-period`).
  * @returns The period in ms.
  */
 export function relistPeriodOf(source: PodSource, fallbackMs: number): number {
-  const own = (source as Partial<{ periodMs: number }>).periodMs;
+  const own = source.periodMs;
   return typeof own === "number" && own > 0 ? own : fallbackMs;
 }
 
@@ -149,29 +149,10 @@ export function parseBestEffortSources(value: string): PodSourceKind[] {
 }
 
 /**
- * Starts the file watch of every static source, so a manifest change
- * triggers a relist at once instead of at the next rescan.
- *
- * @param sources The daemon's sources (others are ignored).
- * @param signal Stops watching.
- * @param onChange Called with the source whose files changed (relist it).
- * @returns One promise per watch, settled once the signal aborts.
- */
-export function watchOptionalSources(
-  sources: readonly PodSource[],
-  signal: AbortSignal,
-  onChange: (source: PodSource) => void,
-): Promise<void>[] {
-  return sources
-    .filter((s): s is StaticPodSource => s instanceof StaticPodSource)
-    .map((s) => s.watch(signal, () => onChange(s)));
-}
-
-/**
  * Releases what the sources hold (the kubelet source's HTTP client).
  *
  * @param sources The daemon's sources.
  */
 export function closeOptionalSources(sources: readonly PodSource[]): void {
-  for (const s of sources) if (s instanceof KubeletPodSource) s.close();
+  for (const s of sources) s.close?.();
 }

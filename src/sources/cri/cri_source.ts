@@ -428,7 +428,7 @@ export class CriPodSource implements PodSource {
    * @param onHint Called once per runtime event.
    * @returns Resolves when `signal` aborts or the runtime has no events.
    */
-  async watchHints(signal: AbortSignal, onHint: () => void): Promise<void> {
+  async watchChanges(signal: AbortSignal, onHint: () => void): Promise<void> {
     let backoffMs = 250;
     while (!signal.aborted) {
       try {

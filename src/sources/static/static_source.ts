@@ -282,6 +282,18 @@ export class StaticPodSource implements PodSource {
   }
 
   /**
+   * {@linkcode StaticPodSource.watch} with the default retry timer: the
+   * source's change capability as {@linkcode PodSource} declares it.
+   *
+   * @param signal Stops watching.
+   * @param onChange Called after each file event.
+   * @returns Resolves once the signal aborts.
+   */
+  watchChanges(signal: AbortSignal, onChange: () => void): Promise<void> {
+    return this.watch(signal, onChange);
+  }
+
+  /**
    * Watches the directory and calls `onChange` when something in it changes,
    * so the daemon can relist early; the periodic relist remains the safety
    * net (events can be lost, and a missing directory cannot be watched: the

@@ -240,11 +240,11 @@ Deno.test("CriPodSource.list() skips hostile items, counts each once, keeps the 
   );
 });
 
-Deno.test("CriPodSource.watchHints() calls onHint per runtime event", async () => {
+Deno.test("CriPodSource.watchChanges() calls onHint per runtime event", async () => {
   await using h = await Harness.start();
   const controller = new AbortController();
   let hints = 0;
-  const done = h.source.watchHints(controller.signal, () => hints++);
+  const done = h.source.watchChanges(controller.signal, () => hints++);
   await poll(() => h.runtime.eventSubscribers > 0 ? true : undefined);
   await runPods(h.runtime, 1);
   await poll(() => hints >= 2 ? true : undefined);
@@ -252,11 +252,11 @@ Deno.test("CriPodSource.watchHints() calls onHint per runtime event", async () =
   await done;
 });
 
-Deno.test("CriPodSource.watchHints() resubscribes after the runtime restarts", async () => {
+Deno.test("CriPodSource.watchChanges() resubscribes after the runtime restarts", async () => {
   await using h = await Harness.start();
   const controller = new AbortController();
   let hints = 0;
-  const done = h.source.watchHints(controller.signal, () => hints++);
+  const done = h.source.watchChanges(controller.signal, () => hints++);
   await poll(() => h.runtime.eventSubscribers > 0 ? true : undefined);
   await h.restartServer();
   await poll(() => h.runtime.eventSubscribers > 0 ? true : undefined);
@@ -266,10 +266,10 @@ Deno.test("CriPodSource.watchHints() resubscribes after the runtime restarts", a
   await done;
 });
 
-Deno.test("CriPodSource.watchHints() stops quietly on UNIMPLEMENTED", async () => {
+Deno.test("CriPodSource.watchChanges() stops quietly on UNIMPLEMENTED", async () => {
   await using h = await Harness.start({ eventsImplemented: false });
   let hints = 0;
-  await h.source.watchHints(new AbortController().signal, () => hints++);
+  await h.source.watchChanges(new AbortController().signal, () => hints++);
   assert.equal(hints, 0);
   const infos = h.logLines.filter((l) => l.level === "info");
   assert.equal(infos.length, 1);

@@ -12,18 +12,17 @@ import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import { dirname, join } from "node:path";
 import { SimulatedNode, SimulatedPodSource, startSimulatedRuntime } from "../sim/mod.ts";
-import { CriClient, CriPodSource, detectRuntimeEndpoint } from "./cri/mod.ts";
+import {
+  CriClient,
+  CriPodSource,
+  DEFAULT_LIST_CALL_TIMEOUT_MS,
+  detectRuntimeEndpoint,
+} from "./cri/mod.ts";
 import { type PodSource, SourceUnavailableError } from "./mod.ts";
 import { closeOptionalSources, createOptionalSources } from "./optional.ts";
 import { nodeIPs } from "./node_ips.ts";
 import { withFirstSyncDelay } from "./_first_sync_delay.ts";
 import { type RuntimeWaitStatus, waitForRuntime } from "./runtime_wait.ts";
-
-/**
- * Longest wait for one list or inspect call of a relist: a runtime that hangs
- * must not stall the loop for the full --runtime-request-timeout.
- */
-const RELIST_CALL_TIMEOUT_MS = 10_000;
 
 /** What {@linkcode createSources} needs. */
 export interface CreateSourcesDeps {
@@ -198,7 +197,7 @@ export async function createSources(
     nodeName: config.nodeName,
     hostIPs: nodeIPs(config.nodeIPs),
     runtimeName: runtime.split(" ")[0] ?? "containerd",
-    callTimeoutMs: Math.min(config.runtimeRequestTimeoutMs, RELIST_CALL_TIMEOUT_MS),
+    callTimeoutMs: Math.min(config.runtimeRequestTimeoutMs, DEFAULT_LIST_CALL_TIMEOUT_MS),
     metrics: deps.metrics,
     log: deps.log.child("cri"),
   });

@@ -32,8 +32,12 @@ import {
 } from "./_types.ts";
 import { abortableSleep } from "../../sleep.ts";
 
-/** Default deadline of each CRI call made by a relist, in milliseconds. */
-export const DEFAULT_RELIST_CALL_TIMEOUT_MS = 10_000;
+/**
+ * Default deadline of each CRI call one `list()` makes, in milliseconds:
+ * a runtime that hangs must not stall the relist loop for the full
+ * `--runtime-request-timeout`.
+ */
+export const DEFAULT_LIST_CALL_TIMEOUT_MS = 10_000;
 
 /** Default number of status inspections in flight at once. */
 export const DEFAULT_INSPECT_CONCURRENCY = 8;
@@ -53,7 +57,7 @@ export interface CriPodSourceOptions {
   runtimeName?: string;
   /**
    * Deadline of each call a list makes, in milliseconds. Shorter than the
-   * kubelet's 2-minute `--runtime-request-timeout` on purpose: a relist runs
+   * kubelet's 2-minute `--runtime-request-timeout` on purpose: a list runs
    * every second, and a runtime that cannot list its pods in 10 s is better
    * reported unavailable (the cache keeps the last known pods) than waited on.
    * @default {10000}
@@ -99,8 +103,9 @@ const NO_ANSWER_REASONS: ReadonlySet<string> = new Set(["unavailable", "timeout"
 const SOURCE = "cri";
 
 /**
- * Reads pods from a CRI runtime. Not safe for concurrent `list()` calls from
- * several callers: calls are queued.
+ * Reads pods from a CRI runtime. Concurrent `list()` calls (the periodic
+ * relist and one woken by a runtime event) are queued, one at a time, as
+ * each builds on what the previous one inspected.
  *
  * @example Usage
  * ```ts ignore
@@ -136,7 +141,7 @@ export class CriPodSource implements PodSource {
     this.#runtime = options.runtime;
     this.#options = options;
     this.#log = options.log ?? silentLogger;
-    this.#callTimeoutMs = options.callTimeoutMs ?? DEFAULT_RELIST_CALL_TIMEOUT_MS;
+    this.#callTimeoutMs = options.callTimeoutMs ?? DEFAULT_LIST_CALL_TIMEOUT_MS;
     this.#concurrency = Math.max(1, options.inspectConcurrency ?? DEFAULT_INSPECT_CONCURRENCY);
     this.#runtimeName = options.runtimeName;
   }
@@ -145,7 +150,7 @@ export class CriPodSource implements PodSource {
    * Lists the runtime's pods: one snapshot per pod UID. Snapshots of pods
    * whose runtime data did not change are the same objects as last time.
    *
-   * @param signal Aborts the relist.
+   * @param signal Aborts the list.
    * @returns Every pod the runtime holds.
    * @throws {SourceUnavailableError} When the runtime cannot be read; `reason`
    * is `unavailable`, `timeout`, `cancelled`, `unimplemented` or `runtime_error`.
@@ -158,20 +163,20 @@ export class CriPodSource implements PodSource {
 
   async #list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
     try {
-      const result = await this.#relist(signal);
+      const result = await this.#listOnce(signal);
       this.#options.metrics?.runtimeReachable.set(1);
       return result;
     } catch (err) {
       const error = toSourceError(err, signal);
       // A call the runtime answered, even with an error, proves it reachable;
-      // no answer in time (or a relist cut short) does not.
+      // no answer in time (or a list cut short) does not.
       const reachable = !NO_ANSWER_REASONS.has(error.reason);
       this.#options.metrics?.runtimeReachable.set(reachable ? 1 : 0);
       throw error;
     }
   }
 
-  async #relist(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
+  async #listOnce(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
     signal.throwIfAborted();
     const call = (): CriCallOptions => ({ signal, timeoutMs: this.#callTimeoutMs });
     if (this.#runtimeName === undefined) this.#runtimeName = await this.#askRuntimeName(call());
@@ -476,7 +481,7 @@ const REASON_BY_CODE: ReadonlyMap<number, string> = new Map([
 function toSourceError(err: unknown, signal: AbortSignal): SourceUnavailableError {
   if (err instanceof SourceUnavailableError) return err;
   if (signal.aborted) {
-    return new SourceUnavailableError("CRI relist was aborted", {
+    return new SourceUnavailableError("CRI list was aborted", {
       reason: "cancelled",
       cause: signal.reason,
     });
@@ -487,7 +492,7 @@ function toSourceError(err: unknown, signal: AbortSignal): SourceUnavailableErro
       cause: err,
     });
   }
-  return new SourceUnavailableError(`CRI relist failed: ${String(err)}`, {
+  return new SourceUnavailableError(`CRI list failed: ${String(err)}`, {
     reason: "runtime_error",
     cause: err,
   });

@@ -30,7 +30,7 @@ export {
   CriPodSource,
   type CriPodSourceOptions,
   DEFAULT_INSPECT_CONCURRENCY,
-  DEFAULT_RELIST_CALL_TIMEOUT_MS,
+  DEFAULT_LIST_CALL_TIMEOUT_MS,
 } from "./cri_source.ts";
 export { CRI_METHODS, type CriMethodName, RUNTIME_SERVICE_NAME } from "./_service.ts";
 export * from "./_types.ts";

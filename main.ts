@@ -17,8 +17,9 @@ import { startDaemon } from "./src/daemon.ts";
 import { dropClientScope } from "./src/daemon_permissions.ts";
 import { createLogger, type Logger } from "./src/log.ts";
 import { createMetricsRegistry } from "./src/metrics/registry.ts";
+import { simulatedSources } from "./src/sim/mod.ts";
 import { createSources } from "./src/sources/create.ts";
-import { runtimeWaitReason } from "./src/sources/runtime_wait.ts";
+import { runtimeWaitReason, type RuntimeWaitStatus } from "./src/sources/runtime_wait.ts";
 import { StartupProbe } from "./src/metrics/startup_probe.ts";
 import { BUILD_VERSION } from "./src/version.ts";
 
@@ -101,13 +102,17 @@ async function serve(config: ServeConfig, log: Logger): Promise<number> {
     let created;
     let probePort: number | undefined;
     try {
-      created = await createSources(config, {
+      const deps = {
         log,
         clock: systemClock,
         metrics: registry.metrics,
         signal: stopping.signal,
-        onRuntimeWaiting: (status) => probe.notReady(runtimeWaitReason(status)),
-      });
+        onRuntimeWaiting: (status: RuntimeWaitStatus) => probe.notReady(runtimeWaitReason(status)),
+      };
+      // The simulator is a leaf: only here is it wired in.
+      created = config.simulate
+        ? await simulatedSources(config, deps)
+        : await createSources(config, deps);
     } catch (err) {
       if (!stopping.signal.aborted) throw err;
       log.info("stopped");
@@ -126,7 +131,7 @@ async function serve(config: ServeConfig, log: Logger): Promise<number> {
       version: BUILD_VERSION,
       socket: daemon.socketPath,
       metrics: `${config.metricsHost}:${daemon.metricsPort}`,
-      sources: sources.map((s) => s.kind),
+      sources: created.names,
       runtime: created.runtime,
       node: config.nodeName,
     });

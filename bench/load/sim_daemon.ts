@@ -1,6 +1,6 @@
 /**
  * The daemon exactly as `pods-api serve --simulate` composes it (same
- * `createSources()`: the simulated node behind a simulated CRI runtime, read
+ * `simulatedSources()`: the simulated node behind a simulated CRI runtime, read
  * by the CRI source; same `startDaemon()`; same flags), with one addition
  * for the load benchmark: every change of the simulated node is written to a
  * timeline with the time the simulation scheduled it (`due`) and the wall
@@ -23,8 +23,7 @@ import { startDaemon } from "../../src/daemon.ts";
 import { createLogger } from "../../src/log.ts";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import type { PodObject } from "../../src/model/pod.ts";
-import { type SimulatedNode, SimulatedPodSource } from "../../src/sim/mod.ts";
-import { createSources } from "../../src/sources/create.ts";
+import { type SimulatedNode, SimulatedPodSource, simulatedSources } from "../../src/sim/mod.ts";
 import type { PodSource } from "../../src/sources/mod.ts";
 
 /** Wall-clock milliseconds with sub-millisecond precision. */
@@ -91,11 +90,11 @@ async function main(args: string[]): Promise<void> {
   const log = createLogger({ level: config.logLevel });
   const registry = createMetricsRegistry({ processMetrics: true });
   // The simulated node reads its start time once, when it is built inside
-  // createSources(): pin the clock meanwhile so that the start is known.
+  // simulatedSources(): pin the clock meanwhile so that the start is known.
   const startMs = Date.now();
   let pinned = true;
   const clock: Clock = { now: () => pinned ? startMs : Date.now() };
-  const created = await createSources(config, { log, clock, metrics: registry.metrics });
+  const created = await simulatedSources(config, { log, clock, metrics: registry.metrics });
   pinned = false;
   const changes: Change[] = [];
   const spec = created.sources.find((s) => s instanceof SimulatedPodSource);

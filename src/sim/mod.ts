@@ -10,3 +10,4 @@
 
 export * from "./node/mod.ts";
 export * from "./runtime/mod.ts";
+export { simulatedSources } from "./simulated_sources.ts";

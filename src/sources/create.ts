@@ -1,7 +1,7 @@
 /**
  * Picks the pod sources a configuration asks for: the container runtime
- * (always; simulated with `--simulate`), plus the optional static manifest
- * and kubelet sources.
+ * (always), plus the optional static manifest and kubelet sources. With
+ * `--simulate`, `main.ts` asks the simulator (`src/sim/`) instead.
  *
  * @module
  */
@@ -10,8 +10,6 @@ import type { Clock } from "../clock.ts";
 import type { ServeConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
-import { dirname, join } from "node:path";
-import { SimulatedNode, SimulatedPodSource, startSimulatedRuntime } from "../sim/mod.ts";
 import {
   CriClient,
   CriPodSource,
@@ -21,7 +19,6 @@ import {
 import { type PodSource, SourceUnavailableError } from "./mod.ts";
 import { closeOptionalSources, createOptionalSources } from "./optional.ts";
 import { nodeIPs } from "./node_ips.ts";
-import { withFirstSyncDelay } from "./_first_sync_delay.ts";
 import { type RuntimeWaitStatus, waitForRuntime } from "./runtime_wait.ts";
 
 /** What {@linkcode createSources} needs. */
@@ -38,6 +35,8 @@ export interface CreateSourcesDeps {
 /** The configured sources and what they hold open. */
 export interface CreatedSources extends AsyncDisposable {
   readonly sources: readonly PodSource[];
+  /** What each source is, for the start-up log (its kind, unless that would mislead). */
+  readonly names: readonly string[];
   /** A one-line description of the runtime, for the start-up log. */
   readonly runtime: string;
 }
@@ -93,75 +92,18 @@ async function connectRuntime(
 }
 
 /**
- * The simulated node served the way a real node is: its pods as a spec
- * source (as the kubelet's `/pods` would give them) and a simulated CRI
- * runtime on a socket beside the API socket, read by the same CRI client
- * and relist code as production.
- */
-async function simulatedSources(
-  config: ServeConfig,
-  deps: CreateSourcesDeps,
-  optional: readonly PodSource[],
-): Promise<CreatedSources> {
-  const node = new SimulatedNode({
-    clock: deps.clock,
-    nodeName: config.nodeName,
-    pods: config.simulatePods,
-    churnPerSecond: config.simulateChurn,
-    seed: config.simulateSeed,
-  });
-  const stop = new AbortController();
-  // The simulated runtime's socket lives beside the API socket (the one
-  // directory the daemon may write to); make it as the server would.
-  await Deno.mkdir(dirname(config.socket), { recursive: true, mode: 0o750 });
-  const runtime = await startSimulatedRuntime({
-    node,
-    socketPath: join(dirname(config.socket), "simulated-cri.sock"),
-    clock: deps.clock,
-    syncPeriodMs: config.relistPeriodMs,
-    signal: stop.signal,
-    log: deps.log.child("simulated-runtime"),
-  });
-  const client = new CriClient(runtime.endpoint);
-  const cri = new CriPodSource({
-    runtime: client,
-    nodeName: node.nodeName,
-    hostIPs: [node.hostIP],
-    runtimeName: "containerd",
-    metrics: deps.metrics,
-    log: deps.log.child("cri"),
-  });
-  const spec = withFirstSyncDelay(new SimulatedPodSource({ node, clock: deps.clock }), {
-    delayMs: config.simulateSyncDelayMs,
-    clock: deps.clock,
-  });
-  return {
-    sources: [cri, spec, ...optional],
-    runtime:
-      `simulated node (${config.simulatePods} pods, ${config.simulateChurn} changes/s) behind a simulated CRI runtime at ${runtime.endpoint}`,
-    async [Symbol.asyncDispose]() {
-      closeOptionalSources(optional);
-      client.close();
-      stop.abort();
-      await runtime.close();
-    },
-  };
-}
-
-/**
- * Builds the configured sources.
+ * The optional sources (static manifests, the local kubelet) the
+ * configuration asks for.
  *
  * @param config The effective configuration.
  * @param deps Log, clock and metrics.
- * @returns The sources (runtime first) and their cleanup.
- * @throws {NoRuntimeError} When no container runtime answers the Version handshake
- *   within `--runtime-wait-timeout`.
+ * @returns The sources; empty when neither is configured.
  */
-export async function createSources(
+export function configuredOptionalSources(
   config: ServeConfig,
   deps: CreateSourcesDeps,
-): Promise<CreatedSources> {
-  const optional = createOptionalSources({
+): PodSource[] {
+  return createOptionalSources({
     nodeName: config.nodeName,
     podManifestPath: config.podManifestPath,
     fileCheckFrequencyMs: config.fileCheckFrequencyMs,
@@ -173,7 +115,28 @@ export async function createSources(
     kubeletInsecureSkipTlsVerify: config.kubeletInsecureSkipTlsVerify,
     kubeletPollPeriodMs: config.kubeletPollPeriodMs,
   }, deps);
-  if (config.simulate) return await simulatedSources(config, deps, optional);
+}
+
+/**
+ * Builds the configured sources.
+ *
+ * @param config The effective configuration.
+ * @param deps Log, clock and metrics.
+ * @returns The sources (runtime first) and their cleanup.
+ * @throws {NoRuntimeError} When no container runtime answers the Version handshake
+ *   within `--runtime-wait-timeout`.
+ * @throws {TypeError} For a `--simulate` configuration (see `src/sim/`).
+ */
+export async function createSources(
+  config: ServeConfig,
+  deps: CreateSourcesDeps,
+): Promise<CreatedSources> {
+  if (config.simulate) {
+    throw new TypeError(
+      "Cannot create the sources of --simulate here: main.ts wires the simulator",
+    );
+  }
+  const optional = configuredOptionalSources(config, deps);
   let connected;
   try {
     connected = await waitForRuntime(
@@ -201,8 +164,10 @@ export async function createSources(
     metrics: deps.metrics,
     log: deps.log.child("cri"),
   });
+  const sources = [cri, ...optional];
   return {
-    sources: [cri, ...optional],
+    sources,
+    names: sources.map((s) => s.kind),
     runtime,
     [Symbol.asyncDispose]() {
       closeOptionalSources(optional);

@@ -19,6 +19,7 @@ import {
   settingsFrame,
 } from "../../src/h2/frames.ts";
 import { type HeaderField, HpackDecoder, HpackEncoder } from "../../src/h2/hpack.ts";
+import { pollUntil } from "./poll.ts";
 
 const READ_BYTES = 64 * 1024;
 
@@ -272,12 +273,8 @@ export function concat(parts: readonly Uint8Array[]): Uint8Array {
  * @param condition What to wait for.
  * @param what Named in the failure.
  */
-export async function waitFor(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 2000; i++) {
-    if (condition()) return;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`Gave up waiting for ${what}`);
+export function waitFor(condition: () => boolean, what: string): Promise<void> {
+  return pollUntil(condition, what, 10_000);
 }
 
 /**

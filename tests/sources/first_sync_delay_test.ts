@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { withFirstSyncDelay } from "../../src/sources/_first_sync_delay.ts";
+import { withFirstSyncDelay } from "../../src/sources/first_sync_delay.ts";
 import { FakePodSource } from "../../src/sources/fake/mod.ts";
 import { SourceUnavailableError } from "../../src/sources/mod.ts";
 import { FakeClock } from "../../src/clock.ts";

@@ -21,12 +21,12 @@ import {
 import { bashCompletion, zshCompletion } from "./completion.ts";
 import { PodsApiConnectError } from "./connect_error.ts";
 import { PodInformer } from "./pod_informer.ts";
+import { lookUpPod, splitName } from "./pod_lookup.ts";
 import { changedPaths, changeSummary } from "./pod_changes.ts";
 import {
   bareContainerId,
   compileSelector,
   MIN_CONTAINER_ID_PREFIX,
-  normalizeIp,
   POD_SELECTABLE_FIELDS,
   SelectorError,
 } from "../query/mod.ts";
@@ -293,102 +293,18 @@ async function listCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
   return CLIENT_EXIT.ok;
 }
 
-function containerIds(pod: PodObject): string[] {
-  const status = pod.status ?? {};
-  const ids: string[] = [];
-  for (const key of ["initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"]) {
-    const list = status[key];
-    if (!Array.isArray(list)) continue;
-    for (const cs of list) {
-      const id = (cs as { containerID?: unknown }).containerID;
-      if (typeof id === "string" && id !== "") ids.push(bareContainerId(id));
-    }
-  }
-  return ids;
-}
-
-function podIps(pod: PodObject): string[] {
-  const status = pod.status ?? {};
-  const ips = Array.isArray(status.podIPs)
-    ? status.podIPs.map((p) => (p as { ip?: unknown }).ip).filter((ip) => typeof ip === "string")
-    : [];
-  if (typeof status.podIP === "string") ips.push(status.podIP);
-  return (ips as string[]).map((ip) => normalizeIp(ip) ?? ip);
-}
-
-function describePods(pods: readonly PodObject[]): string {
-  return pods.map((p) => `${p.metadata.namespace}/${p.metadata.name}`).join(", ");
-}
-
-/** NS/NAME, or NAME with -n NS, as a namespace and a name. */
-function splitName(key: string, namespace: string | undefined): [string, string] {
-  if (!key.includes("/")) return [namespace!, key];
-  const [a, b, ...more] = key.split("/");
-  if (!a || !b || more.length > 0) throw new UsageError(`cannot read "${key}" as NS/NAME`);
-  if (namespace !== undefined && namespace !== a) {
-    throw new UsageError(`"${key}" names namespace "${a}" but -n says "${namespace}"`);
-  }
-  return [a, b];
-}
-
-/** Finds the pod a `get` names, among pods listed from a kubelet-shaped service. */
+/** The pod a `get` names by flags, among pods listed from a kubelet-shaped service. */
 function lookUp(pods: readonly PodObject[], flags: ParsedFlags): PodObject {
   const containerId = str(flags, "container-id");
   const ip = str(flags, "ip");
   const namespace = str(flags, "namespace");
   const [key] = flags.positionals;
-  if (containerId !== undefined) {
-    const id = bareContainerId(containerId);
-    const exact = pods.filter((p) => containerIds(p).includes(id));
-    if (exact.length === 1) return exact[0]!;
-    if (id.length < MIN_CONTAINER_ID_PREFIX) {
-      throw new UsageError(
-        `flag --container-id: "${containerId}" is too short; give the full ID or at least ${MIN_CONTAINER_ID_PREFIX} characters`,
-      );
-    }
-    const found = pods.filter((p) => containerIds(p).some((c) => c.startsWith(id)));
-    if (found.length > 1) {
-      throw new UsageError(
-        `flag --container-id: prefix "${id}" matches containers of ${describePods(found)}`,
-      );
-    }
-    if (found.length === 0) {
-      throw new GrpcError(STATUS.NOT_FOUND, `pod with container ID "${containerId}" not found`);
-    }
-    return found[0]!;
-  }
-  if (ip !== undefined) {
-    const want = normalizeIp(ip) ?? ip.trim();
-    const found = pods.filter((p) => p.spec?.hostNetwork !== true && podIps(p).includes(want));
-    if (found.length === 0) throw new GrpcError(STATUS.NOT_FOUND, `pod with IP "${ip}" not found`);
-    return found.sort((a, b) =>
-      (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? "")
-    )[0]!;
-  }
-  const [ns, name] = key!.includes("/") || namespace !== undefined
-    ? splitName(key!, namespace)
-    : [undefined, key!];
-  const found = pods.filter((p) =>
-    p.metadata.name === name && (ns === undefined || p.metadata.namespace === ns)
-  );
-  if (found.length === 0) {
-    throw new GrpcError(
-      STATUS.NOT_FOUND,
-      ns === undefined
-        ? `pod with name "${name}" not found in any namespace`
-        : `pod with name "${ns}/${name}" not found`,
-    );
-  }
-  const namespaces = new Set(found.map((p) => p.metadata.namespace));
-  if (namespaces.size > 1) {
-    throw new UsageError(
-      `pod name "${name}" is in several namespaces (${describePods(found)}): use NS/NAME`,
-    );
-  }
-  // A name reused after a delete: the newest pod.
-  return found.sort((a, b) =>
-    (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? "")
-  )[0]!;
+  return lookUpPod(pods, {
+    ...(containerId === undefined ? {} : { containerId }),
+    ...(ip === undefined ? {} : { ip }),
+    ...(namespace === undefined ? {} : { namespace }),
+    ...(key === undefined ? {} : { key }),
+  });
 }
 
 async function getCommand(flags: ParsedFlags, io: CliIo): Promise<number> {

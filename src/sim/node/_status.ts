@@ -9,7 +9,14 @@
 import type { JsonObject } from "../../model/json.ts";
 import { POD_PHASE, type PodPhase } from "../../model/pod.ts";
 import { rfc3339 } from "../../model/rfc3339.ts";
-import { anyRegularContainerStarted, isTerminalPhase, podPhaseOf } from "../../status/mod.ts";
+import {
+  type ConditionDraft,
+  containersReadyCondition,
+  initializedCondition,
+  isTerminalPhase,
+  podPhaseOf,
+  readyCondition,
+} from "../../status/mod.ts";
 
 /** What the runtime knows about a pod, besides its spec. */
 export interface PodRuntime {
@@ -60,58 +67,31 @@ function phaseOf(
   return podPhaseOf({ spec, statuses: [...initStatuses, ...statuses] });
 }
 
-interface Condition {
-  type: string;
-  status: "True" | "False";
-  reason?: string;
-  message?: string;
-}
-
-function notReady(type: string, names: string[], phase: PodPhase): Condition {
-  if (phase === POD_PHASE.succeeded) return { type, status: "False", reason: "PodCompleted" };
-  if (phase === POD_PHASE.failed) return { type, status: "False", reason: "PodFailed" };
-  if (names.length === 0) return { type, status: "True" };
-  return {
-    type,
-    status: "False",
-    reason: "ContainersNotReady",
-    message: `containers with unready status: [${names.join(" ")}]`,
-  };
-}
+type Condition = ConditionDraft;
 
 function conditionsOf(o: DeriveStatusOptions, phase: PodPhase): Condition[] {
   const { runtime } = o;
   const terminal = isTerminalPhase(phase);
-  const incomplete = runtime.initStatuses
-    .filter((s) => terminatedExit(stateOf(s)) !== 0)
-    .map((s) => s.name as string);
-  const anyStarted = anyRegularContainerStarted(
-    { containers: runtime.statuses.map((s) => ({ name: s.name ?? null })) },
-    runtime.statuses,
-  );
-  let initialized: Condition;
-  if (phase === POD_PHASE.succeeded) {
-    initialized = { type: "Initialized", status: "True", reason: "PodCompleted" };
-  } else if (incomplete.length === 0 || anyStarted) {
-    initialized = { type: "Initialized", status: "True" };
-  } else {
-    initialized = {
-      type: "Initialized",
-      status: "False",
-      reason: "ContainersNotInitialized",
-      message: `containers with incomplete status: [${incomplete.join(" ")}]`,
-    };
-  }
-  const unready = runtime.statuses.filter((s) => s.ready !== true).map((s) => s.name as string);
-  unready.sort();
+  // The kubelet's rules (src/status/) over the spec the runtime view implies:
+  // no sidecars, no readiness gates; an init container is done once it exited 0.
+  const names = (list: readonly JsonObject[]) => list.map((s) => ({ name: s.name ?? null }));
+  const spec: JsonObject = {
+    initContainers: names(runtime.initStatuses),
+    containers: names([...runtime.statuses].sort(byName)),
+  };
+  const statuses = {
+    init: runtime.initStatuses.map((s) => ({ ...s, ready: terminatedExit(stateOf(s)) === 0 })),
+    regular: [...runtime.statuses],
+  };
+  const containersReady = containersReadyCondition(spec, statuses, phase);
   return [
     {
       type: "PodReadyToStartContainers",
       status: runtime.sandboxReady && !terminal ? "True" : "False",
     },
-    initialized,
-    notReady("Ready", unready, phase),
-    notReady("ContainersReady", unready, phase),
+    initializedCondition(spec, statuses, phase),
+    readyCondition(spec, containersReady, []),
+    containersReady,
     { type: "PodScheduled", status: "True" },
   ];
 }

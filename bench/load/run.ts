@@ -14,6 +14,7 @@
 // deno-lint-ignore-file no-console
 
 import { parseArgs } from "node:util";
+import { cpuMs, readProc, rssMb, rssSampler } from "../_proc_usage.ts";
 
 const HERE = new URL(".", import.meta.url).pathname;
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -27,7 +28,6 @@ const PERMS = [
   "--allow-env",
   "--allow-sys",
 ];
-const CLOCK_TICK_MS = 10; // USER_HZ = 100 on Linux
 
 interface UnaryResult {
   ok: number;
@@ -119,42 +119,6 @@ async function python(args: string[], timeoutMs = 120_000): Promise<string> {
 }
 
 /** Reads a /proc file through `cat` (Deno asks for --allow-all to read /proc itself). */
-async function readProc(path: string): Promise<string> {
-  const out = await new Deno.Command("cat", { args: [path], stderr: "null" }).output();
-  return new TextDecoder().decode(out.stdout);
-}
-
-async function rssMb(pid: number): Promise<number> {
-  const status = await readProc(`/proc/${pid}/status`);
-  const m = /VmRSS:\s+(\d+) kB/.exec(status);
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-
-async function cpuMs(pid: number): Promise<number> {
-  const stat = await readProc(`/proc/${pid}/stat`);
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
-}
-
-/** Samples a process's RSS every 100 ms until stopped; returns the peak. */
-function rssSampler(pid: number): { stop(): Promise<number> } {
-  let peak = 0;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const rss = await rssMb(pid);
-      if (!Number.isNaN(rss)) peak = Math.max(peak, rss);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return peak;
-    },
-  };
-}
 
 async function waitReady(port: number): Promise<void> {
   for (let i = 0; i < 600; i++) {

@@ -31,13 +31,13 @@
 // deno-lint-ignore-file no-console
 
 import { parseArgs } from "node:util";
+import { cpuMs, rssMb, rssSampler } from "../_proc_usage.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const SIM_DAEMON = `${ROOT}bench/load/sim_daemon.ts`;
 const PY_CLIENT = `${ROOT}bench/load/client.py`;
 const PYTHON = "/usr/bin/python3";
 const PERMS = ["--allow-read", "--allow-write", "--allow-net", "--allow-env", "--allow-sys"];
-const CLOCK_TICK_MS = 10; // USER_HZ = 100 on Linux
 const LIST = "/v1alpha1.Pods/ListPods";
 const GET = "/v1alpha1.Pods/GetPod";
 
@@ -113,41 +113,6 @@ async function run(cmd: string, args: string[], timeoutMs = 300_000): Promise<st
 }
 
 /** Reads a /proc file through `cat` (Deno asks for --allow-all to read /proc itself). */
-async function readProc(path: string): Promise<string> {
-  const out = await new Deno.Command("cat", { args: [path], stderr: "null" }).output();
-  return new TextDecoder().decode(out.stdout);
-}
-
-async function rssMb(pid: number): Promise<number> {
-  const m = /VmRSS:\s+(\d+) kB/.exec(await readProc(`/proc/${pid}/status`));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-
-async function cpuMs(pid: number): Promise<number> {
-  const stat = await readProc(`/proc/${pid}/stat`);
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
-}
-
-/** Samples a process's RSS every 100 ms until stopped; returns the peak (MB). */
-function rssSampler(pid: number): { stop(): Promise<number> } {
-  let peak = 0;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const rss = await rssMb(pid);
-      if (!Number.isNaN(rss)) peak = Math.max(peak, rss);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return peak;
-    },
-  };
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

@@ -70,6 +70,7 @@ huffman = [
 ]
 json.dump({"decoded": decoded, "blocks": blocks, "huffman": huffman}, sys.stdout)
 `;
+import { Prng } from "../_support/prng.ts";
 
 function peerAvailable(): boolean {
   try {
@@ -77,28 +78,6 @@ function peerAvailable(): boolean {
       .outputSync().success;
   } catch {
     return false;
-  }
-}
-
-/** Marsaglia's xorshift32: deterministic, so a failure replays from its seed. */
-class Xorshift32 {
-  #state: number;
-  constructor(seed: number) {
-    this.#state = seed >>> 0 || 1;
-  }
-  next(): number {
-    let x = this.#state;
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    this.#state = x >>> 0;
-    return this.#state;
-  }
-  below(n: number): number {
-    return this.next() % n;
-  }
-  pick<T>(items: readonly T[]): T {
-    return items[this.below(items.length)]!;
   }
 }
 
@@ -120,25 +99,21 @@ const NAMES = [
 ];
 const VALUES = ["", "POST", "/v1alpha1.Pods/ListPods", "200", "application/grpc", "trailers", "0"];
 
-function randomText(rng: Xorshift32, maxLength: number): string {
-  const length = rng.below(maxLength + 1);
-  const kind = rng.below(3);
+function randomText(rng: Prng, maxLength: number): string {
+  const length = rng.int(maxLength + 1);
+  const kind = rng.int(3);
   let text = "";
   for (let i = 0; i < length; i++) {
-    const code = kind === 0
-      ? 0x61 + rng.below(26)
-      : kind === 1
-      ? 0x20 + rng.below(95)
-      : rng.below(256);
+    const code = kind === 0 ? 0x61 + rng.int(26) : kind === 1 ? 0x20 + rng.int(95) : rng.int(256);
     text += String.fromCharCode(code);
   }
   return text;
 }
 
-function randomHeaders(rng: Xorshift32): HeaderField[] {
-  return Array.from({ length: rng.below(12) }, (): HeaderField => {
-    const name = rng.below(4) === 0 ? `x-${randomText(rng, 10)}` : rng.pick(NAMES);
-    const roll = rng.below(10);
+function randomHeaders(rng: Prng): HeaderField[] {
+  return Array.from({ length: rng.int(12) }, (): HeaderField => {
+    const name = rng.int(4) === 0 ? `x-${randomText(rng, 10)}` : rng.pick(NAMES);
+    const roll = rng.int(10);
     const value = roll < 4
       ? rng.pick(VALUES)
       : roll < 9
@@ -176,7 +151,7 @@ Deno.test({
     : "HpackEncoder and HpackDecoder interoperate with Python's hpack (skipped: `/usr/bin/python3 -c 'import hpack'` failed; apt-get install python3-hpack, and pass --allow-run)",
   ignore: !available,
   async fn() {
-    const rng = new Xorshift32(9113);
+    const rng = new Prng(9113);
     const LISTS = 300;
 
     // Ours → theirs: one connection's worth of blocks, with the peer's
@@ -186,10 +161,10 @@ Deno.test({
     const ourTables: { table: HeaderField[]; size: number; maxSize: number }[] = [];
     for (let i = 0; i < LISTS; i++) {
       const headers = randomHeaders(rng);
-      const stateless = rng.below(8) === 0;
-      if (!stateless && rng.below(12) === 0) {
+      const stateless = rng.int(8) === 0;
+      if (!stateless && rng.int(12) === 0) {
         encoder.setMaxTableSize(rng.pick([0, 256, 1024, 4096, 65536]));
-        if (rng.below(2) === 0) encoder.setMaxTableSize(rng.pick([512, 4096]));
+        if (rng.int(2) === 0) encoder.setMaxTableSize(rng.pick([512, 4096]));
       }
       const block = stateless ? encodeHeaderBlockWithoutIndexing(headers) : encoder.encode(headers);
       ours.push({ headers, block, stateless });
@@ -203,9 +178,9 @@ Deno.test({
       const headers = randomHeaders(rng);
       return {
         headers,
-        secret: headers.map(() => rng.below(6) === 0),
-        huffman: rng.below(4) !== 0,
-        table_size: rng.below(15) === 0 ? rng.pick([0, 100, 2048, 4096]) : null,
+        secret: headers.map(() => rng.int(6) === 0),
+        huffman: rng.int(4) !== 0,
+        table_size: rng.int(15) === 0 ? rng.pick([0, 100, 2048, 4096]) : null,
       };
     });
 
@@ -214,7 +189,7 @@ Deno.test({
       ...Array.from({ length: 256 }, (_, i) => new Uint8Array([i])),
       ...Array.from(
         { length: 200 },
-        () => Uint8Array.from({ length: rng.below(64) }, () => rng.below(256)),
+        () => Uint8Array.from({ length: rng.int(64) }, () => rng.int(256)),
       ),
     ];
     const request = {

@@ -10,28 +10,7 @@ import {
   type ReadonlyDynamicTable,
 } from "../../src/h2/hpack.ts";
 import { DynamicTable, STATIC_TABLE } from "../../src/h2/hpack_tables.ts";
-
-/** Marsaglia's xorshift32: deterministic, so a failure replays from its seed. */
-class Xorshift32 {
-  #state: number;
-  constructor(seed: number) {
-    this.#state = seed >>> 0 || 1;
-  }
-  next(): number {
-    let x = this.#state;
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    this.#state = x >>> 0;
-    return this.#state;
-  }
-  below(n: number): number {
-    return this.next() % n;
-  }
-  pick<T>(items: readonly T[]): T {
-    return items[this.below(items.length)]!;
-  }
-}
+import { Prng } from "../_support/prng.ts";
 
 const NAMES = [
   ":method",
@@ -55,28 +34,28 @@ const NAMES = [
 ];
 const VALUES = ["", "GET", "POST", "/", "200", "application/grpc", "trailers", "0", "gzip"];
 
-function randomText(rng: Xorshift32, maxLength: number): string {
-  const length = rng.below(maxLength + 1);
-  const kind = rng.below(3);
+function randomText(rng: Prng, maxLength: number): string {
+  const length = rng.int(maxLength + 1);
+  const kind = rng.int(3);
   let text = "";
   for (let i = 0; i < length; i++) {
     const code = kind === 0
-      ? 0x61 + rng.below(26) // lowercase: Huffman wins
+      ? 0x61 + rng.int(26) // lowercase: Huffman wins
       : kind === 1
-      ? 0x20 + rng.below(95) // printable ASCII
-      : rng.below(256); // any octet: raw often wins
+      ? 0x20 + rng.int(95) // printable ASCII
+      : rng.int(256); // any octet: raw often wins
     text += String.fromCharCode(code);
   }
   return text;
 }
 
 /** Header lists that mix static hits, repeats (dynamic hits) and fresh literals. */
-function randomHeaders(rng: Xorshift32): HeaderField[] {
+function randomHeaders(rng: Prng): HeaderField[] {
   const fields: HeaderField[] = [];
-  const count = rng.below(12);
+  const count = rng.int(12);
   for (let i = 0; i < count; i++) {
-    const name = rng.below(4) === 0 ? `x-${randomText(rng, 12)}` : rng.pick(NAMES);
-    const roll = rng.below(10);
+    const name = rng.int(4) === 0 ? `x-${randomText(rng, 12)}` : rng.pick(NAMES);
+    const roll = rng.int(10);
     const value = roll < 4
       ? rng.pick(VALUES)
       : roll < 9
@@ -651,14 +630,14 @@ Deno.test("HpackDecoder.decode() at exactly maxHeaderListSize keeps every field"
 });
 
 Deno.test("HpackEncoder and HpackDecoder stay in step over random header lists", () => {
-  const rng = new Xorshift32(2024);
+  const rng = new Prng(2024);
   for (let run = 0; run < 20; run++) {
     const encoder = new HpackEncoder();
     const decoder = new HpackDecoder();
     for (let i = 0; i < 100; i++) {
-      if (rng.below(10) === 0) {
+      if (rng.int(10) === 0) {
         encoder.setMaxTableSize(rng.pick([0, 64, 256, 1024, 4096, 8192]));
-        if (rng.below(2) === 0) encoder.setMaxTableSize(rng.pick([128, 4096]));
+        if (rng.int(2) === 0) encoder.setMaxTableSize(rng.pick([128, 4096]));
       }
       const fields = randomHeaders(rng);
       const block = encoder.encode(fields);
@@ -678,7 +657,7 @@ Deno.test("HpackEncoder and HpackDecoder stay in step over random header lists",
 });
 
 Deno.test("HpackDecoder throws nothing but HpackError on random input (fuzz)", async (t) => {
-  const rng = new Xorshift32(0x7541);
+  const rng = new Prng(0x7541);
   function decodeOrHpackError(decoder: HpackDecoder, block: Uint8Array, limit: number): boolean {
     try {
       decoder.decode(block, limit);
@@ -695,8 +674,8 @@ Deno.test("HpackDecoder throws nothing but HpackError on random input (fuzz)", a
       const decoder = new HpackDecoder({ maxTableSize: rng.pick([0, 100, 4096, 65536]) });
       // Biased towards short blocks and small indices, which decode further.
       const block = Uint8Array.from(
-        { length: rng.below(40) },
-        () => rng.below(3) === 0 ? rng.below(256) : rng.pick([0x00, 0x40, 0x82, 0xbe, 0x01, 0x61]),
+        { length: rng.int(40) },
+        () => rng.int(3) === 0 ? rng.int(256) : rng.pick([0x00, 0x40, 0x82, 0xbe, 0x01, 0x61]),
       );
       if (decodeOrHpackError(decoder, block, rng.pick([Infinity, 100]))) decoded++;
     }
@@ -712,22 +691,22 @@ Deno.test("HpackDecoder throws nothing but HpackError on random input (fuzz)", a
   await t.step("truncated blocks", () => {
     for (let i = 0; i < 10_000; i++) {
       const blocks = rng.pick(sequences);
-      const k = rng.below(blocks.length);
+      const k = rng.int(blocks.length);
       const decoder = new HpackDecoder();
       for (const block of blocks.slice(0, k)) decoder.decode(block);
       const block = blocks[k]!;
-      decodeOrHpackError(decoder, block.subarray(0, rng.below(block.length + 1)), Infinity);
+      decodeOrHpackError(decoder, block.subarray(0, rng.int(block.length + 1)), Infinity);
     }
   });
   await t.step("mutated blocks", () => {
     for (let i = 0; i < 10_000; i++) {
       const blocks = rng.pick(sequences);
-      const k = rng.below(blocks.length);
+      const k = rng.int(blocks.length);
       const decoder = new HpackDecoder();
       for (const block of blocks.slice(0, k)) decoder.decode(block);
       const block = blocks[k]!.slice();
-      for (let flips = 1 + rng.below(3); flips > 0 && block.length > 0; flips--) {
-        block[rng.below(block.length)]! ^= 1 << rng.below(8);
+      for (let flips = 1 + rng.int(3); flips > 0 && block.length > 0; flips--) {
+        block[rng.int(block.length)]! ^= 1 << rng.int(8);
       }
       if (decodeOrHpackError(decoder, block, rng.pick([Infinity, 200]))) {
         // The decoder survived: it must still decode the next block or fail cleanly.

@@ -23,6 +23,7 @@
 package main
 
 import (
+	rawproto "../../../tests/_support/go/rawproto"
 	"bufio"
 	"context"
 	"encoding/binary"
@@ -41,100 +42,7 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-type bytesCodec struct{}
-
-func (bytesCodec) Marshal(v interface{}) ([]byte, error) {
-	switch t := v.(type) {
-	case []byte:
-		return t, nil
-	case *[]byte:
-		return *t, nil
-	}
-	return nil, fmt.Errorf("bytesCodec cannot marshal %T", v)
-}
-
-func (bytesCodec) Unmarshal(data []byte, v interface{}) error {
-	p, ok := v.(*[]byte)
-	if !ok {
-		return fmt.Errorf("bytesCodec cannot unmarshal into %T", v)
-	}
-	*p = append((*p)[:0], data...)
-	return nil
-}
-
-func (bytesCodec) Name() string { return "proto" }
-
 var streamDesc = &grpc.StreamDesc{StreamName: "WatchPods", ServerStreams: true}
-
-func varint(b []byte, i int) (uint64, int, bool) {
-	var v uint64
-	for shift := uint(0); i < len(b) && shift < 64; shift += 7 {
-		c := b[i]
-		i++
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return v, i, true
-		}
-	}
-	return 0, i, false
-}
-
-func field(b []byte, num uint64) []byte {
-	for i := 0; i < len(b); {
-		tag, j, ok := varint(b, i)
-		if !ok {
-			return nil
-		}
-		i = j
-		switch tag & 7 {
-		case 0:
-			if _, i, ok = varint(b, i); !ok {
-				return nil
-			}
-		case 2:
-			n, j, ok := varint(b, i)
-			if !ok || j+int(n) > len(b) {
-				return nil
-			}
-			if tag>>3 == num {
-				return b[j : j+int(n)]
-			}
-			i = j + int(n)
-		default:
-			return nil
-		}
-	}
-	return nil
-}
-
-func countField(b []byte, num uint64) int {
-	n := 0
-	for i := 0; i < len(b); {
-		tag, j, ok := varint(b, i)
-		if !ok || tag&7 != 2 {
-			return n
-		}
-		l, j, ok := varint(b, j)
-		if !ok {
-			return n
-		}
-		if tag>>3 == num {
-			n++
-		}
-		i = j + int(l)
-	}
-	return n
-}
-
-func getRequest(uid string) []byte {
-	out := []byte{0x0a}
-	n := len(uid)
-	for n >= 0x80 {
-		out = append(out, byte(n&0x7f|0x80))
-		n >>= 7
-	}
-	return append(append(out, byte(n)), uid...)
-}
 
 func dial(socket string) (*grpc.ClientConn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -146,7 +54,7 @@ func dial(socket string) (*grpc.ClientConn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", socket)
 		}),
-		grpc.WithDefaultCallOptions(grpc.ForceCodec(bytesCodec{}), grpc.MaxCallRecvMsgSize(1<<30)),
+		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawproto.Codec{}), grpc.MaxCallRecvMsgSize(1<<30)),
 	)
 }
 
@@ -183,9 +91,9 @@ func runDump(socket, dir string) {
 	if err := conn.Invoke(ctx, "/v1alpha1.Pods/ListPods", []byte{}, &list); err != nil {
 		fail(err)
 	}
-	uid := string(field(field(field(list, 1), 1), 5))
+	uid := string(rawproto.Field(rawproto.Field(rawproto.Field(list, 1), 1), 5))
 	var get []byte
-	if err := conn.Invoke(ctx, "/v1alpha1.Pods/GetPod", getRequest(uid), &get); err != nil {
+	if err := conn.Invoke(ctx, "/v1alpha1.Pods/GetPod", rawproto.GetRequest(uid), &get); err != nil {
 		fail(err)
 	}
 	s, err := conn.NewStream(ctx, streamDesc, "/v1alpha1.Pods/WatchPods")
@@ -217,7 +125,7 @@ func runDump(socket, dir string) {
 			fail(err)
 		}
 	}
-	emit(map[string]interface{}{"list_bytes": len(list), "pods": countField(list, 1), "get_bytes": len(get), "events": events, "uid": uid})
+	emit(map[string]interface{}{"list_bytes": len(list), "pods": rawproto.CountField(list, 1), "get_bytes": len(get), "events": events, "uid": uid})
 }
 
 func runUnary(socket, method, uid string, duration time.Duration, concurrency, conns int) {
@@ -232,7 +140,7 @@ func runUnary(socket, method, uid string, duration time.Duration, concurrency, c
 	}
 	req := []byte{}
 	if uid != "" {
-		req = getRequest(uid)
+		req = rawproto.GetRequest(uid)
 	}
 	// Warm up every connection.
 	for _, c := range clients {
@@ -375,7 +283,7 @@ func runWatch(socket string, watchers, events int, duration time.Duration, out s
 				select {
 				case <-allSynced:
 					// Only events after every watcher synced count as live.
-					uid := string(field(field(field(m, 2), 1), 5))
+					uid := string(rawproto.Field(rawproto.Field(rawproto.Field(m, 2), 1), 5))
 					var typ byte
 					if len(m) > 1 && m[0] == 0x08 {
 						typ = m[1]

@@ -21,6 +21,7 @@
 package main
 
 import (
+	rawproto "../../../tests/_support/go/rawproto"
 	"bufio"
 	"context"
 	"encoding/binary"
@@ -40,31 +41,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
-
-// bytesCodec passes message bytes through untouched.
-type bytesCodec struct{}
-
-func (bytesCodec) Marshal(v interface{}) ([]byte, error) {
-	switch t := v.(type) {
-	case []byte:
-		return t, nil
-	case *[]byte:
-		return *t, nil
-	}
-	return nil, fmt.Errorf("bytesCodec cannot marshal %T", v)
-}
-
-func (bytesCodec) Unmarshal(data []byte, v interface{}) error {
-	p, ok := v.(*[]byte)
-	if !ok {
-		return fmt.Errorf("bytesCodec cannot unmarshal into %T", v)
-	}
-	*p = append((*p)[:0], data...)
-	return nil
-}
-
-func (bytesCodec) Name() string   { return "proto" }
-func (bytesCodec) String() string { return "proto" }
 
 // replay holds the dumped messages.
 type replay struct {
@@ -114,47 +90,6 @@ func (h *hub) publish(ev []byte) {
 	h.mu.Unlock()
 }
 
-func varint(b []byte, i int) (uint64, int, bool) {
-	var v uint64
-	for shift := uint(0); i < len(b) && shift < 64; shift += 7 {
-		c := b[i]
-		i++
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return v, i, true
-		}
-	}
-	return 0, i, false
-}
-
-func field(b []byte, num uint64) []byte {
-	for i := 0; i < len(b); {
-		tag, j, ok := varint(b, i)
-		if !ok {
-			return nil
-		}
-		i = j
-		switch tag & 7 {
-		case 0:
-			if _, i, ok = varint(b, i); !ok {
-				return nil
-			}
-		case 2:
-			n, j, ok := varint(b, i)
-			if !ok || j+int(n) > len(b) {
-				return nil
-			}
-			if tag>>3 == num {
-				return b[j : j+int(n)]
-			}
-			i = j + int(n)
-		default:
-			return nil
-		}
-	}
-	return nil
-}
-
 func load(listPath, getPath, watchPath string) (*replay, error) {
 	r := &replay{}
 	var err error
@@ -179,7 +114,7 @@ func load(listPath, getPath, watchPath string) (*replay, error) {
 			mod := append([]byte{}, ev...)
 			mod[1] = 0x02
 			r.live = append(r.live, mod)
-			r.uids = append(r.uids, string(field(field(field(ev, 2), 1), 5)))
+			r.uids = append(r.uids, string(rawproto.Field(rawproto.Field(rawproto.Field(ev, 2), 1), 5)))
 		}
 		i += 4 + n
 	}
@@ -259,7 +194,7 @@ func main() {
 			{StreamName: "WatchPods", Handler: watchHandler, ServerStreams: true},
 		},
 	}
-	server := grpc.NewServer(grpc.CustomCodec(bytesCodec{}),
+	server := grpc.NewServer(grpc.CustomCodec(rawproto.Codec{}),
 		grpc.MaxSendMsgSize(1<<30), grpc.MaxRecvMsgSize(1<<30))
 	server.RegisterService(desc, struct{}{})
 	os.Remove(*socket)

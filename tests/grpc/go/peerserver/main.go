@@ -21,6 +21,7 @@
 package main
 
 import (
+	rawproto "../../../_support/go/rawproto"
 	"flag"
 	"fmt"
 	"net"
@@ -34,31 +35,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
-
-// bytesCodec passes message bytes through untouched.
-type bytesCodec struct{}
-
-func (bytesCodec) Marshal(v interface{}) ([]byte, error) {
-	switch t := v.(type) {
-	case []byte:
-		return t, nil
-	case *[]byte:
-		return *t, nil
-	}
-	return nil, fmt.Errorf("bytesCodec cannot marshal %T", v)
-}
-
-func (bytesCodec) Unmarshal(data []byte, v interface{}) error {
-	p, ok := v.(*[]byte)
-	if !ok {
-		return fmt.Errorf("bytesCodec cannot unmarshal into %T", v)
-	}
-	*p = append((*p)[:0], data...)
-	return nil
-}
-
-func (bytesCodec) Name() string   { return "proto" }
-func (bytesCodec) String() string { return "proto" }
 
 func main() {
 	socket := flag.String("socket", "", "unix socket to listen on")
@@ -110,7 +86,7 @@ func main() {
 		}
 		return status.Errorf(codes.Unimplemented, "unknown method %s", method)
 	}
-	srv := grpc.NewServer(grpc.CustomCodec(bytesCodec{}), grpc.UnknownServiceHandler(handler))
+	srv := grpc.NewServer(grpc.CustomCodec(rawproto.Codec{}), grpc.UnknownServiceHandler(handler))
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 	served := make(chan struct{})

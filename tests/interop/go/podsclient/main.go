@@ -17,6 +17,7 @@
 package main
 
 import (
+	rawproto "../../../_support/go/rawproto"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,30 +34,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
-
-// bytesCodec passes message bytes through untouched (requests and responses are []byte).
-type bytesCodec struct{}
-
-func (bytesCodec) Marshal(v interface{}) ([]byte, error) {
-	switch t := v.(type) {
-	case []byte:
-		return t, nil
-	case *[]byte:
-		return *t, nil
-	}
-	return nil, fmt.Errorf("bytesCodec cannot marshal %T", v)
-}
-
-func (bytesCodec) Unmarshal(data []byte, v interface{}) error {
-	p, ok := v.(*[]byte)
-	if !ok {
-		return fmt.Errorf("bytesCodec cannot unmarshal into %T", v)
-	}
-	*p = append((*p)[:0], data...)
-	return nil
-}
-
-func (bytesCodec) Name() string { return "proto" }
 
 var streamDesc = &grpc.StreamDesc{StreamName: "WatchPods", ServerStreams: true}
 
@@ -101,62 +78,9 @@ func (r *recorder) add(f func(s *summary)) {
 	r.mu.Unlock()
 }
 
-// varint reads a protobuf varint at b[i:].
-func varint(b []byte, i int) (uint64, int, bool) {
-	var v uint64
-	for shift := uint(0); i < len(b) && shift < 64; shift += 7 {
-		c := b[i]
-		i++
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return v, i, true
-		}
-	}
-	return 0, i, false
-}
-
-// field returns the first length-delimited field `num` of a message.
-func field(b []byte, num uint64) []byte {
-	for i := 0; i < len(b); {
-		tag, j, ok := varint(b, i)
-		if !ok {
-			return nil
-		}
-		i = j
-		switch tag & 7 {
-		case 0:
-			if _, i, ok = varint(b, i); !ok {
-				return nil
-			}
-		case 2:
-			n, j, ok := varint(b, i)
-			if !ok || j+int(n) > len(b) {
-				return nil
-			}
-			if tag>>3 == num {
-				return b[j : j+int(n)]
-			}
-			i = j + int(n)
-		default:
-			return nil
-		}
-	}
-	return nil
-}
-
 // firstUID reads pods[0].metadata.uid of a ListPods response (either service).
 func firstUID(list []byte) string {
-	return string(field(field(field(list, 1), 1), 5))
-}
-
-func getRequest(uid string) []byte {
-	out := []byte{0x0a}
-	n := len(uid)
-	for n >= 0x80 {
-		out = append(out, byte(n&0x7f|0x80))
-		n >>= 7
-	}
-	return append(append(out, byte(n)), uid...)
+	return string(rawproto.Field(rawproto.Field(rawproto.Field(list, 1), 1), 5))
 }
 
 func dial(socket string) (*grpc.ClientConn, error) {
@@ -169,7 +93,7 @@ func dial(socket string) (*grpc.ClientConn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", socket)
 		}),
-		grpc.WithDefaultCallOptions(grpc.ForceCodec(bytesCodec{}),
+		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawproto.Codec{}),
 			grpc.MaxCallRecvMsgSize(1<<30)),
 	)
 }
@@ -240,12 +164,12 @@ func cycle(socket string, r *recorder, order string, watchEvents int, deadline t
 		list := unary(conn, r, prefix+"/ListPods", []byte{}, codes.OK)
 		if uid := firstUID(list); uid != "" {
 			// The simulated node churns: the pod may be gone by now.
-			unary(conn, r, prefix+"/GetPod", getRequest(uid), codes.OK, codes.NotFound)
+			unary(conn, r, prefix+"/GetPod", rawproto.GetRequest(uid), codes.OK, codes.NotFound)
 		} else {
 			r.unexpected("%s/ListPods: no pod in a %d-byte response", prefix, len(list))
 		}
 	}
-	unary(conn, r, "/v1alpha1.Pods/GetPod", getRequest("00000000-0000-4000-8000-00000000dead"), codes.NotFound)
+	unary(conn, r, "/v1alpha1.Pods/GetPod", rawproto.GetRequest("00000000-0000-4000-8000-00000000dead"), codes.NotFound)
 
 	// A watch read for a few events, then cancelled by the client.
 	ctx, cancel := context.WithCancel(context.Background())

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import type { PodObject } from "../../src/model/pod.ts";
 import { startHarness } from "../_support/daemon_harness.ts";
 import { makePod } from "../_fixtures/pods.ts";
+import { startSteppedScript } from "./_stepped_script.ts";
 
 const PYTHON = "/usr/bin/python3";
 const PROTO_FILES = ["podsapi/v1/pod_query.proto", "k8s.io/api/core/v1/generated.proto"];
@@ -89,87 +90,58 @@ Deno.test({
       cwd: new URL("../..", import.meta.url),
     }).output();
     assert.ok(protoc.success, new TextDecoder().decode(protoc.stderr));
-    const child = new Deno.Command(PYTHON, {
-      args: [
-        new URL("./_pod_query_grpcio.py", import.meta.url).pathname,
-        descriptors,
-        h.socket,
-        CONTAINER,
-      ],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    const stdin = child.stdin.getWriter();
-    const stderr = new Response(child.stderr).text();
-    let buffered = "";
-    const step = async (name: string) => {
-      while (!buffered.includes("\n")) {
-        const { value, done } = await lines.read();
-        if (done) throw new Error(`python ended before "${name}": ${await stderr}`);
-        buffered += value;
-      }
-      const at = buffered.indexOf("\n");
-      const report = JSON.parse(buffered.slice(0, at));
-      buffered = buffered.slice(at + 1);
-      assert.equal(report.step, name);
-      return report;
-    };
-    const go = () => stdin.write(new TextEncoder().encode("go\n"));
-    try {
-      const q = await step("query");
-      assert.deepEqual(q.all, ["api-7", "db-0", "proxy", "web-1"]);
-      assert.deepEqual(q.labelled, ["api-7", "web-1"]);
-      assert.deepEqual(q.fields, ["api-7"]);
-      assert.deepEqual(q.masked_status, ["phase"]);
-      assert.equal(q.masked_has_spec, false);
-      assert.equal(q.by_name, "api-7");
-      assert.equal(q.by_container, "web-1");
-      assert.equal(q.by_prefix, "web-1");
-      assert.equal(q.by_ip, "web-1");
-      assert.equal(q.host_ip[0], "NOT_FOUND", "a host-network pod is not found by the node's IP");
-      assert.equal(q.short_prefix[0], "INVALID_ARGUMENT");
-      assert.deepEqual(q.bad_selector[0], "INVALID_ARGUMENT");
-      assert.match(q.bad_selector[1], /label selector/);
-      assert.deepEqual(q.bad_field[0], "INVALID_ARGUMENT");
-      assert.match(q.bad_field[1], /"spec\.priority"/);
-      assert.deepEqual(q.missing, ["NOT_FOUND", 'pod with UID "no-such-uid" not found']);
-      assert.deepEqual(q.initial, [1, 1, 1, 4]);
+    await using script = startSteppedScript(PYTHON, [
+      new URL("./_pod_query_grpcio.py", import.meta.url).pathname,
+      descriptors,
+      h.socket,
+      CONTAINER,
+    ]);
+    const { step, go } = script;
+    const q = await step("query");
+    assert.deepEqual(q.all, ["api-7", "db-0", "proxy", "web-1"]);
+    assert.deepEqual(q.labelled, ["api-7", "web-1"]);
+    assert.deepEqual(q.fields, ["api-7"]);
+    assert.deepEqual(q.masked_status, ["phase"]);
+    assert.equal(q.masked_has_spec, false);
+    assert.equal(q.by_name, "api-7");
+    assert.equal(q.by_container, "web-1");
+    assert.equal(q.by_prefix, "web-1");
+    assert.equal(q.by_ip, "web-1");
+    assert.equal(q.host_ip[0], "NOT_FOUND", "a host-network pod is not found by the node's IP");
+    assert.equal(q.short_prefix[0], "INVALID_ARGUMENT");
+    assert.deepEqual(q.bad_selector[0], "INVALID_ARGUMENT");
+    assert.match(q.bad_selector[1], /label selector/);
+    assert.deepEqual(q.bad_field[0], "INVALID_ARGUMENT");
+    assert.match(q.bad_field[1], /"spec\.priority"/);
+    assert.deepEqual(q.missing, ["NOT_FOUND", 'pod with UID "no-such-uid" not found']);
+    assert.deepEqual(q.initial, [1, 1, 1, 4]);
 
-      pods = pods.map((p) =>
-        p.metadata.name === "api-7" ? { ...p, status: { phase: "Running" } } : p
+    pods = pods.map((p) =>
+      p.metadata.name === "api-7" ? { ...p, status: { phase: "Running" } } : p
+    );
+    await set(pods);
+    pods = pods.filter((p) => p.metadata.name !== "web-1");
+    await set(pods);
+    await go();
+    const resumed = await step("resumed");
+    assert.deepEqual(resumed.events, [[2, "api-7"], [3, "web-1"], [5, true]]);
+    assert.equal(resumed.gone[0], "NOT_FOUND");
+    assert.deepEqual(resumed.tombstone, ["web-1", true, true]);
+
+    const fair = await step("fair");
+    assert.deepEqual(fair.noisy, [
+      ...Array(15).fill("OK"),
+      ...Array(5).fill("RESOURCE_EXHAUSTED"),
+    ]);
+    assert.equal(fair.quiet, "OK", "a noisy connection does not starve a quiet one");
+
+    for (let i = 0; i < 6; i++) {
+      await set(
+        pods.map((p) => ({ ...p, metadata: { ...p.metadata, labels: { gen: String(i) } } })),
       );
-      await set(pods);
-      pods = pods.filter((p) => p.metadata.name !== "web-1");
-      await set(pods);
-      await go();
-      const resumed = await step("resumed");
-      assert.deepEqual(resumed.events, [[2, "api-7"], [3, "web-1"], [5, true]]);
-      assert.equal(resumed.gone[0], "NOT_FOUND");
-      assert.deepEqual(resumed.tombstone, ["web-1", true, true]);
-
-      const fair = await step("fair");
-      assert.deepEqual(fair.noisy, [
-        ...Array(15).fill("OK"),
-        ...Array(5).fill("RESOURCE_EXHAUSTED"),
-      ]);
-      assert.equal(fair.quiet, "OK", "a noisy connection does not starve a quiet one");
-
-      for (let i = 0; i < 6; i++) {
-        await set(
-          pods.map((p) => ({ ...p, metadata: { ...p.metadata, labels: { gen: String(i) } } })),
-        );
-      }
-      await go();
-      const expired = await step("expired");
-      assert.deepEqual(expired.result, ["OUT_OF_RANGE", "resume token too old; list again"]);
-    } finally {
-      await stdin.close().catch(() => {});
-      const status = await child.status;
-      await lines.cancel().catch(() => {});
-      const err = await stderr;
-      assert.ok(status.success, err);
     }
+    await go();
+    const expired = await step("expired");
+    assert.deepEqual(expired.result, ["OUT_OF_RANGE", "resume token too old; list again"]);
   },
 });

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import type { PodObject } from "../../src/model/pod.ts";
 import { nodePods, startKubeApi, TOKEN } from "./_kube_api.ts";
+import { startSteppedScript } from "./_stepped_script.ts";
 
 const PYTHON = "/usr/bin/python3";
 
@@ -30,78 +31,53 @@ Deno.test({
     await using k = await startKubeApi({
       flags: ["--watch-history", "5m,4", "--http-watch-bookmark-period", "200ms"],
     });
-    const child = new Deno.Command(PYTHON, {
-      args: [new URL("./_kube_python_client.py", import.meta.url).pathname, k.server, TOKEN],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    const stdin = child.stdin.getWriter();
-    const stderr = new Response(child.stderr).text();
-    let buffered = "";
-    const step = async (name: string) => {
-      while (!buffered.includes("\n")) {
-        const { value, done } = await lines.read();
-        if (done) throw new Error(`python ended before "${name}": ${await stderr}`);
-        buffered += value;
-      }
-      const at = buffered.indexOf("\n");
-      const report = JSON.parse(buffered.slice(0, at));
-      buffered = buffered.slice(at + 1);
-      assert.equal(report.step, name);
-      return report;
-    };
-    const go = () => stdin.write(new TextEncoder().encode("go\n"));
-    try {
-      const list = await step("list");
-      const all = nodePods().map((p) => `${p.metadata.namespace}/${p.metadata.name}`).sort();
-      assert.deepEqual(list.keys, all);
-      assert.equal(list.containers, all.length);
-      assert.deepEqual(list.labelled, ["shop/old-web", "shop/web-1"]);
-      assert.deepEqual(list.fields, ["shop/db-0"]);
-      assert.deepEqual(list.paged, all, "two pages of 4 give every pod once, in order");
-      assert.equal(list.remaining, all.length - 4);
-      assert.equal(list.one_uid, "uid-shop-web-1");
-      assert.equal(list.one_ip, "10.1.0.11");
-      assert.equal(list.not_found, 404);
-      assert.equal(list.unauthorized, 401);
+    await using script = startSteppedScript(PYTHON, [
+      new URL("./_kube_python_client.py", import.meta.url).pathname,
+      k.server,
+      TOKEN,
+    ]);
+    const { step, go } = script;
+    const list = await step("list");
+    const all = nodePods().map((p) => `${p.metadata.namespace}/${p.metadata.name}`).sort();
+    assert.deepEqual(list.keys, all);
+    assert.equal(list.containers, all.length);
+    assert.deepEqual(list.labelled, ["shop/old-web", "shop/web-1"]);
+    assert.deepEqual(list.fields, ["shop/db-0"]);
+    assert.deepEqual(list.paged, all, "two pages of 4 give every pod once, in order");
+    assert.equal(list.remaining, all.length - 4);
+    assert.equal(list.one_uid, "uid-shop-web-1");
+    assert.equal(list.one_ip, "10.1.0.11");
+    assert.equal(list.not_found, 404);
+    assert.equal(list.unauthorized, 401);
 
-      let pods = relabel(nodePods(), "web-1", "1");
-      await k.set(pods);
-      pods = relabel(pods, "api-7", "1");
-      await k.set(pods);
-      await go();
-      const cut = await step("cut");
-      assert.deepEqual(cut.seen, [["MODIFIED", "shop/web-1", "1"]]);
+    let pods = relabel(nodePods(), "web-1", "1");
+    await k.set(pods);
+    pods = relabel(pods, "api-7", "1");
+    await k.set(pods);
+    await go();
+    const cut = await step("cut");
+    assert.deepEqual(cut.seen, [["MODIFIED", "shop/web-1", "1"]]);
 
-      pods = pods.filter((p) => p.metadata.name !== "batch-1");
-      await k.set(pods);
-      await go();
-      const resumed = await step("resumed");
-      assert.deepEqual(resumed.seen, [
-        ["MODIFIED", "shop/web-1", "1"],
-        ["MODIFIED", "shop/api-7", "1"],
-        ["DELETED", "jobs/batch-1", ""],
-      ]);
+    pods = pods.filter((p) => p.metadata.name !== "batch-1");
+    await k.set(pods);
+    await go();
+    const resumed = await step("resumed");
+    assert.deepEqual(resumed.seen, [
+      ["MODIFIED", "shop/web-1", "1"],
+      ["MODIFIED", "shop/api-7", "1"],
+      ["DELETED", "jobs/batch-1", ""],
+    ]);
 
-      const bookmark = await step("bookmark");
-      assert.equal(bookmark.rv, resumed.last, "a bookmark names the position reached");
-      pods = relabel(pods, "report", "2");
-      await k.set(pods);
-      pods = relabel(pods, "web-1", "2");
-      await k.set(pods);
-      await go();
-      const end = await step("end");
-      assert.deepEqual(end.after_bookmark, [["MODIFIED", "jobs/report"]]);
-      assert.equal(end.gone[0], 410);
-      assert.match(end.gone[1], /Expired: resume token too old; list again/);
-    } finally {
-      await stdin.close().catch(() => {});
-      const status = await child.status;
-      await lines.cancel().catch(() => {});
-      const err = await stderr;
-      assert.ok(status.success, err);
-    }
+    const bookmark = await step("bookmark");
+    assert.equal(bookmark.rv, resumed.last, "a bookmark names the position reached");
+    pods = relabel(pods, "report", "2");
+    await k.set(pods);
+    pods = relabel(pods, "web-1", "2");
+    await k.set(pods);
+    await go();
+    const end = await step("end");
+    assert.deepEqual(end.after_bookmark, [["MODIFIED", "jobs/report"]]);
+    assert.equal(end.gone[0], 410);
+    assert.match(end.gone[1], /Expired: resume token too old; list again/);
   },
 });

@@ -8,10 +8,9 @@ import { ROOT, runPeer } from "./_peer_harness.ts";
 Deno.test({
   name: "a grpc-js client under Deno survives every close order for many connection cycles",
   async fn() {
-    await grpcJsCycles({
-      label: "grpc-js (Deno)",
-      ciCycles: 600,
-      run: (args, killWhen) =>
+    await grpcJsCycles(
+      "grpc-js (Deno)",
+      (args, killWhen) =>
         runPeer(Deno.execPath(), [
           "run",
           "--frozen",
@@ -29,6 +28,6 @@ Deno.test({
           cwd: ROOT,
           ...(killWhen === undefined ? {} : { killWhen }),
         }),
-    });
+    );
   },
 });

@@ -51,15 +51,14 @@ Deno.test({
   async fn() {
     gate.check();
     const entry = await installGrpcJs();
-    await grpcJsCycles({
-      label: "grpc-js (Node)",
-      ciCycles: 600,
-      run: (args, killWhen) =>
+    await grpcJsCycles(
+      "grpc-js (Node)",
+      (args, killWhen) =>
         runPeer("node", [GRPCJS_CLIENT, "--grpc", `file://${entry}`, ...args], {
           timeoutMs: 30 * 60_000,
           cwd: ROOT,
           ...(killWhen === undefined ? {} : { killWhen }),
         }),
-    });
+    );
   },
 });

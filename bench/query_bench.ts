@@ -37,10 +37,7 @@ import type { CallContext, WatchSink } from "../src/server/call_context.ts";
 import { PodQueryService } from "../src/server/pod_query_service.ts";
 import { PodsService } from "../src/server/pods_service.ts";
 import { SimulatedNode } from "../src/sim/mod.ts";
-import { runKubeletPod } from "../src/sim/runtime/cri_kubelet.ts";
-import { SimCriRuntime } from "../src/sim/runtime/cri_runtime.ts";
-import { CONTAINER_STATE, CriPodSource } from "../src/sources/cri/mod.ts";
-import { PodMerger } from "../src/merge/mod.ts";
+import { relistFixture } from "./_relist_fixture.ts";
 
 const T0 = 1_767_225_600_000;
 const clock = { now: () => T0 };
@@ -313,48 +310,7 @@ function sink(frames: number, controller: AbortController): WatchSink {
  * query engine's upkeep.
  */
 {
-  const runtime = new SimCriRuntime({ clock });
-  const flippable: string[] = [];
-  for (let i = 0; i < 1000; i++) {
-    const handle = await runKubeletPod(runtime, {
-      name: `pod-${i}`,
-      namespace: `ns-${i % 20}`,
-      uid: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
-      labels: { app: `app-${i % 50}`, "pod-template-hash": "5d8f7c9b6" },
-      annotations: { "kubernetes.io/config.source": "api" },
-      containers: [
-        { name: "app", image: "registry.example/app:1.2.3", ports: [{ containerPort: 8080 }] },
-        { name: "sidecar", image: "registry.example/proxy:2.0" },
-      ],
-    });
-    flippable.push(handle.containerIds.app!);
-  }
-  const source = new CriPodSource({ runtime, runtimeName: "containerd", nodeName: "node-1" });
-  const cache = new PodCache({ encode: encodePod, clock, metrics });
-  const hub = new EventHub({ store: cache, metrics });
-  const merger = new PodMerger();
-  const engine = new QueryEngine({
-    store: cache,
-    hub,
-    clock,
-    history: { maxAgeMs: 300_000, maxEvents: 10_000 },
-    tombstoneTtlMs: 300_000,
-  });
-  engine.apply(cache.apply(merger.update("cri", await source.list(NEVER))));
-  let next = 0;
-  /** 10% of the pods change: their first container goes from running to exited or back. */
-  const change = () => {
-    for (let i = 0; i < 100; i++) {
-      const id = flippable[next]!;
-      next = (next + 7) % flippable.length;
-      runtime.tamperContainer(id, (c) => {
-        const running = c.state === CONTAINER_STATE.running;
-        c.state = running ? CONTAINER_STATE.exited : CONTAINER_STATE.running;
-        c.exitCode = running ? 1 : 0;
-        c.finishedAt = running ? c.startedAt + 5e9 : 0;
-      });
-    }
-  };
+  const { hub, engine, change, relist } = await relistFixture(clock, metrics);
   Deno.bench({
     group: "relist changing 10% of 1000 pods",
     name: "CRI list + merge + cache apply + hub publish",
@@ -362,7 +318,7 @@ function sink(frames: number, controller: AbortController): WatchSink {
     async fn(b) {
       change();
       b.start();
-      hub.publish(cache.apply(merger.update("cri", await source.list(NEVER))));
+      hub.publish(await relist());
       b.end();
     },
   });
@@ -372,7 +328,7 @@ function sink(frames: number, controller: AbortController): WatchSink {
     async fn(b) {
       change();
       b.start();
-      const events = cache.apply(merger.update("cri", await source.list(NEVER)));
+      const events = await relist();
       engine.apply(events);
       hub.publish(events);
       b.end();
@@ -383,7 +339,7 @@ function sink(frames: number, controller: AbortController): WatchSink {
   const batches: PodEvent[][] = [];
   for (let i = 0; i < 20; i++) {
     change();
-    const events = cache.apply(merger.update("cri", await source.list(NEVER)));
+    const events = await relist();
     engine.apply(events);
     batches.push(events);
   }

@@ -10,60 +10,12 @@
  * @module
  */
 
-import { PodCache } from "../src/cache/mod.ts";
-import { EventHub } from "../src/events/mod.ts";
-import { PodMerger } from "../src/merge/mod.ts";
 import { createMetricsRegistry } from "../src/metrics/registry.ts";
-import { encodePod } from "../src/proto/mod.ts";
-import { QueryEngine } from "../src/query/mod.ts";
-import { runKubeletPod } from "../src/sim/runtime/cri_kubelet.ts";
-import { SimCriRuntime } from "../src/sim/runtime/cri_runtime.ts";
-import { CONTAINER_STATE, CriPodSource } from "../src/sources/cri/mod.ts";
+import { relistFixture } from "./_relist_fixture.ts";
 
 const clock = { now: () => 1_767_225_600_000 };
 const metrics = createMetricsRegistry().metrics;
-const runtime = new SimCriRuntime({ clock });
-const flippable: string[] = [];
-for (let i = 0; i < 1000; i++) {
-  const handle = await runKubeletPod(runtime, {
-    name: `pod-${i}`,
-    namespace: `ns-${i % 20}`,
-    uid: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
-    labels: { app: `app-${i % 50}` },
-    annotations: {},
-    containers: [{ name: "app", image: "registry.example/app:1" }, {
-      name: "sidecar",
-      image: "registry.example/proxy:2",
-    }],
-  });
-  flippable.push(handle.containerIds.app!);
-}
-const source = new CriPodSource({ runtime, runtimeName: "containerd", nodeName: "node-1" });
-const cache = new PodCache({ encode: encodePod, clock, metrics });
-const hub = new EventHub({ store: cache, metrics });
-const merger = new PodMerger();
-const engine = new QueryEngine({
-  store: cache,
-  hub,
-  clock,
-  history: { maxAgeMs: 300_000, maxEvents: 10_000 },
-  tombstoneTtlMs: 300_000,
-});
-const signal = new AbortController().signal;
-engine.apply(cache.apply(merger.update("cri", await source.list(signal))));
-let next = 0;
-function change(): void {
-  for (let i = 0; i < 100; i++) {
-    const id = flippable[next]!;
-    next = (next + 7) % flippable.length;
-    runtime.tamperContainer(id, (c) => {
-      const running = c.state === CONTAINER_STATE.running;
-      c.state = running ? CONTAINER_STATE.exited : CONTAINER_STATE.running;
-      c.exitCode = running ? 1 : 0;
-      c.finishedAt = running ? c.startedAt + 5e9 : 0;
-    });
-  }
-}
+const { hub, engine, change, relist } = await relistFixture(clock, metrics);
 const without: number[] = [];
 const withEngine: number[] = [];
 const upkeep: number[] = [];
@@ -71,7 +23,7 @@ for (let round = 0; round < 800; round++) {
   change();
   const useEngine = round % 2 === 0;
   const start = performance.now();
-  const events = cache.apply(merger.update("cri", await source.list(signal)));
+  const events = await relist();
   if (useEngine) {
     const u = performance.now();
     engine.apply(events);

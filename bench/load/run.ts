@@ -15,6 +15,7 @@
 
 import { parseArgs } from "node:util";
 import { cpuMs, readProc, rssMb, rssSampler } from "../_proc_usage.ts";
+import { simDaemonFlags } from "../_sim_daemon_flags.ts";
 
 const HERE = new URL(".", import.meta.url).pathname;
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -161,27 +162,7 @@ async function startDaemon(
   const timeline = `${dir}/timeline-${options.pods}-${options.churn}.txt`;
   const child = spawnDeno("sim_daemon.ts", [
     ...daemonMode,
-    "--timeline",
-    timeline,
-    "--simulate",
-    "--simulate-pods",
-    String(options.pods),
-    "--simulate-churn",
-    String(options.churn),
-    "--relist-period",
-    options.relistPeriod,
-    "--socket",
-    socket,
-    "--metrics-bind-address",
-    "127.0.0.1:0",
-    "--rate-limit-qps",
-    "1e9",
-    "--rate-limit-burst",
-    "1000000",
-    "--watch-queue-size",
-    String(options.queue ?? 100),
-    "--log-level",
-    "warn",
+    ...simDaemonFlags({ ...options, socket, timeline }),
   ], `${dir}/daemon-${options.pods}-${options.churn}.log`);
   const line = await child.firstLine;
   const port = (JSON.parse(line) as { metricsPort: number }).metricsPort;

@@ -32,6 +32,7 @@
 
 import { parseArgs } from "node:util";
 import { cpuMs, rssMb, rssSampler } from "../_proc_usage.ts";
+import { simDaemonFlags } from "../_sim_daemon_flags.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const SIM_DAEMON = `${ROOT}bench/load/sim_daemon.ts`;
@@ -149,27 +150,7 @@ async function startDaemon(
     ...PERMS,
     SIM_DAEMON,
     "--direct",
-    "--timeline",
-    timeline,
-    "--simulate",
-    "--simulate-pods",
-    String(options.pods),
-    "--simulate-churn",
-    String(options.churn),
-    "--relist-period",
-    options.relistPeriod,
-    "--socket",
-    socket,
-    "--metrics-bind-address",
-    "127.0.0.1:0",
-    "--rate-limit-qps",
-    "1e9",
-    "--rate-limit-burst",
-    "1000000",
-    "--watch-queue-size",
-    String(options.queue),
-    "--log-level",
-    "warn",
+    ...simDaemonFlags({ ...options, socket, timeline }),
   ], `${dir}/daemon-${tag}.log`);
   const line = await child.firstLine;
   if (line === "") throw new Error(`The daemon did not start; see ${dir}/daemon-${tag}.log`);

@@ -12,7 +12,7 @@ import { CLIENT_USAGE, runClientCommand } from "./src/client/cli.ts";
 import { commandHelp } from "./src/client/cli_flags.ts";
 import { KUBECONFIG_USAGE, kubeconfigCommand } from "./src/client/kubeconfig.ts";
 import { systemClock } from "./src/clock.ts";
-import { parseServeConfig, type ServeConfig, serveHelp } from "./src/config.ts";
+import { parseServeConfig, printableConfig, type ServeConfig, serveHelp } from "./src/config.ts";
 import { startDaemon } from "./src/daemon.ts";
 import { dropClientScope } from "./src/daemon_permissions.ts";
 import { createLogger, type Logger } from "./src/log.ts";
@@ -162,8 +162,7 @@ async function main(args: readonly string[]): Promise<number> {
         return EXIT.usage;
       }
       if (config.printConfig) {
-        const { raw: _raw, printConfig: _print, ...effective } = config;
-        out(JSON.stringify(effective, null, 2));
+        out(JSON.stringify(printableConfig(config), null, 2));
         return EXIT.ok;
       }
       const log = createLogger({ level: config.logLevel });

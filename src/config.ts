@@ -8,59 +8,33 @@
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { isJsonObject } from "./model/json.ts";
-import { LOG_LEVELS, type LogLevel } from "./log.ts";
 import { parseDuration } from "./duration.ts";
-import { SERVE_FLAGS, type ServeFlag } from "./config_flags.ts";
+import {
+  type FlagSpec,
+  type KeyedFlagValues,
+  SERVE_FLAGS,
+  type ServeFlag,
+} from "./config_flags.ts";
 
-/** The effective configuration of `serve`. */
-export interface ServeConfig {
-  readonly socket: string;
-  readonly socketGroup: string;
+/**
+ * The effective configuration of `serve`: one property per flag that declares
+ * a `key` in `config_flags.ts` (typed from the declaration), plus the flags
+ * with a shape of their own.
+ */
+export interface ServeConfig extends KeyedFlagValues {
+  /** `--metrics-bind-address`: host. */
   readonly metricsHost: string;
+  /** `--metrics-bind-address`: port (0 picks one). */
   readonly metricsPort: number;
+  /** `--hostname-override`, else the host name, lower case. */
   readonly nodeName: string;
-  readonly runtimeEndpoint: string;
-  readonly nodeIPs: readonly string[];
-  readonly runtimeRequestTimeoutMs: number;
-  readonly runtimeWaitTimeoutMs: number;
-  readonly relistPeriodMs: number;
-  readonly podManifestPath: string;
-  readonly fileCheckFrequencyMs: number;
-  readonly kubeletUrl: string;
-  readonly kubeletTokenFile: string;
-  readonly kubeletClientCert: string;
-  readonly kubeletClientKey: string;
-  readonly kubeletCaFile: string;
-  readonly kubeletInsecureSkipTlsVerify: boolean;
-  readonly kubeletPollPeriodMs: number;
-  readonly bestEffortSources: readonly string[];
-  readonly bestEffortTimeoutMs: number;
-  readonly relistThresholdMs: number;
-  readonly rateLimitQps: number;
-  readonly rateLimitBurst: number;
-  readonly watchQueueSize: number;
-  readonly maxWatchers: number;
-  readonly connectionRateLimitQps: number;
-  readonly connectionRateLimitBurst: number;
   /** `--watch-history`: how long changes stay resumable, ms. */
   readonly watchHistoryMs: number;
   /** `--watch-history`: how many changes stay resumable. */
   readonly watchHistoryEvents: number;
-  readonly tombstoneTtlMs: number;
   /** The HTTP API's address; `undefined` when `--http-bind-address` is empty. */
   readonly httpBind: { readonly host: string; readonly port: number } | undefined;
-  readonly httpTokenFile: string;
-  readonly httpTlsCertFile: string;
-  readonly httpTlsKeyFile: string;
-  readonly httpBookmarkPeriodMs: number;
-  readonly simulate: boolean;
-  readonly simulatePods: number;
-  readonly simulateChurn: number;
-  readonly simulateSeed: number;
-  readonly simulateSyncDelayMs: number;
-  readonly logLevel: LogLevel;
-  readonly printConfig: boolean;
-  /** Where each value came from, for `--print-config`. */
+  /** Every flag's value as typed (flags over the config file over defaults), for `--print-config`. */
   readonly raw: Readonly<Record<ServeFlag, string | boolean>>;
 }
 
@@ -101,10 +75,57 @@ export function parseServeConfig(
   const configPath = fromFlags["config"];
   if (typeof configPath === "string" && configPath !== "") {
     const read = options.readTextFile ?? ((path: string) => Deno.readTextFileSync(path));
-    Object.assign(raw, readConfigFile(configPath, read(configPath)));
+    let text: string;
+    try {
+      text = read(configPath);
+    } catch (err) {
+      throw new TypeError(`Cannot read config file "${configPath}": ${osCause(err)}`);
+    }
+    Object.assign(raw, readConfigFile(configPath, text));
   }
   for (const [name, value] of Object.entries(fromFlags)) if (value !== undefined) raw[name] = value;
   return buildConfig(raw as Record<ServeFlag, string | boolean>, options);
+}
+
+/** Flags that make no sense in the config file (nor in `--print-config`'s output). */
+const NOT_IN_FILE: ReadonlySet<string> = new Set<ServeFlag>(["config", "print-config"]);
+
+/**
+ * An OS error's cause without Deno's decorations: `No such file or directory
+ * (os error 2): readfile '/x'` reads `no such file or directory`.
+ */
+function osCause(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const cause = message
+    .replace(/, run again with.*$/s, "")
+    .replace(/: [a-z_ ]+ '[^']*'$/, "")
+    .replace(/ \(os error \d+\)/, "")
+    .trim();
+  return cause.charAt(0).toLowerCase() + cause.slice(1);
+}
+
+/**
+ * Names the flag and the address when a listener cannot be bound, instead of
+ * Deno's bare `AddrInUse: Address already in use (os error 98)`.
+ *
+ * @example Usage
+ * ```ts
+ * import { listenError } from "./config.ts";
+ * const err = listenError(new Deno.errors.AddrInUse("Address already in use (os error 98)"),
+ *   "metrics-bind-address", "127.0.0.1:9469");
+ * console.assert(err instanceof Error && err.message.includes("--metrics-bind-address"));
+ * ```
+ *
+ * @param err What binding threw.
+ * @param flag The flag that set the address.
+ * @param address The address, as `host:port` or a socket path.
+ * @returns An error naming both for the errors of binding; `err` itself for any other.
+ */
+export function listenError(err: unknown, flag: ServeFlag, address: string): unknown {
+  const binding = err instanceof Deno.errors.AddrInUse ||
+    err instanceof Deno.errors.AddrNotAvailable || err instanceof Deno.errors.PermissionDenied;
+  if (!binding) return err;
+  return new Error(`Cannot listen on ${address} (--${flag}): ${osCause(err)}`, { cause: err });
 }
 
 function readConfigFile(path: string, text: string): Record<string, string | boolean> {
@@ -118,7 +139,7 @@ function readConfigFile(path: string, text: string): Record<string, string | boo
   if (!isJsonObject(doc)) throw new TypeError(`Cannot use config file "${path}": not a mapping`);
   const out: Record<string, string | boolean> = {};
   for (const [key, value] of Object.entries(doc)) {
-    if (!(key in SERVE_FLAGS) || key === "config" || key === "print-config") {
+    if (!(key in SERVE_FLAGS) || NOT_IN_FILE.has(key)) {
       throw new TypeError(`Cannot use config file "${path}": unknown key "${key}"`);
     }
     const flag = SERVE_FLAGS[key as ServeFlag];
@@ -142,20 +163,27 @@ function str(raw: Record<ServeFlag, string | boolean>, name: ServeFlag): string 
   return value;
 }
 
-function num(raw: Record<ServeFlag, string | boolean>, name: ServeFlag, min: number): number {
+function num(raw: Record<ServeFlag, string | boolean>, name: ServeFlag): number {
+  const flag: FlagSpec = SERVE_FLAGS[name];
   const text = str(raw, name);
   const value = Number(text);
   if (text.trim() === "" || !Number.isFinite(value)) {
     throw new TypeError(`Cannot parse "--${name}" value "${text}": not a number`);
   }
-  if (SERVE_FLAGS[name].type === "integer" && !Number.isInteger(value)) {
+  if (flag.type === "integer" && !Number.isInteger(value)) {
     throw new TypeError(`Cannot parse "--${name}" value "${text}": not an integer`);
   }
-  if (value < min) throw new RangeError(`Flag "--${name}" must be at least ${min}, got "${text}"`);
+  if (typeof flag.min === "number" && value < flag.min) {
+    throw new RangeError(`Flag "--${name}" must be at least ${flag.min}, got "${text}"`);
+  }
+  if (flag.above !== undefined && !(value > flag.above)) {
+    throw new RangeError(`Flag "--${name}" must be greater than ${flag.above}, got "${text}"`);
+  }
   return value;
 }
 
-function dur(raw: Record<ServeFlag, string | boolean>, name: ServeFlag, minMs: number): number {
+function dur(raw: Record<ServeFlag, string | boolean>, name: ServeFlag): number {
+  const flag: FlagSpec = SERVE_FLAGS[name];
   const text = str(raw, name);
   let ms: number;
   try {
@@ -163,26 +191,31 @@ function dur(raw: Record<ServeFlag, string | boolean>, name: ServeFlag, minMs: n
   } catch (err) {
     throw new TypeError(`Flag "--${name}": ${(err as Error).message}`);
   }
-  if (ms < minMs) {
-    throw new RangeError(`Flag "--${name}" must be at least ${minMs}ms, got "${text}"`);
+  if (typeof flag.min === "string" && ms < parseDuration(flag.min)) {
+    throw new RangeError(`Flag "--${name}" must be at least ${flag.min}, got "${text}"`);
   }
   return ms;
 }
 
-const SOURCE_NAMES = ["cri", "kubelet", "static"];
-
-function bestEffort(text: string): string[] {
-  const names = text.split(",").map((n) => n.trim()).filter((n) => n !== "");
-  for (const name of names) {
-    if (!SOURCE_NAMES.includes(name)) {
-      throw new TypeError(
-        `Flag "--source-best-effort" names unknown source "${name}": use ${
-          SOURCE_NAMES.join(", ")
-        }`,
-      );
-    }
+function choice(name: ServeFlag, value: string): string {
+  const choices: readonly string[] | undefined = (SERVE_FLAGS[name] as FlagSpec).choices;
+  if (choices !== undefined && !choices.includes(value)) {
+    throw new TypeError(`Flag "--${name}" must be one of ${choices.join(", ")}, got "${value}"`);
   }
-  return names;
+  return value;
+}
+
+/** One flag's value, parsed and checked as its declaration says. */
+function flagValue(raw: Record<ServeFlag, string | boolean>, name: ServeFlag): unknown {
+  const flag: FlagSpec = SERVE_FLAGS[name];
+  if (flag.type === "boolean") return raw[name] === true;
+  if (flag.list) {
+    const items = str(raw, name).split(",").map((item) => item.trim()).filter((i) => i !== "");
+    return [...new Set(items)].map((item) => choice(name, item));
+  }
+  if (flag.type === "duration") return dur(raw, name);
+  if (flag.type === "integer" || flag.type === "number") return num(raw, name);
+  return choice(name, str(raw, name));
 }
 
 function splitHostPort(
@@ -197,13 +230,15 @@ function splitHostPort(
   return { host: match[1]!.replace(/^\[|\]$/g, ""), port };
 }
 
-const DEFAULT_HISTORY_MS = 5 * 60_000;
-const DEFAULT_HISTORY_EVENTS = 10_000;
-
-/** `--watch-history`: `5m`, `10000` or `5m,10000`; the part left out keeps its default. */
+/** `--watch-history`: `5m`, `10000` or `5m,10000`; the part left out keeps its declared default. */
 function watchHistory(text: string): { ms: number; events: number } {
-  let ms = DEFAULT_HISTORY_MS;
-  let events = DEFAULT_HISTORY_EVENTS;
+  const given = historyParts(text);
+  const declared = historyParts(SERVE_FLAGS["watch-history"].default);
+  return { ms: given.ms ?? declared.ms ?? 0, events: given.events ?? declared.events ?? 0 };
+}
+
+function historyParts(text: string): { ms?: number; events?: number } {
+  const out: { ms?: number; events?: number } = {};
   const parts = text.split(",").map((p) => p.trim());
   if (parts.length > 2 || parts.some((p) => p === "")) {
     throw new TypeError(
@@ -212,90 +247,70 @@ function watchHistory(text: string): { ms: number; events: number } {
   }
   for (const part of parts) {
     if (/^\d+$/.test(part)) {
-      events = Number(part);
-      if (events < 1) throw new RangeError(`Flag "--watch-history" count must be at least 1`);
+      out.events = Number(part);
+      if (out.events < 1) throw new RangeError(`Flag "--watch-history" count must be at least 1`);
       continue;
     }
     try {
-      ms = parseDuration(part);
+      out.ms = parseDuration(part);
     } catch (err) {
       throw new TypeError(`Flag "--watch-history": ${(err as Error).message}`);
     }
-    if (ms < 1000) throw new RangeError(`Flag "--watch-history" duration must be at least 1s`);
+    if (out.ms < 1000) throw new RangeError(`Flag "--watch-history" duration must be at least 1s`);
   }
-  return { ms, events };
+  return out;
 }
 
 function buildConfig(
   raw: Record<ServeFlag, string | boolean>,
   options: ParseConfigOptions,
 ): ServeConfig {
-  const logLevel = str(raw, "log-level");
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
-    throw new TypeError(
-      `Flag "--log-level" must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`,
-    );
+  const keyed: Record<string, unknown> = {};
+  for (const [name, flag] of Object.entries(SERVE_FLAGS) as [ServeFlag, FlagSpec][]) {
+    if (flag.key !== undefined) keyed[flag.key] = flagValue(raw, name);
   }
-  const socket = str(raw, "socket");
-  if (!socket.startsWith("/")) {
-    throw new TypeError(`Flag "--socket" must be an absolute path, got "${socket}"`);
+  const flags = keyed as unknown as KeyedFlagValues;
+  if (!flags.socket.startsWith("/")) {
+    throw new TypeError(`Flag "--socket" must be an absolute path, got "${flags.socket}"`);
   }
-  const metrics = splitHostPort(str(raw, "metrics-bind-address"));
-  const hostname = options.hostname ?? (() => Deno.hostname());
-  const nodeName = str(raw, "hostname-override") || hostname().toLowerCase();
-  const history = watchHistory(str(raw, "watch-history"));
-  const httpBind = str(raw, "http-bind-address");
-  if ((str(raw, "http-tls-cert-file") === "") !== (str(raw, "http-tls-private-key-file") === "")) {
+  if ((flags.httpTlsCertFile === "") !== (flags.httpTlsKeyFile === "")) {
     throw new TypeError(
       `Flags "--http-tls-cert-file" and "--http-tls-private-key-file" go together`,
     );
   }
+  const metrics = splitHostPort(str(raw, "metrics-bind-address"));
+  const hostname = options.hostname ?? (() => Deno.hostname());
+  const history = watchHistory(str(raw, "watch-history"));
+  const httpBind = str(raw, "http-bind-address");
   return Object.freeze({
-    socket,
-    socketGroup: str(raw, "socket-group"),
+    ...flags,
     metricsHost: metrics.host,
     metricsPort: metrics.port,
-    nodeName,
-    runtimeEndpoint: str(raw, "container-runtime-endpoint"),
-    nodeIPs: str(raw, "node-ip").split(",").map((ip) => ip.trim()).filter((ip) => ip !== ""),
-    runtimeRequestTimeoutMs: dur(raw, "runtime-request-timeout", 1),
-    runtimeWaitTimeoutMs: dur(raw, "runtime-wait-timeout", 0),
-    relistPeriodMs: dur(raw, "relist-period", 10),
-    podManifestPath: str(raw, "pod-manifest-path"),
-    fileCheckFrequencyMs: dur(raw, "file-check-frequency", 100),
-    kubeletUrl: str(raw, "kubelet-url"),
-    kubeletTokenFile: str(raw, "kubelet-token-file"),
-    kubeletClientCert: str(raw, "kubelet-client-cert"),
-    kubeletClientKey: str(raw, "kubelet-client-key"),
-    kubeletCaFile: str(raw, "kubelet-ca-file"),
-    kubeletInsecureSkipTlsVerify: raw["kubelet-insecure-skip-tls-verify"] === true,
-    kubeletPollPeriodMs: dur(raw, "kubelet-poll-period", 100),
-    bestEffortSources: bestEffort(str(raw, "source-best-effort")),
-    bestEffortTimeoutMs: dur(raw, "source-best-effort-timeout", 0),
-    relistThresholdMs: dur(raw, "relist-threshold", 1),
-    rateLimitQps: num(raw, "rate-limit-qps", Number.MIN_VALUE),
-    rateLimitBurst: num(raw, "rate-limit-burst", 1),
-    watchQueueSize: num(raw, "watch-queue-size", 1),
-    maxWatchers: num(raw, "max-watchers", 1),
-    connectionRateLimitQps: num(raw, "connection-rate-limit-qps", Number.MIN_VALUE),
-    connectionRateLimitBurst: num(raw, "connection-rate-limit-burst", 1),
+    nodeName: str(raw, "hostname-override") || hostname().toLowerCase(),
     watchHistoryMs: history.ms,
     watchHistoryEvents: history.events,
-    tombstoneTtlMs: dur(raw, "tombstone-ttl", 0),
     httpBind: httpBind === "" ? undefined : splitHostPort(httpBind, "http-bind-address"),
-    httpTokenFile: str(raw, "http-token-file"),
-    httpTlsCertFile: str(raw, "http-tls-cert-file"),
-    httpTlsKeyFile: str(raw, "http-tls-private-key-file"),
-    httpBookmarkPeriodMs: dur(raw, "http-watch-bookmark-period", 10),
-    simulate: raw["simulate"] === true,
-    simulatePods: num(raw, "simulate-pods", 0),
-    simulateChurn: num(raw, "simulate-churn", 0),
-    simulateSeed: num(raw, "simulate-seed", 0),
-    simulateSyncDelayMs: dur(raw, "simulate-sync-delay", 0),
-    logLevel: logLevel as LogLevel,
-    printConfig: raw["print-config"] === true,
     raw: Object.freeze({ ...raw }),
   });
+}
+
+/**
+ * What `serve --print-config` prints: every value under the name `--config`
+ * accepts (the flag's), numbers as numbers, so the output is a config file
+ * that gives the same configuration back.
+ *
+ * @param config A parsed configuration.
+ * @returns The config file's keys and values, in flag order.
+ */
+export function printableConfig(config: ServeConfig): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const [name, flag] of Object.entries(SERVE_FLAGS) as [ServeFlag, FlagSpec][]) {
+    if (NOT_IN_FILE.has(name)) continue;
+    const value = config.raw[name];
+    const numeric = flag.type === "integer" || flag.type === "number";
+    out[name] = typeof value === "string" && numeric ? Number(value) : value;
+  }
+  return out;
 }
 
 /**

@@ -1,9 +1,18 @@
 /**
- * Every flag of `pods-api serve`: name, type, default and help, in one table
- * that drives parsing, the config file, `--help` and `--print-config`.
+ * Every flag of `pods-api serve`: name, type, default, bounds and help, in one
+ * table that drives parsing, the config file, `--help`, `--print-config`, the
+ * shape of `ServeConfig` and the defaults components fall back to.
+ *
+ * A new flag is one entry here: with a `key` its parsed value lands in
+ * `ServeConfig` under that name (typed from `type`, `list` and `choices`),
+ * checked against `min`/`above`/`choices`, with nothing else to write.
+ * Flags without a `key` have a shape of their own, built in `config.ts`.
  *
  * @module
  */
+
+import { parseDuration } from "./duration.ts";
+import { LOG_LEVELS } from "./log.ts";
 
 /** How a flag's value is read. */
 export type FlagType = "string" | "boolean" | "integer" | "number" | "duration";
@@ -14,6 +23,16 @@ export interface FlagSpec {
   /** Default as the user would type it. */
   readonly default: string | boolean;
   readonly help: string;
+  /** The `ServeConfig` property the parsed value lands in; absent for flags with a shape of their own. */
+  readonly key?: string;
+  /** Smallest value allowed: a number, or a duration such as `"10ms"` for a duration flag. */
+  readonly min?: number | string;
+  /** The value must be greater than this (rates). */
+  readonly above?: number;
+  /** A comma-separated list (`ServeConfig` holds the trimmed, non-empty items, without repeats). */
+  readonly list?: boolean;
+  /** The values allowed (each item of a list). */
+  readonly choices?: readonly string[];
 }
 
 /** The flags of `pods-api serve`, by name. */
@@ -24,11 +43,13 @@ export const SERVE_FLAGS = {
     help: "Config file (YAML or JSON) whose keys are these flag names; flags win over it",
   },
   "socket": {
+    key: "socket",
     type: "string",
     default: "/var/lib/kubelet/pods-api/pods-api.sock",
     help: "UNIX socket the Pods API listens on (directory made 0750, socket 0660)",
   },
   "socket-group": {
+    key: "socketGroup",
     type: "string",
     default: "root",
     help: "Group (name or gid) allowed to connect to the socket",
@@ -44,117 +65,164 @@ export const SERVE_FLAGS = {
     help: "Node name used in pods' spec.nodeName (default: the host name)",
   },
   "node-ip": {
+    key: "nodeIPs",
+    list: true,
     type: "string",
     default: "",
     help:
       "Node IP reported as status.hostIP (comma-separated for dual stack; default: first non-loopback address)",
   },
   "container-runtime-endpoint": {
+    key: "runtimeEndpoint",
     type: "string",
     default: "",
     help:
       "CRI runtime endpoint, e.g. unix:///run/containerd/containerd.sock (default: autodetect containerd, CRI-O)",
   },
   "runtime-request-timeout": {
+    key: "runtimeRequestTimeoutMs",
+    min: "1ms",
     type: "duration",
     default: "2m",
     help:
       "Timeout of one CRI call; the list and inspect calls of a relist use the shorter of this and 10s",
   },
   "runtime-wait-timeout": {
+    key: "runtimeWaitTimeoutMs",
+    min: "0s",
     type: "duration",
     default: "5m",
     help:
       "How long serve waits at start for the runtime to answer (retries 250ms doubling to 5s apart, /readyz says why meanwhile) before exiting 3; 0s: try once",
   },
   "pod-manifest-path": {
+    key: "podManifestPath",
     type: "string",
     default: "",
     help: "Static pod manifest directory (or file), as the kubelet's flag; empty: none",
   },
   "file-check-frequency": {
+    key: "fileCheckFrequencyMs",
+    min: "100ms",
     type: "duration",
     default: "20s",
     help: "Rescan period of --pod-manifest-path (file events trigger earlier rescans)",
   },
   "kubelet-url": {
+    key: "kubeletUrl",
     type: "string",
     default: "",
     help:
       "Local kubelet to read full pod specs from /pods, e.g. https://127.0.0.1:10250 or http://127.0.0.1:10255; empty: none",
   },
   "kubelet-token-file": {
+    key: "kubeletTokenFile",
     type: "string",
     default: "",
     help: "Bearer token file for --kubelet-url (default: the service account token, if present)",
   },
   "kubelet-client-cert": {
+    key: "kubeletClientCert",
     type: "string",
     default: "",
     help: "Client certificate for --kubelet-url",
   },
-  "kubelet-client-key": { type: "string", default: "", help: "Client key for --kubelet-url" },
+  "kubelet-client-key": {
+    key: "kubeletClientKey",
+    type: "string",
+    default: "",
+    help: "Client key for --kubelet-url",
+  },
   "kubelet-ca-file": {
+    key: "kubeletCaFile",
     type: "string",
     default: "",
     help:
       "CA bundle that signed the kubelet's serving certificate (e.g. /var/lib/kubelet/pki/kubelet.crt)",
   },
   "kubelet-insecure-skip-tls-verify": {
+    key: "kubeletInsecureSkipTlsVerify",
     type: "boolean",
     default: false,
     help:
       "Do not verify the kubelet's certificate (only effective when Deno runs with --unsafely-ignore-certificate-errors; prefer --kubelet-ca-file)",
   },
   "kubelet-poll-period": {
+    key: "kubeletPollPeriodMs",
+    min: "100ms",
     type: "duration",
     default: "10s",
     help: "Poll period of --kubelet-url /pods",
   },
   "source-best-effort": {
+    key: "bestEffortSources",
+    list: true,
+    choices: ["cri", "kubelet", "static"],
     type: "string",
     default: "",
     help:
       "Comma-separated sources (cri, kubelet, static) that stop blocking the sync gate after --source-best-effort-timeout",
   },
   "source-best-effort-timeout": {
+    key: "bestEffortTimeoutMs",
+    min: "0s",
     type: "duration",
     default: "30s",
     help: "How long a best-effort source may keep the sync gate closed",
   },
   "relist-period": {
+    key: "relistPeriodMs",
+    min: "10ms",
     type: "duration",
     default: "1s",
     help: "How often pod sources are relisted (the kubelet's PLEG relist period)",
   },
   "relist-threshold": {
+    key: "relistThresholdMs",
+    min: "1ms",
     type: "duration",
     default: "3m",
     help: "/readyz fails when a source has not relisted successfully for this long",
   },
   "rate-limit-qps": {
+    key: "rateLimitQps",
+    above: 0,
     type: "number",
     default: "100",
     help: "ListPods and GetPod requests per second (shared token bucket)",
   },
-  "rate-limit-burst": { type: "integer", default: "10", help: "Token bucket burst size" },
+  "rate-limit-burst": {
+    key: "rateLimitBurst",
+    min: 1,
+    type: "integer",
+    default: "10",
+    help: "Token bucket burst size",
+  },
   "watch-queue-size": {
+    key: "watchQueueSize",
+    min: 1,
     type: "integer",
     default: "100",
     help: "Events a watcher may have pending before it is dropped with RESOURCE_EXHAUSTED",
   },
   "max-watchers": {
+    key: "maxWatchers",
+    min: 1,
     type: "integer",
     default: "1000",
     help: "Concurrent WatchPods streams allowed; more get RESOURCE_EXHAUSTED",
   },
   "connection-rate-limit-qps": {
+    key: "connectionRateLimitQps",
+    above: 0,
     type: "number",
     default: "50",
     help:
       "PodQuery List and Get requests per second per client connection, taken before the shared bucket",
   },
   "connection-rate-limit-burst": {
+    key: "connectionRateLimitBurst",
+    min: 1,
     type: "integer",
     default: "5",
     help: "Burst of the per-connection token bucket",
@@ -166,6 +234,8 @@ export const SERVE_FLAGS = {
       "Changes kept for resuming watches: a duration, a count, or both (duration,count); older tokens get OUT_OF_RANGE / 410",
   },
   "tombstone-ttl": {
+    key: "tombstoneTtlMs",
+    min: "0s",
     type: "duration",
     default: "5m",
     help: "How long a deleted pod's last state stays retrievable (PodQuery Get include_deleted)",
@@ -177,49 +247,120 @@ export const SERVE_FLAGS = {
       "host:port of the Kubernetes-compatible HTTP API (/pods, /api/v1/...); empty: off. Keep it on loopback",
   },
   "http-token-file": {
+    key: "httpTokenFile",
     type: "string",
     default: "",
     help: "File holding the bearer token the HTTP API requires; empty: no authentication",
   },
   "http-tls-cert-file": {
+    key: "httpTlsCertFile",
     type: "string",
     default: "",
     help: "PEM certificate (chain) for HTTPS on --http-bind-address; empty: plain HTTP",
   },
   "http-tls-private-key-file": {
+    key: "httpTlsKeyFile",
     type: "string",
     default: "",
     help: "PEM private key of --http-tls-cert-file",
   },
   "http-watch-bookmark-period": {
+    key: "httpBookmarkPeriodMs",
+    min: "10ms",
     type: "duration",
     default: "1m",
     help: "How often an HTTP watch with allowWatchBookmarks=true gets a BOOKMARK when idle",
   },
   "simulate": {
+    key: "simulate",
     type: "boolean",
     default: false,
     help: "Serve a built-in simulated node instead of the container runtime (demo, tests)",
   },
-  "simulate-pods": { type: "integer", default: "30", help: "Pods on the simulated node" },
+  "simulate-pods": {
+    key: "simulatePods",
+    min: 0,
+    type: "integer",
+    default: "30",
+    help: "Pods on the simulated node",
+  },
   "simulate-churn": {
+    key: "simulateChurn",
+    min: 0,
     type: "number",
     default: "1",
     help: "Changes per second on the simulated node (creates, deletes, restarts, phase moves)",
   },
-  "simulate-seed": { type: "integer", default: "1", help: "Seed of the simulated node" },
+  "simulate-seed": {
+    key: "simulateSeed",
+    min: 0,
+    type: "integer",
+    default: "1",
+    help: "Seed of the simulated node",
+  },
   "simulate-sync-delay": {
+    key: "simulateSyncDelayMs",
+    min: "0s",
     type: "duration",
     default: "0s",
     help: "Delay before the simulated node's first sync (to see FAILED_PRECONDITION)",
   },
-  "log-level": { type: "string", default: "info", help: "debug, info, warn or error" },
+  "log-level": {
+    key: "logLevel",
+    choices: LOG_LEVELS,
+    type: "string",
+    default: "info",
+    help: "debug, info, warn or error",
+  },
   "print-config": {
+    key: "printConfig",
     type: "boolean",
     default: false,
-    help: "Print the effective configuration as JSON and exit",
+    help: "Print the effective configuration as JSON, keyed as --config takes it, and exit",
   },
 } as const satisfies Record<string, FlagSpec>;
 
 /** A flag name of `serve`. */
 export type ServeFlag = keyof typeof SERVE_FLAGS;
+
+type Flags = typeof SERVE_FLAGS;
+
+/** The parsed value of one flag: numbers for numeric types, milliseconds for durations. */
+type FlagValue<F extends FlagSpec> = F extends { readonly choices: readonly (infer C)[] }
+  ? F extends { readonly list: true } ? readonly C[] : C
+  : F extends { readonly list: true } ? readonly string[]
+  : F["type"] extends "boolean" ? boolean
+  : F["type"] extends "string" ? string
+  : number;
+
+/** The `ServeConfig` properties the flags with a `key` declare, typed from their declaration. */
+export type KeyedFlagValues = {
+  readonly [
+    N in ServeFlag as Flags[N] extends { readonly key: infer K extends string } ? K : never
+  ]: FlagValue<Flags[N]>;
+};
+
+/** A flag whose value is a number (a duration's in milliseconds). */
+export type NumericFlag = {
+  [N in ServeFlag]: Flags[N]["type"] extends "integer" | "number" | "duration" ? N : never;
+}[ServeFlag];
+
+/**
+ * The declared default of a numeric flag, as components use it: components
+ * fall back to this rather than writing the number again.
+ *
+ * @example Usage
+ * ```ts
+ * import { numericDefault } from "./config_flags.ts";
+ * numericDefault("watch-queue-size"); // 100
+ * numericDefault("relist-period"); // 1000 (ms)
+ * ```
+ *
+ * @param name The flag.
+ * @returns Its default; a duration's in milliseconds.
+ */
+export function numericDefault(name: NumericFlag): number {
+  const flag: FlagSpec = SERVE_FLAGS[name];
+  const text = String(flag.default);
+  return flag.type === "duration" ? parseDuration(text) : Number(text);
+}

@@ -12,7 +12,7 @@ import type { PodCache } from "./cache/mod.ts";
 import { releaseBestEffortSources } from "./merge/mod.ts";
 import { relistPeriodOf } from "./sources/optional.ts";
 import type { Clock } from "./clock.ts";
-import type { ServeConfig } from "./config.ts";
+import { listenError, type ServeConfig } from "./config.ts";
 import { FieldMaskCache } from "./fieldmask/mod.ts";
 import type { Logger } from "./log.ts";
 import { serveMetrics } from "./metrics/http.ts";
@@ -30,6 +30,13 @@ import type { PodSource } from "./sources/mod.ts";
 
 /** Longest time one read of a source may take. */
 const RELIST_TIMEOUT_MS = 30_000;
+
+/** `host:port`, with brackets around an IPv6 host. */
+function hostPort(address: { host: string; port: number }): string {
+  return address.host.includes(":")
+    ? `[${address.host}]:${address.port}`
+    : `${address.host}:${address.port}`;
+}
 
 /** What the daemon is built from, besides its configuration. */
 export interface DaemonDeps {
@@ -66,7 +73,7 @@ export interface RunningDaemon extends AsyncDisposable {
  * @param config The effective configuration.
  * @param deps Log, clock, sources, registry.
  * @returns The running daemon.
- * @throws {Error} When the socket or the metrics address cannot be bound.
+ * @throws {Error} When the socket or an address cannot be bound, naming the address and its flag.
  */
 export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promise<RunningDaemon> {
   const { log, clock, sources } = deps;
@@ -134,7 +141,9 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
   const grpc = await startGrpcServer(
     { socketPath: config.socket, socketGroup: config.socketGroup },
     { service, query: queryService, metrics, log: log.child("grpc") },
-  );
+  ).catch((err) => {
+    throw listenError(err, "socket", config.socket);
+  });
   let httpApi: RunningKubeApi | undefined;
   if (config.httpBind !== undefined) {
     try {
@@ -158,7 +167,7 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
       });
     } catch (err) {
       await grpc.close(0);
-      throw err;
+      throw listenError(err, "http-bind-address", hostPort(config.httpBind));
     }
   }
   let http;
@@ -177,7 +186,11 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
   } catch (err) {
     await grpc.close(0);
     await httpApi?.close();
-    throw err;
+    throw listenError(
+      err,
+      "metrics-bind-address",
+      hostPort({ host: config.metricsHost, port: config.metricsPort }),
+    );
   }
   const loops: Promise<unknown>[] = [];
   if (deps.runLoops !== false) {

@@ -1,6 +1,20 @@
 import assert from "node:assert/strict";
-import { parseServeConfig, serveHelp } from "../src/config.ts";
-import { SERVE_FLAGS } from "../src/config_flags.ts";
+import {
+  listenError,
+  parseServeConfig,
+  printableConfig,
+  type ServeConfig,
+  serveHelp,
+} from "../src/config.ts";
+import { type FlagSpec, numericDefault, SERVE_FLAGS, type ServeFlag } from "../src/config_flags.ts";
+import { DEFAULT_QUEUE_LIMIT } from "../src/events/mod.ts";
+import { DEFAULT_BURST, DEFAULT_QPS } from "../src/ratelimit/mod.ts";
+import { DEFAULT_STALE_AFTER } from "../src/relist/mod.ts";
+import { DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS } from "../src/sources/cri/mod.ts";
+import { DEFAULT_KUBELET_POLL_MS } from "../src/sources/kubelet/mod.ts";
+import { DEFAULT_RESCAN_MS } from "../src/sources/static/mod.ts";
+
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
 const HOST = { hostname: () => "Node-A" };
 
@@ -120,4 +134,147 @@ Deno.test("serveHelp() documents every flag with its default", () => {
     assert.match(help, new RegExp(`--${name}\\b`));
     if (flag.default !== "") assert.ok(help.includes(JSON.stringify(flag.default)), name);
   }
+});
+
+/** The configuration without `raw` (which also records `--config` itself). */
+function effective(config: ServeConfig): Omit<ServeConfig, "raw"> {
+  const { raw: _raw, ...rest } = config;
+  return rest;
+}
+
+Deno.test("--print-config prints what --config takes and gives the same configuration back", () => {
+  const args = [
+    "--socket-group=pods",
+    "--relist-period=2s",
+    "--rate-limit-qps=2.5",
+    "--max-watchers=7",
+    "--source-best-effort=kubelet,static",
+    "--node-ip=10.0.0.1, fd00::1",
+    "--watch-history=500",
+    "--http-bind-address=127.0.0.1:10257",
+    "--simulate",
+    "--log-level=debug",
+  ];
+  const config = parseServeConfig(args, HOST);
+  const printed = printableConfig(config);
+  const expected = Object.keys(SERVE_FLAGS).filter((n) => n !== "config" && n !== "print-config");
+  assert.deepEqual(Object.keys(printed), expected, "one key per flag, named as the flag");
+  assert.equal(printed["socket-group"], "pods");
+  assert.equal(printed["max-watchers"], 7, "numbers print as numbers");
+  const text = JSON.stringify(printed, null, 2);
+  const back = parseServeConfig(["--config", "/etc/pods-api.yaml"], withFile(text));
+  assert.deepEqual(effective(back), effective(config));
+  assert.deepEqual(printableConfig(back), printed);
+  const defaults = parseServeConfig([], HOST);
+  const fromDefaults = JSON.stringify(printableConfig(defaults));
+  assert.deepEqual(
+    effective(parseServeConfig(["--config", "/etc/pods-api.yaml"], withFile(fromDefaults))),
+    effective(defaults),
+  );
+});
+
+Deno.test("serve --print-config output fed to serve --config prints the same", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pods-api-config-" });
+  try {
+    const run = async (...args: string[]) => {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "--frozen", "--allow-read", "--allow-env", "--allow-sys", MAIN, ...args],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const text = (b: Uint8Array) => new TextDecoder().decode(b);
+      return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
+    };
+    const first = await run("serve", "--socket-group=pods", "--relist-period=2s", "--print-config");
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /"socket-group": "pods"/);
+    assert.doesNotMatch(first.stdout, /socketGroup|relistPeriodMs/);
+    await Deno.writeTextFile(`${dir}/pods-api.yaml`, first.stdout);
+    const second = await run("serve", "--config", `${dir}/pods-api.yaml`, "--print-config");
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal(second.stdout, first.stdout);
+    const missing = await run("serve", "--config", `${dir}/missing.yaml`);
+    assert.equal(missing.code, 2);
+    assert.equal(
+      missing.stderr,
+      `pods-api serve: Cannot read config file "${dir}/missing.yaml": no such file or directory\n`,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("--config naming a missing file says which file and why, on one line", async (t) => {
+  const dir = await Deno.makeTempDir({ prefix: "pods-api-config-" });
+  try {
+    await t.step("missing", () => {
+      assert.throws(
+        () => parseServeConfig(["--config", `${dir}/missing.yaml`], { hostname: () => "n" }),
+        (err: Error) =>
+          err.message ===
+            `Cannot read config file "${dir}/missing.yaml": no such file or directory`,
+      );
+    });
+    await t.step("a directory", () => {
+      assert.throws(
+        () => parseServeConfig(["--config", dir], { hostname: () => "n" }),
+        (err: Error) =>
+          err.message.startsWith(`Cannot read config file "${dir}": `) &&
+          !err.message.includes("\n") && !err.message.includes("os error"),
+      );
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("every bound a flag declares is enforced, naming the flag", async (t) => {
+  for (const [name, flag] of Object.entries(SERVE_FLAGS) as [ServeFlag, FlagSpec][]) {
+    const below = typeof flag.min === "number"
+      ? String(flag.min - 1)
+      : typeof flag.min === "string"
+      ? (flag.min === "0s" ? undefined : "0s")
+      : flag.above !== undefined
+      ? String(flag.above)
+      : undefined;
+    if (below === undefined) continue;
+    await t.step(`--${name}=${below}`, () => {
+      assert.throws(() => parseServeConfig([`--${name}=${below}`], HOST), new RegExp(`--${name}`));
+    });
+  }
+});
+
+Deno.test("--source-best-effort keeps each source once and refuses unknown ones", () => {
+  assert.deepEqual(parseServeConfig([], HOST).bestEffortSources, []);
+  const config = parseServeConfig(["--source-best-effort", "kubelet, static,kubelet"], HOST);
+  assert.deepEqual(config.bestEffortSources, ["kubelet", "static"]);
+  assert.throws(
+    () => parseServeConfig(["--source-best-effort", "kubelet,apiserver"], HOST),
+    /--source-best-effort.*apiserver/,
+  );
+});
+
+Deno.test("components fall back to the declared flag defaults", () => {
+  const config = parseServeConfig([], HOST);
+  assert.equal(DEFAULT_QUEUE_LIMIT, config.watchQueueSize);
+  assert.equal(DEFAULT_QPS, config.rateLimitQps);
+  assert.equal(DEFAULT_BURST, config.rateLimitBurst);
+  assert.equal(DEFAULT_STALE_AFTER, config.relistThresholdMs);
+  assert.equal(DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS, config.runtimeRequestTimeoutMs);
+  assert.equal(DEFAULT_KUBELET_POLL_MS, config.kubeletPollPeriodMs);
+  assert.equal(DEFAULT_RESCAN_MS, config.fileCheckFrequencyMs);
+  assert.equal(numericDefault("max-watchers"), config.maxWatchers);
+  assert.equal(numericDefault("http-watch-bookmark-period"), 60_000);
+});
+
+Deno.test("listenError() names the address and the flag of a failed bind", () => {
+  const inUse = new Deno.errors.AddrInUse("Address already in use (os error 98)");
+  const err = listenError(inUse, "socket", "/run/pods-api.sock");
+  assert.ok(err instanceof Error);
+  assert.equal(
+    err.message,
+    "Cannot listen on /run/pods-api.sock (--socket): address already in use",
+  );
+  const other = new TypeError("something else");
+  assert.equal(listenError(other, "socket", "/x"), other, "other errors pass through");
 });

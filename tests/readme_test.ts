@@ -15,6 +15,14 @@ Deno.test("README documents every serve flag", () => {
   }
 });
 
+Deno.test("README's flag table gives each flag the default serve --help gives", () => {
+  for (const [name, flag] of Object.entries(SERVE_FLAGS)) {
+    if (flag.default === "") continue;
+    const row = new RegExp("^\\|\\s*`--" + name + "`\\s*\\|\\s*([^|]*?)\\s*\\|", "m").exec(README);
+    assert.equal(row?.[1], "`" + String(flag.default) + "`", `--${name}'s default in README`);
+  }
+});
+
 Deno.test("README documents every metric the daemon declares", async () => {
   const { expose } = createMetricsRegistry();
   const names = [...(await expose()).matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!);

@@ -9,6 +9,7 @@
 import type { CachedPod, PodEvent, PodStore } from "../cache/types.ts";
 import type { Metrics, ServerApiVersion } from "../metrics/metrics.ts";
 import { CoalescingQueue } from "./_coalescing_queue.ts";
+import { numericDefault } from "../config_flags.ts";
 
 /** What {@linkcode Subscription.next} resolves to. */
 export type SubscriptionItem =
@@ -23,7 +24,7 @@ export type SubscriptionItem =
 export interface SubscribeOptions {
   /** Ends the subscription and frees its queue (client cancel or deadline). */
   signal: AbortSignal;
-  /** Pending events (after coalescing) beyond which the subscriber is dropped. @default {100} */
+  /** Pending events (after coalescing) beyond which the subscriber is dropped. @default {DEFAULT_QUEUE_LIMIT} */
   queueLimit?: number;
   /**
    * Filters MODIFIED events when they are queued, e.g. to skip changes
@@ -73,7 +74,7 @@ export interface EventHubOptions {
 }
 
 /** The default per-watcher queue bound (SPEC §6.5). */
-export const DEFAULT_QUEUE_LIMIT = 100;
+export const DEFAULT_QUEUE_LIMIT = numericDefault("watch-queue-size");
 
 const CLOSED: SubscriptionItem = Object.freeze({ state: "closed" });
 

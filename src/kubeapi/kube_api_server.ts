@@ -39,6 +39,7 @@ import {
   statusObject,
   versionInfo,
 } from "./api_objects.ts";
+import { numericDefault } from "../config_flags.ts";
 
 /** Options of {@linkcode serveKubeApi}. */
 export interface KubeApiServerOptions {
@@ -67,7 +68,7 @@ export interface KubeApiServerDeps {
   log: Logger;
   /** Aborted on shutdown: open watches end. */
   shutdown: AbortSignal;
-  /** @default {100} */
+  /** @default {`--watch-queue-size`'s} */
   watchQueueLimit?: number;
 }
 
@@ -509,7 +510,7 @@ class KubeApiHandler {
         resumeToken: rv === "0" ? "" : rv,
         bookmarkMs: bookmarks ? this.#o.bookmarkPeriodMs : 0,
         signal,
-        queueLimit: this.#d.watchQueueLimit ?? 100,
+        queueLimit: this.#d.watchQueueLimit ?? numericDefault("watch-queue-size"),
       });
     } catch (err) {
       done.abort();

@@ -10,7 +10,12 @@
 
 import type { CachedPod, PodEvent, PodStore } from "../cache/types.ts";
 import type { Clock } from "../clock.ts";
-import type { EventHub, Subscription, SubscriptionItem } from "../events/mod.ts";
+import {
+  DEFAULT_QUEUE_LIMIT,
+  type EventHub,
+  type Subscription,
+  type SubscriptionItem,
+} from "../events/mod.ts";
 import type { ServerApiVersion } from "../metrics/metrics.ts";
 import { podPhase, type PodUid } from "../model/pod.ts";
 import { ChangeLog, type HistoryLimits, newIncarnation } from "./change_log.ts";
@@ -74,7 +79,7 @@ export interface QueryWatchOptions {
   bookmarkMs?: number;
   /** Ends the watch (client cancel, deadline, shutdown). */
   signal: AbortSignal;
-  /** @default {100} */
+  /** @default {DEFAULT_QUEUE_LIMIT} */
   queueLimit?: number;
   /** Label of the dropped-watcher metric. */
   apiVersion?: ServerApiVersion;
@@ -302,7 +307,7 @@ export class QueryEngine {
     };
     const subscription = this.#hub.subscribe({
       signal: options.signal,
-      queueLimit: options.queueLimit ?? 100,
+      queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT,
       deferLimitUntilLive: true,
       accept,
       ...(options.apiVersion === undefined ? {} : { apiVersion: options.apiVersion }),

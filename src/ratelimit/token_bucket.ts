@@ -6,15 +6,16 @@
  */
 
 import type { Clock } from "../clock.ts";
+import { numericDefault } from "../config_flags.ts";
 
 /**
  * Requests per second allowed by default; the kubelet's podresources API uses
  * the same value, which keeps a polling agent well below what the node can
  * serve.
  */
-export const DEFAULT_QPS = 100;
+export const DEFAULT_QPS = numericDefault("rate-limit-qps");
 /** Requests allowed in a burst by default, as the kubelet's podresources API. */
-export const DEFAULT_BURST = 10;
+export const DEFAULT_BURST = numericDefault("rate-limit-burst");
 
 /**
  * Tokens are kept in integer units of a millionth of a token, so refills of

@@ -10,12 +10,13 @@
  */
 
 import type { Clock } from "../clock.ts";
+import { numericDefault } from "../config_flags.ts";
 
 /**
  * How old a source's last successful read may get before the daemon reports
  * not ready, in ms: the kubelet's PLEG relist threshold (3 minutes).
  */
-export const DEFAULT_STALE_AFTER = 3 * 60 * 1000;
+export const DEFAULT_STALE_AFTER = numericDefault("relist-threshold");
 
 /** Options of {@linkcode SyncGate}. */
 export interface SyncGateOptions {

@@ -35,6 +35,7 @@ import { MESSAGES, RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
 import { FIELD_MASK_BIN_KEY, FIELD_MASK_KEY, requestMask } from "./request_mask.ts";
 import { bytesEqual } from "../bytes_equal.ts";
+import { numericDefault } from "../config_flags.ts";
 
 /** What the PodQuery handlers read. */
 export interface PodQueryServiceOptions {
@@ -49,9 +50,9 @@ export interface PodQueryServiceOptions {
   masks: FieldMaskCache;
   encode: PodEncoder;
   metrics: Metrics;
-  /** @default {100} */
+  /** @default {`--watch-queue-size`'s} */
   watchQueueLimit?: number;
-  /** Open Watch streams allowed at once. @default {1000} */
+  /** Open Watch streams allowed at once. @default {`--max-watchers`'s} */
   maxWatchers?: number;
   /** Aborted when the daemon shuts down. */
   shutdown: AbortSignal;
@@ -261,7 +262,7 @@ export class PodQueryService {
     const req = decode(() => decodeWatchRequest(request), "Watch");
     const selector: PodSelector = compileSelector(selectorSpec(req.selector));
     const mask = this.#mask(req.mask, ctx);
-    if (this.#watchers >= (this.#o.maxWatchers ?? 1000)) {
+    if (this.#watchers >= (this.#o.maxWatchers ?? numericDefault("max-watchers"))) {
       throw new RpcError(STATUS.RESOURCE_EXHAUSTED, MESSAGES.tooManyWatchers);
     }
     // Ended in `finally` too: a failed send must not leave the subscription behind.
@@ -275,7 +276,7 @@ export class PodQueryService {
         resumeToken: req.resumeToken,
         bookmarkMs: Math.min(req.bookmarkSeconds, MAX_BOOKMARK_SECONDS) * 1000,
         signal,
-        queueLimit: this.#o.watchQueueLimit ?? 100,
+        queueLimit: this.#o.watchQueueLimit ?? numericDefault("watch-queue-size"),
         apiVersion: ctx.apiVersion,
         ...(mask.isAll ? {} : {
           visible: (prev: CachedPod, pod: CachedPod) =>

@@ -23,6 +23,7 @@ import { MESSAGES, RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
 import { requestMask } from "./request_mask.ts";
 import { bytesEqual } from "../bytes_equal.ts";
+import { numericDefault } from "../config_flags.ts";
 
 /** What the handlers read. */
 export interface PodsServiceOptions {
@@ -35,9 +36,9 @@ export interface PodsServiceOptions {
   masks: FieldMaskCache;
   encode: PodEncoder;
   metrics: Metrics;
-  /** Events a watcher may have pending before it is dropped. @default {100} */
+  /** Events a watcher may have pending before it is dropped. @default {`--watch-queue-size`'s} */
   watchQueueLimit?: number;
-  /** Open watch streams allowed at once. @default {1000} */
+  /** Open watch streams allowed at once. @default {`--max-watchers`'s} */
   maxWatchers?: number;
   /** Aborted when the daemon shuts down. */
   shutdown: AbortSignal;
@@ -120,14 +121,14 @@ export class PodsService {
    */
   async watchPods(ctx: CallContext, sink: WatchSink): Promise<void> {
     this.#checkServing();
-    const maxWatchers = this.#o.maxWatchers ?? 1000;
+    const maxWatchers = this.#o.maxWatchers ?? numericDefault("max-watchers");
     if (this.#watchers >= maxWatchers) {
       throw new RpcError(STATUS.RESOURCE_EXHAUSTED, MESSAGES.tooManyWatchers);
     }
     const mask = requestMask(ctx, this.#o.masks);
     const signal = AbortSignal.any([ctx.signal, this.#o.shutdown]);
     const subscription = this.#o.hub.subscribe({
-      queueLimit: this.#o.watchQueueLimit ?? 100,
+      queueLimit: this.#o.watchQueueLimit ?? numericDefault("watch-queue-size"),
       signal,
       apiVersion: ctx.apiVersion,
       deferLimitUntilLive: true,

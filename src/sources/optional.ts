@@ -10,7 +10,7 @@ import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import { KubeletPodSource } from "./kubelet/mod.ts";
-import type { PodSource, PodSourceKind } from "./mod.ts";
+import type { PodSource } from "./mod.ts";
 import { StaticPodSource } from "./static/mod.ts";
 
 /** Configuration of the optional sources (the `serve` flags in brackets). */
@@ -19,7 +19,7 @@ export interface OptionalSourcesOptions {
   nodeName: string;
   /** Static pod manifest directory or file; `""`: none (`--pod-manifest-path`). */
   podManifestPath?: string;
-  /** Rescan period of the manifests, ms (`--file-check-frequency`). @default {20000} */
+  /** Rescan period of the manifests, ms (`--file-check-frequency`). @default {DEFAULT_RESCAN_MS} */
   fileCheckFrequencyMs?: number;
   /** Kubelet base URL; `""`: none (`--kubelet-url`). */
   kubeletUrl?: string;
@@ -33,7 +33,7 @@ export interface OptionalSourcesOptions {
   kubeletCaFile?: string;
   /** `--kubelet-insecure-skip-tls-verify`. */
   kubeletInsecureSkipTlsVerify?: boolean;
-  /** `/pods` poll period, ms (`--kubelet-poll-period`). @default {10000} */
+  /** `/pods` poll period, ms (`--kubelet-poll-period`). @default {DEFAULT_KUBELET_POLL_MS} */
   kubeletPollPeriodMs?: number;
   /** Timeout of one `/pods` request, ms. @default {10000} */
   kubeletTimeoutMs?: number;
@@ -45,9 +45,6 @@ export interface OptionalSourcesDeps {
   log: Logger;
   metrics?: Pick<Metrics, "sourceItemsRejected">;
 }
-
-/** The kinds an operator may mark best-effort (`--source-best-effort`). */
-export const BEST_EFFORT_KINDS: readonly PodSourceKind[] = ["cri", "kubelet", "static"];
 
 /**
  * Builds the configured optional sources: a {@linkcode StaticPodSource} when
@@ -117,35 +114,6 @@ export function createOptionalSources(
 export function relistPeriodOf(source: PodSource, fallbackMs: number): number {
   const own = source.periodMs;
   return typeof own === "number" && own > 0 ? own : fallbackMs;
-}
-
-/**
- * Parses `--source-best-effort`: a comma-separated list of source kinds.
- *
- * @example Usage
- * ```ts
- * import { parseBestEffortSources } from "./optional.ts";
- * parseBestEffortSources("kubelet, static"); // ["kubelet", "static"]
- * ```
- *
- * @param value The flag's value; `""` for none.
- * @returns The kinds, without repeats.
- * @throws {TypeError} When a name is not a source kind.
- */
-export function parseBestEffortSources(value: string): PodSourceKind[] {
-  const out: PodSourceKind[] = [];
-  for (const raw of value.split(",")) {
-    const name = raw.trim();
-    if (name === "") continue;
-    const kind = BEST_EFFORT_KINDS.find((k) => k === name);
-    if (kind === undefined) {
-      throw new TypeError(
-        `Cannot use best-effort source "${name}": expected one of ${BEST_EFFORT_KINDS.join(", ")}`,
-      );
-    }
-    if (!out.includes(kind)) out.push(kind);
-  }
-  return out;
 }
 
 /**

@@ -4,7 +4,6 @@ import { KubeletPodSource } from "../../src/sources/kubelet/mod.ts";
 import {
   closeOptionalSources,
   createOptionalSources,
-  parseBestEffortSources,
   relistPeriodOf,
 } from "../../src/sources/optional.ts";
 import { StaticPodSource } from "../../src/sources/static/mod.ts";
@@ -52,10 +51,4 @@ Deno.test("createOptionalSources() rejects invalid kubelet settings", () => {
       ),
     TypeError,
   );
-});
-
-Deno.test("parseBestEffortSources() reads a list of source kinds", () => {
-  assert.deepEqual(parseBestEffortSources(""), []);
-  assert.deepEqual(parseBestEffortSources("kubelet, static,kubelet"), ["kubelet", "static"]);
-  assert.throws(() => parseBestEffortSources("kubelet,apiserver"), TypeError);
 });

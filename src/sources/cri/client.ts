@@ -40,9 +40,10 @@ import {
   type VersionRequest,
   type VersionResponse,
 } from "./_types.ts";
+import { numericDefault } from "../../config_flags.ts";
 
 /** The kubelet's default `--runtime-request-timeout`: 2 minutes. */
-export const DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS = 120_000;
+export const DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS = numericDefault("runtime-request-timeout");
 
 /** Largest message accepted from the runtime: 16 MiB, as the kubelet's CRI client. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -92,7 +93,7 @@ export interface CriClientOptions {
   /**
    * Default deadline of a call in milliseconds (`--runtime-request-timeout`);
    * a call's own `timeoutMs` wins.
-   * @default {120000}
+   * @default {DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS}
    */
   requestTimeoutMs?: number;
   /** Largest message in either direction. @default {16777216} */

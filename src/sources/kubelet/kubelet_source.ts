@@ -22,6 +22,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../../model/json.
 import type { PodObject, PodSnapshot } from "../../model/pod.ts";
 import { type PodSource, SourceUnavailableError } from "../mod.ts";
 import { bytesEqual } from "../../bytes_equal.ts";
+import { numericDefault } from "../../config_flags.ts";
 
 /** The kubelet's authenticated port on the node. */
 export const DEFAULT_KUBELET_URL = "https://127.0.0.1:10250";
@@ -33,7 +34,7 @@ export const DEFAULT_TOKEN_FILE = "/var/run/secrets/kubernetes.io/serviceaccount
 export const DEFAULT_KUBELET_TIMEOUT_MS = 10_000;
 
 /** How often `/pods` is polled by default, in ms (it is a full list of large objects). */
-export const DEFAULT_KUBELET_POLL_MS = 10_000;
+export const DEFAULT_KUBELET_POLL_MS = numericDefault("kubelet-poll-period");
 
 /** Largest `/pods` body accepted, in bytes (110 full pods are a few MiB). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;

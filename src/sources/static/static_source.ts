@@ -20,6 +20,7 @@ import {
 } from "./_manifest.ts";
 import { abortableSleep } from "../../sleep.ts";
 import { rfc3339Nano } from "../../model/rfc3339.ts";
+import { numericDefault } from "../../config_flags.ts";
 
 /** What the source needs to know about a directory entry. */
 export interface FsEntry {
@@ -70,7 +71,7 @@ export const denoFsReader: FsReader = {
 export const DEFAULT_MAX_MANIFEST_BYTES = 1024 * 1024;
 
 /** The kubelet's default `fileCheckFrequency`: rescan every 20 s. */
-export const DEFAULT_RESCAN_MS = 20_000;
+export const DEFAULT_RESCAN_MS = numericDefault("file-check-frequency");
 
 /** Manifest file names read: the kubelet reads every non-hidden file; we keep to pod formats. */
 const MANIFEST_NAME_REGEXP = /\.(ya?ml|json)$/i;

@@ -13,8 +13,9 @@
  *   and the kubelet URL are flags. Which sockets can be created is still
  *   bounded by the write scope below, and systemd's
  *   `RestrictAddressFamilies` / the pod's network bound the rest.
- * - Process metrics read `/proc/self/*`, which Deno grants only under
- *   `--allow-all`; they are left out rather than widening everything.
+ * - Process metrics would read `/proc/self/*`, which Deno grants only under
+ *   `--allow-all`; the figures only it has are left out (not exported as 0)
+ *   rather than widening everything.
  * - Read and write also list `/` ({@linkcode CLIENT_SCOPE}), last: the client
  *   commands of the same binary must reach whatever socket path the user
  *   names (connecting needs read and write on it). `serve` revokes `/` before

@@ -9,7 +9,9 @@
  * @module
  */
 
+import process from "node:process";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { parseMaxOpenFiles, parseProcStatus, type ProcReader } from "./proc_self.ts";
 
 /**
  * `server_api_version`: `v1alpha1` for `v1alpha1.Pods`, `v1` for the package-less `Pods`,
@@ -264,4 +266,85 @@ export function createMetrics(registry: Registry): Metrics {
       registers,
     }),
   };
+}
+
+/**
+ * Registers the process metrics under Prometheus' standard names, each read
+ * at scrape time: CPU time and start time always, resident memory always
+ * (from `/proc/self/status`, else from the runtime), and the figures only
+ * `/proc/self` has (virtual memory, heap, open and maximum descriptors) only
+ * when `proc` can read it. A figure that cannot be read is not exported.
+ *
+ * @param registry The registry to expose.
+ * @param proc A reader of `/proc/self` that works (see `openProcSelf`), or `undefined`.
+ */
+export function createProcessMetrics(registry: Registry, proc: ProcReader | undefined): void {
+  const registers = [registry];
+  const cpu = (name: string, help: string, seconds: (u: NodeJS.CpuUsage) => number) => {
+    let counted = 0;
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        const now = seconds(process.cpuUsage());
+        if (now > counted) this.inc(now - counted);
+        counted = Math.max(counted, now);
+      },
+    });
+  };
+  cpu("process_cpu_user_seconds_total", "User CPU time spent, in seconds.", (u) => u.user / 1e6);
+  cpu(
+    "process_cpu_system_seconds_total",
+    "System CPU time spent, in seconds.",
+    (u) => u.system / 1e6,
+  );
+  cpu(
+    "process_cpu_seconds_total",
+    "User and system CPU time spent, in seconds.",
+    (u) => (u.user + u.system) / 1e6,
+  );
+  new Gauge({
+    name: "process_start_time_seconds",
+    help: "Start time of the process since the Unix epoch, in seconds.",
+    registers,
+  }).set(Math.floor(performance.timeOrigin / 1000));
+  const memory = () =>
+    proc === undefined ? undefined : parseProcStatus(proc.readText("/proc/self/status"));
+  const gauge = (name: string, help: string, read: () => number | undefined) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        try {
+          const value = read();
+          if (value !== undefined) this.set(value);
+        } catch {
+          // Keep the last value: a scrape must not fail for one figure.
+        }
+      },
+    });
+  gauge(
+    "process_resident_memory_bytes",
+    "Resident memory size, in bytes.",
+    () => memory()?.residentBytes ?? Deno.memoryUsage().rss,
+  );
+  if (proc === undefined) return;
+  gauge(
+    "process_virtual_memory_bytes",
+    "Virtual memory size, in bytes.",
+    () => memory()?.virtualBytes,
+  );
+  gauge(
+    "process_heap_bytes",
+    "Process heap (data segment) size, in bytes.",
+    () => memory()?.heapBytes,
+  );
+  gauge("process_open_fds", "Open file descriptors.", () => proc.countEntries("/proc/self/fd"));
+  gauge(
+    "process_max_fds",
+    "Maximum number of open file descriptors.",
+    () => parseMaxOpenFiles(proc.readText("/proc/self/limits")),
+  );
 }

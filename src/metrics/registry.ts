@@ -5,8 +5,9 @@
  * @module
  */
 
-import { collectDefaultMetrics, Registry } from "prom-client";
-import { createMetrics, type Metrics } from "./metrics.ts";
+import { Registry } from "prom-client";
+import { createMetrics, createProcessMetrics, type Metrics } from "./metrics.ts";
+import { openProcSelf, type ProcReader } from "./proc_self.ts";
 
 /** A registry with the daemon's metrics in it. */
 export interface MetricsRegistry {
@@ -21,6 +22,8 @@ export interface MetricsRegistry {
 export interface MetricsRegistryOptions {
   /** Add process metrics (CPU, memory, file descriptors). @default {false} */
   processMetrics?: boolean;
+  /** Where process metrics read `/proc/self`. @default {Deno's file APIs, when permitted} */
+  proc?: ProcReader;
 }
 
 /**
@@ -31,7 +34,7 @@ export interface MetricsRegistryOptions {
  */
 export function createMetricsRegistry(options: MetricsRegistryOptions = {}): MetricsRegistry {
   const registry = new Registry();
-  if (options.processMetrics) collectDefaultMetrics({ register: registry });
+  if (options.processMetrics) createProcessMetrics(registry, openProcSelf(options.proc));
   const metrics = createMetrics(registry);
   return {
     metrics,

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { makePod } from "../_fixtures/pods.ts";
 import { callUnary, startHarness, watch } from "../_support/daemon_harness.ts";
+import { createMetricsRegistry } from "../../src/metrics/registry.ts";
+import { parseProcStatus, type ProcReader } from "../../src/metrics/proc_self.ts";
 
 const PROMTOOL = "/usr/bin/promtool";
 const hasPromtool = (() => {
@@ -10,6 +12,23 @@ const hasPromtool = (() => {
     return false;
   }
 })();
+
+/** Runs `promtool check metrics` on an exposition and asserts it has nothing to say. */
+async function assertPromtoolAccepts(body: string): Promise<void> {
+  const check = new Deno.Command(PROMTOOL, {
+    args: ["check", "metrics"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = check.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(body));
+  await writer.close();
+  const result = await check.output();
+  const out = new TextDecoder().decode(result.stdout) + new TextDecoder().decode(result.stderr);
+  assert.equal(result.code, 0, out);
+  assert.equal(out.trim(), "", `promtool has complaints:\n${out}`);
+}
 
 Deno.test({
   name: "/metrics exposes every kubelet Pods API metric and promtool accepts it",
@@ -42,19 +61,7 @@ Deno.test({
       body,
       /kubelet_pod_requests_get_total\{server_api_version="v1",status_code="NotFound"\} 1/,
     );
-    const check = new Deno.Command(PROMTOOL, {
-      args: ["check", "metrics"],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const writer = check.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(body));
-    await writer.close();
-    const result = await check.output();
-    const out = new TextDecoder().decode(result.stdout) + new TextDecoder().decode(result.stderr);
-    assert.equal(result.code, 0, out);
-    assert.equal(out.trim(), "", `promtool has complaints:\n${out}`);
+    await assertPromtoolAccepts(body);
   },
 });
 
@@ -62,4 +69,84 @@ Deno.test("/healthz answers ok and unknown paths 404", async () => {
   await using h = await startHarness();
   assert.deepEqual(await h.http("/healthz"), { status: 200, body: "ok\n" });
   assert.equal((await h.http("/nope")).status, 404);
+});
+
+/** Runs a command and returns its stdout (this process's /proc is read by a child, as Deno reads it only under --allow-all). */
+function run(cmd: string, ...args: string[]): string {
+  const out = new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).outputSync();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  return new TextDecoder().decode(out.stdout);
+}
+
+/** This process's `/proc/<pid>` read through `cat` and `ls`: what the daemon reads under --allow-all. */
+const catReader: ProcReader = {
+  readText: (path) => run("cat", path.replace("/proc/self/", `/proc/${Deno.pid}/`)),
+  countEntries: (path) =>
+    run("ls", "-A", path.replace("/proc/self/", `/proc/${Deno.pid}/`)).split("\n")
+      .filter((l) => l !== "").length,
+};
+
+/** The value of an unlabelled sample, or `undefined` when the metric is not exported. */
+function sample(body: string, name: string): number | undefined {
+  const match = new RegExp(`^${name} (\\S+)$`, "m").exec(body);
+  return match === null ? undefined : Number(match[1]);
+}
+
+/** VmRSS of this process, read by a child. */
+function vmRss(): number {
+  return parseProcStatus(run("cat", `/proc/${Deno.pid}/status`)).residentBytes;
+}
+
+Deno.test({
+  name:
+    "process_* metrics on /metrics carry this process's real figures, and promtool accepts them",
+  ignore: !hasPromtool && Deno.env.get("CI") !== "true",
+  async fn() {
+    await using h = await startHarness({
+      registry: createMetricsRegistry({ processMetrics: true, proc: catReader }),
+    });
+    const { body } = await h.http("/metrics");
+    const names = [
+      "process_cpu_user_seconds_total",
+      "process_cpu_seconds_total",
+      "process_start_time_seconds",
+      "process_resident_memory_bytes",
+      "process_virtual_memory_bytes",
+      "process_heap_bytes",
+      "process_open_fds",
+      "process_max_fds",
+    ];
+    for (const name of names) {
+      const value = sample(body, name);
+      assert.ok(value !== undefined && value > 0, `${name} is ${value}`);
+    }
+    for (const m of body.matchAll(/^(process_\S+) (\S+)$/gm)) {
+      assert.notEqual(Number(m[2]), 0, `${m[1]} is exported as 0`);
+    }
+    // RSS moves between two reads; the same order of magnitude is what a dashboard needs.
+    const rss = sample(body, "process_resident_memory_bytes")!;
+    const ratio = rss / vmRss();
+    assert.ok(ratio > 0.5 && ratio < 2, `RSS ${rss} vs VmRSS ${vmRss()}`);
+    assert.ok(sample(body, "process_virtual_memory_bytes")! >= rss);
+    assert.ok(sample(body, "process_open_fds")! <= sample(body, "process_max_fds")!);
+    const start = sample(body, "process_start_time_seconds")!;
+    assert.ok(start <= Date.now() / 1000 && start > Date.now() / 1000 - 86_400 * 365);
+    await assertPromtoolAccepts(body);
+  },
+});
+
+Deno.test("without /proc/self the figures only it has are left out, not exported as 0", async () => {
+  // Under the test's permissions (no --allow-all) Deno refuses /proc/self, as it does the daemon.
+  const { expose } = createMetricsRegistry({ processMetrics: true });
+  const body = await expose();
+  for (const name of ["process_virtual_memory_bytes", "process_heap_bytes", "process_open_fds"]) {
+    assert.doesNotMatch(body, new RegExp(`^(# TYPE )?${name}\\b`, "m"), name);
+  }
+  const rss = sample(body, "process_resident_memory_bytes");
+  assert.ok(rss !== undefined && rss > 0, `RSS is ${rss}`);
+  const ratio = rss / vmRss();
+  assert.ok(ratio > 0.5 && ratio < 2, `RSS ${rss} vs VmRSS ${vmRss()}`);
+  for (const m of body.matchAll(/^(process_\S+) (\S+)$/gm)) {
+    assert.notEqual(Number(m[2]), 0, `${m[1]} is exported as 0`);
+  }
 });

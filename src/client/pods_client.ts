@@ -22,9 +22,10 @@ import {
 } from "../proto/mod.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import { diagnoseSocket } from "./connect_error.ts";
+import { SERVE_FLAGS } from "../config_flags.ts";
 
 /** The daemon's socket when nothing else names one (SPEC §2). */
-export const DEFAULT_SOCKET = "/var/lib/kubelet/pods-api/pods-api.sock";
+export const DEFAULT_SOCKET: string = SERVE_FLAGS.socket.default;
 
 /** Options of {@linkcode PodsClient}. */
 export interface PodsClientOptions {

@@ -31,6 +31,7 @@ import {
 import { hashString, Prng, stableHex } from "../_prng.ts";
 import { deriveStatus, type PodRuntime } from "./_status.ts";
 import { qosClassOf } from "../../status/mod.ts";
+import { numericDefault } from "../../config_flags.ts";
 import { WORKLOADS, type WorkloadTemplate } from "./_workloads.ts";
 import {
   DEFAULT_NAMESPACES,
@@ -146,10 +147,10 @@ export class SimulatedNode {
     this.clock = options.clock;
     this.nodeName = options.nodeName ?? "sim-node-1";
     this.hostIP = options.hostIP ?? "10.0.0.10";
-    this.targetPods = options.pods ?? 30;
-    this.churnPerSecond = options.churnPerSecond ?? 1;
+    this.targetPods = options.pods ?? numericDefault("simulate-pods");
+    this.churnPerSecond = options.churnPerSecond ?? numericDefault("simulate-churn");
     this.#maxPerAdvance = options.maxMutationsPerAdvance ?? 100_000;
-    const seed = options.seed ?? 1;
+    const seed = options.seed ?? numericDefault("simulate-seed");
     this.#prng = new Prng(seed);
     this.#ips = new IpPool({ prefix: "10.244", block: hashString(this.nodeName) & 0xff });
     this.#node = { nodeName: this.nodeName, nodeUid: this.#prng.uuid() };

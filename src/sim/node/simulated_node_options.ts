@@ -37,13 +37,13 @@ export interface SimulatedNodeOptions {
   clock: Clock;
   /** @default {"sim-node-1"} */
   nodeName?: string;
-  /** Pods at start; churn keeps the count around it. @default {30} */
+  /** Pods at start; churn keeps the count around it. @default {`--simulate-pods`'s} */
   pods?: number;
   /** @default {DEFAULT_NAMESPACES} */
   namespaces?: readonly string[];
-  /** Mutations per second of clock time; may be fractional or 0. @default {1} */
+  /** Mutations per second of clock time; may be fractional or 0. @default {`--simulate-churn`'s} */
   churnPerSecond?: number;
-  /** Seeds the generator: the same seed and clock give the same pods. @default {1} */
+  /** Seeds the generator: the same seed and clock give the same pods. @default {`--simulate-seed`'s} */
   seed?: number;
   /** The node's IP (`status.hostIP`, and the pod IP of host-network pods). @default {"10.0.0.10"} */
   hostIP?: string;

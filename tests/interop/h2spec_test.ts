@@ -5,23 +5,11 @@
 // the daemon must still be up afterwards. Failed and skipped cases are
 // printed by name.
 import assert from "node:assert/strict";
-import {
-  assertDaemonHealthy,
-  baseline,
-  exists,
-  H2SPEC,
-  log,
-  peerGate,
-  runPeer,
-  startPeerDaemon,
-} from "./_peer_harness.ts";
+import { assertDaemonHealthy, baseline, log, runPeer, startPeerDaemon } from "./_peer_harness.ts";
+import { exists, H2SPEC, PEERS, requirePeer } from "../_support/peers.ts";
 import { startTcpBridge } from "./_tcp_bridge.ts";
 
-const gate = peerGate([{
-  what: `h2spec at ${H2SPEC} (or PODS_API_H2SPEC)`,
-  apt: "none: it is built in ../shared/tools (see its README)",
-  probe: () => exists(H2SPEC),
-}]);
+const peer = requirePeer(PEERS.h2spec);
 
 /**
  * Cases h2spec may skip because they cannot apply to this server, by name
@@ -95,10 +83,10 @@ function parseJunit(xml: string): CaseResult[] {
 }
 
 Deno.test({
-  name: "h2spec passes every case against the daemon's socket",
-  ignore: gate.ignore,
+  name: peer.name("h2spec passes every case against the daemon's socket"),
+  ignore: peer.ignore,
   async fn() {
-    gate.check();
+    peer.check();
     const listed = await listedCases();
     assert.ok(listed > 0, "h2spec --dryrun lists no case");
     await using daemon = await startPeerDaemon();

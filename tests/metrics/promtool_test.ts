@@ -1,20 +1,16 @@
 import assert from "node:assert/strict";
 import { makePod } from "../_fixtures/pods.ts";
 import { callUnary, startHarness, watch } from "../_support/daemon_harness.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
 
 const PROMTOOL = "/usr/bin/promtool";
-const hasPromtool = (() => {
-  try {
-    return Deno.statSync(PROMTOOL).isFile;
-  } catch {
-    return false;
-  }
-})();
+const peer = requirePeer(PEERS.promtool);
 
 Deno.test({
-  name: "/metrics exposes every kubelet Pods API metric and promtool accepts it",
-  ignore: !hasPromtool && Deno.env.get("CI") !== "true",
+  name: peer.name("/metrics exposes every kubelet Pods API metric and promtool accepts it"),
+  ignore: peer.ignore,
   async fn() {
+    peer.check();
     await using h = await startHarness();
     h.source.set([makePod({ uid: "u1", name: "a" })]);
     await h.daemon.relistOnce();

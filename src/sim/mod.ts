@@ -11,3 +11,4 @@
 export * from "./node/mod.ts";
 export * from "./runtime/mod.ts";
 export { simulatedSources } from "./simulated_sources.ts";
+export { SIMULATED_RUNTIME_NAME } from "./simulated_runtime_name.ts";

@@ -65,7 +65,8 @@ export async function simulatedSources(
     runtime: client,
     nodeName: node.nodeName,
     hostIPs: [node.hostIP],
-    runtimeName: "containerd",
+    // No runtimeName: the source asks the runtime's Version, as on a real
+    // node, and the simulated runtime answers with its own name.
     metrics: deps.metrics,
     log: deps.log.child("cri"),
   });

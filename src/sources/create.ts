@@ -11,10 +11,12 @@ import type { ServeConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import {
+  containerIdScheme,
   CriClient,
   CriPodSource,
   DEFAULT_LIST_CALL_TIMEOUT_MS,
   detectRuntimeEndpoint,
+  type VersionResponse,
 } from "./cri/mod.ts";
 import { type PodSource, SourceUnavailableError } from "./mod.ts";
 import { closeOptionalSources, createOptionalSources } from "./optional.ts";
@@ -56,10 +58,22 @@ export class NoRuntimeError extends Error {
   }
 }
 
+/**
+ * The runtime as its Version names it: the container ID scheme and the
+ * start-up log's description (a runtime that gives no name is not guessed).
+ */
+function described(
+  version: Pick<VersionResponse, "runtimeName" | "runtimeVersion">,
+  endpoint: string,
+): { runtime: string; runtimeName: string } {
+  const runtimeName = containerIdScheme(version.runtimeName);
+  return { runtimeName, runtime: `${runtimeName} ${version.runtimeVersion} at ${endpoint}` };
+}
+
 async function connectRuntime(
   config: ServeConfig,
   deps: CreateSourcesDeps,
-): Promise<{ client: CriClient; runtime: string }> {
+): Promise<{ client: CriClient; runtime: string; runtimeName: string }> {
   const log = deps.log.child("cri");
   if (config.runtimeEndpoint === "") {
     try {
@@ -67,8 +81,7 @@ async function connectRuntime(
       const client = new CriClient(found.endpoint, {
         requestTimeoutMs: config.runtimeRequestTimeoutMs,
       });
-      const v = found.version;
-      return { client, runtime: `${v.runtimeName} ${v.runtimeVersion} at ${found.endpoint}` };
+      return { client, ...described(found.version, found.endpoint) };
     } catch (err) {
       if (err instanceof SourceUnavailableError) {
         throw new NoRuntimeError(err.message, { cause: err });
@@ -81,7 +94,7 @@ async function connectRuntime(
   });
   try {
     const v = await client.version(undefined, { timeoutMs: 10_000 });
-    return { client, runtime: `${v.runtimeName} ${v.runtimeVersion} at ${config.runtimeEndpoint}` };
+    return { client, ...described(v, config.runtimeEndpoint) };
   } catch (err) {
     client.close();
     throw new NoRuntimeError(
@@ -154,12 +167,12 @@ export async function createSources(
     closeOptionalSources(optional);
     throw err;
   }
-  const { client, runtime } = connected;
+  const { client, runtime, runtimeName } = connected;
   const cri = new CriPodSource({
     runtime: client,
     nodeName: config.nodeName,
     hostIPs: nodeIPs(config.nodeIPs),
-    runtimeName: runtime.split(" ")[0] ?? "containerd",
+    runtimeName,
     callTimeoutMs: Math.min(config.runtimeRequestTimeoutMs, DEFAULT_LIST_CALL_TIMEOUT_MS),
     metrics: deps.metrics,
     log: deps.log.child("cri"),

@@ -200,7 +200,9 @@ Deno.test("pods-api list, get, ps print kubectl's and crictl's shapes for the si
       const pod = byName.get("ledger-worker-r949nspsh-cr9th")!;
       const status = pod.status as { containerStatuses: Array<{ containerID: string }> };
       const containerId = status.containerStatuses[0]!.containerID;
-      const bare = containerId.replace("containerd://", "");
+      // --simulate presents its containers as the simulated runtime's, not containerd's.
+      assert.match(containerId, /^pods-api-simulated:\/\/[0-9a-f]{64}$/);
+      const bare = containerId.replace("pods-api-simulated://", "");
       const ways = [
         [pod.metadata.uid],
         ["payments/ledger-worker-r949nspsh-cr9th"],

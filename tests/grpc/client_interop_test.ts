@@ -6,17 +6,19 @@
 // client must end the stream OK or UNAVAILABLE, never hang or crash, and its
 // next call must work. grpc-go is what containerd speaks, so this is the
 // CRI client's case too. Without Go or the grpc-go sources the test is
-// ignored, or fails naming the apt packages when PODS_API_REQUIRE_PEERS=1.
+// ignored, or fails naming the apt packages when PODS_API_REQUIRE_PEERS=1
+// (tests/_support/peers.ts).
 import assert from "node:assert/strict";
 import { GrpcChannel } from "../../src/grpc/client.ts";
 import { GrpcError, STATUS, type StatusCode } from "../../src/grpc/status.ts";
 import { fileURLToPath } from "node:url";
-import { buildGo, GO_PEER, GRPCIO_PEER, peerGate } from "../interop/_peer_harness.ts";
+import { buildGo } from "../interop/_peer_harness.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
 
 const TEXT = new TextEncoder();
 const UTF8 = new TextDecoder();
-const goGate = peerGate(GO_PEER);
-const grpcioGate = peerGate(GRPCIO_PEER);
+const goPeer = requirePeer(PEERS.go, PEERS.grpcGo);
+const grpcioPeer = requirePeer(PEERS.grpcio);
 /** Far above any expected wait: turns a hang into a failure that says so. */
 const HANG_GUARD_MS = 30_000;
 
@@ -309,11 +311,12 @@ async function talkToPeer(t: Deno.TestContext, program: PeerProgram, label: stri
 }
 
 Deno.test({
-  name:
+  name: goPeer.name(
     "GrpcChannel talks to a grpc-go server: unary, streaming, statuses, graceful stop and restart",
-  ignore: goGate.ignore,
+  ),
+  ignore: goPeer.ignore,
   async fn(t) {
-    goGate.check();
+    goPeer.check();
     const binary = await buildGo("./tests/grpc/go/peerserver");
     await talkToPeer(
       t,
@@ -324,11 +327,12 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  name: grpcioPeer.name(
     "GrpcChannel talks to a python3-grpcio server: unary, streaming, statuses, graceful stop and restart",
-  ignore: grpcioGate.ignore,
+  ),
+  ignore: grpcioPeer.ignore,
   async fn(t) {
-    grpcioGate.check();
+    grpcioPeer.check();
     const script = fileURLToPath(new URL("./_grpcio_peer_server.py", import.meta.url));
     await talkToPeer(
       t,

@@ -71,15 +71,7 @@ huffman = [
 json.dump({"decoded": decoded, "blocks": blocks, "huffman": huffman}, sys.stdout)
 `;
 import { Prng } from "../_support/prng.ts";
-
-function peerAvailable(): boolean {
-  try {
-    return new Deno.Command(PYTHON, { args: ["-c", "import hpack"], stderr: "null" })
-      .outputSync().success;
-  } catch {
-    return false;
-  }
-}
+import { PEERS, requirePeer } from "../_support/peers.ts";
 
 const NAMES = [
   ":method",
@@ -143,14 +135,15 @@ interface PeerReport {
   huffman: { coded: string; decoded: string }[];
 }
 
-const available = peerAvailable();
+const peer = requirePeer(PEERS.hpack);
 
 Deno.test({
-  name: available
-    ? "HpackEncoder and HpackDecoder interoperate with Python's hpack over random header lists"
-    : "HpackEncoder and HpackDecoder interoperate with Python's hpack (skipped: `/usr/bin/python3 -c 'import hpack'` failed; apt-get install python3-hpack, and pass --allow-run)",
-  ignore: !available,
+  name: peer.name(
+    "HpackEncoder and HpackDecoder interoperate with Python's hpack over random header lists",
+  ),
+  ignore: peer.ignore,
   async fn() {
+    peer.check();
     const rng = new Prng(9113);
     const LISTS = 300;
 

@@ -31,6 +31,28 @@ interface CycleSummary {
   seconds: number;
 }
 
+/**
+ * The close orders every peer client has, in the order it takes them: cycle
+ * `i` closes with `CLOSE_ORDERS[i % 3]` (cancel an open watch then close;
+ * close under an open watch; close with nothing open).
+ */
+export const CLOSE_ORDERS = ["cancel", "open", "graceful"] as const;
+
+/**
+ * How many of `cycles` cycles close in each order.
+ *
+ * @param cycles Cycles the client ran.
+ * @returns Cycles per close order; an order no cycle took is absent.
+ */
+export function expectedCloses(cycles: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  CLOSE_ORDERS.forEach((order, k) => {
+    const n = Math.max(0, Math.ceil((cycles - k) / CLOSE_ORDERS.length));
+    if (n > 0) out[order] = n;
+  });
+  return out;
+}
+
 /** Options of {@linkcode peerCycles}. */
 export interface PeerCyclesOptions {
   /** For messages, e.g. "grpc-js (Node)". */
@@ -75,6 +97,7 @@ export async function peerCycles(options: PeerCyclesOptions): Promise<void> {
     `${options.label} warm-up`,
   );
   assert.deepEqual(warm.unexpected, []);
+  assert.deepEqual(warm.closes, expectedCloses(options.warmCycles), "warm-up close orders");
   const before = await baseline(daemon.pid);
 
   const run = await daemon.child.explain(() => client(cycles));
@@ -87,6 +110,9 @@ export async function peerCycles(options: PeerCyclesOptions): Promise<void> {
   assert.deepEqual(summary.unexpected, [], run.stderr);
   assert.equal(run.code, 0, run.stderr);
   assert.equal(summary.cycles, cycles);
+  // "Every close order" is what these tests claim: each order ran, as often
+  // as the client's round robin says.
+  assert.deepEqual(summary.closes, expectedCloses(cycles), "cycles per close order");
   for (const code of options.statusNames) {
     assert.ok((summary.statuses[code] ?? 0) > 0, `no ${code} seen`);
   }

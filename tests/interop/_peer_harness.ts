@@ -1,7 +1,7 @@
 /**
- * Shared pieces of the real-peer interop tests (SPEC §13, issue 10 item 6):
- * peer detection (ignored when missing, a clear failure naming the apt
- * package under `PODS_API_REQUIRE_PEERS=1`), the daemon as a child process
+ * Shared pieces of the real-peer interop tests (SPEC §13, issue 10 item 6)
+ * (which peers they need, and the gate on them, are in
+ * tests/_support/peers.ts): the daemon as a child process
  * (`main.ts serve --simulate`, via tests/reliability/_child.ts), the health
  * check every peer test ends with, Go builds in GOPATH mode and running a
  * peer process.
@@ -21,9 +21,6 @@ import { pollUntil, rawClient, rawUnary } from "../reliability/_support.ts";
 /** Whether the long runs were asked for (`PODS_API_LONG=1`, `deno task test:long`). */
 export const LONG = Deno.env.get("PODS_API_LONG") === "1";
 
-/** Whether a missing peer fails the test instead of ignoring it (`PODS_API_REQUIRE_PEERS=1`). */
-export const REQUIRE_PEERS = Deno.env.get("PODS_API_REQUIRE_PEERS") === "1";
-
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -38,113 +35,6 @@ export function cycleCount(ci: number): number {
   const set = Deno.env.get("PODS_API_INTEROP_CYCLES");
   if (set !== undefined) return Number(set);
   return LONG ? 10_000 : ci;
-}
-
-/** One program or module a peer test needs, and the Debian package that provides it. */
-export interface PeerRequirement {
-  /** What is needed, e.g. "go (Go toolchain)". */
-  readonly what: string;
-  /** The apt package(s) that provide it. */
-  readonly apt: string;
-  /** Returns true when it is there. */
-  readonly probe: () => boolean;
-}
-
-/**
- * Whether a command runs and exits 0.
- *
- * @param cmd The program.
- * @param args Its arguments.
- * @returns `true` on exit 0.
- */
-export function commandSucceeds(cmd: string, args: string[]): boolean {
-  try {
-    return new Deno.Command(cmd, { args, stdout: "null", stderr: "null" }).outputSync().success;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Whether a path exists.
- *
- * @param path The path.
- * @returns `true` when `stat` succeeds.
- */
-export function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The Go toolchain and Debian's grpc-go 1.33 sources (GOPATH mode). */
-export const GO_PEER: PeerRequirement[] = [
-  { what: "go (Go toolchain)", apt: "golang-go", probe: () => commandSucceeds("go", ["version"]) },
-  {
-    what: "grpc-go sources in /usr/share/gocode",
-    apt: "golang-google-grpc-dev",
-    probe: () => exists("/usr/share/gocode/src/google.golang.org/grpc/server.go"),
-  },
-];
-
-/** Debian's python3 with grpcio. */
-export const GRPCIO_PEER: PeerRequirement[] = [{
-  what: "python3 grpcio (/usr/bin/python3 -c 'import grpc')",
-  apt: "python3-grpcio",
-  probe: () => commandSucceeds("/usr/bin/python3", ["-c", "import grpc"]),
-}];
-
-/** Debian's python3 with h2 and hpack. */
-export const H2_PEER: PeerRequirement[] = [{
-  what: "python3 h2 and hpack (/usr/bin/python3 -c 'import h2, hpack')",
-  apt: "python3-h2",
-  probe: () => commandSucceeds("/usr/bin/python3", ["-c", "import h2, hpack"]),
-}];
-
-/** Node.js and npm (grpc-js is installed by the test with npm). */
-export const NODE_PEER: PeerRequirement[] = [
-  { what: "node (Node.js >= 18)", apt: "nodejs", probe: () => commandSucceeds("node", ["-v"]) },
-  { what: "npm", apt: "npm", probe: () => commandSucceeds("npm", ["-v"]) },
-];
-
-/**
- * The h2spec binary: `PODS_API_H2SPEC`, else the workplace's shared tools
- * (`../shared/tools/h2spec` beside the checkout, or `/work/shared/tools/h2spec`).
- */
-export const H2SPEC: string = Deno.env.get("PODS_API_H2SPEC") ??
-  [
-    fileURLToPath(new URL("../../../shared/tools/h2spec", import.meta.url)),
-    "/work/shared/tools/h2spec",
-  ].find(exists) ??
-  fileURLToPath(new URL("../../../shared/tools/h2spec", import.meta.url));
-
-/**
- * Decides whether a peer test runs: missing peers ignore it, unless
- * `PODS_API_REQUIRE_PEERS=1`, where the test runs and fails at once with the
- * packages to install.
- *
- * @param requirements What the test needs.
- * @returns `ignore` for `Deno.test`, and `check()` to call first in the test.
- */
-export function peerGate(requirements: readonly PeerRequirement[]): {
-  ignore: boolean;
-  check(): void;
-} {
-  const missing = requirements.filter((r) => !r.probe());
-  return {
-    ignore: missing.length > 0 && !REQUIRE_PEERS,
-    check() {
-      if (missing.length === 0) return;
-      const packages = [...new Set(missing.map((m) => m.apt))].join(" ");
-      throw new Error(
-        `Missing interop peer: ${missing.map((m) => m.what).join(", ")}; ` +
-          `install it with "apt-get install ${packages}"`,
-      );
-    },
-  };
 }
 
 /**

@@ -4,16 +4,17 @@
 // every close order it has (cancel then close, close under an open stream,
 // graceful; grpc-go 1.33 sends no GOAWAY), then a kill -9 mid-run. The
 // daemon must stay up, with its fds and RSS back where they started.
-import { buildGo, GO_PEER, peerGate, runPeer } from "./_peer_harness.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
+import { buildGo, runPeer } from "./_peer_harness.ts";
 import { peerCycles } from "./_peer_cycles.ts";
 
-const gate = peerGate(GO_PEER);
+const peer = requirePeer(PEERS.go, PEERS.grpcGo);
 
 Deno.test({
-  name: "a grpc-go client survives every close order for many connection cycles",
-  ignore: gate.ignore,
+  name: peer.name("a grpc-go client survives every close order for many connection cycles"),
+  ignore: peer.ignore,
   async fn() {
-    gate.check();
+    peer.check();
     const client = await buildGo("./tests/interop/go/podsclient");
     await peerCycles({
       label: "grpc-go",

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { SimulatedNode } from "../../src/sim/mod.ts";
 import type { PodObject } from "../../src/model/pod.ts";
 import { startHarness } from "../_support/daemon_harness.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
 
 const PYTHON = "/usr/bin/python3";
 const PROTO_FILES = [
@@ -16,21 +17,15 @@ const PROTO_FILES = [
   "k8s.io/apimachinery/pkg/util/intstr/generated.proto",
 ];
 
-function available(): boolean {
-  try {
-    Deno.statSync("/usr/bin/protoc");
-    const probe = new Deno.Command(PYTHON, { args: ["-c", "import grpc, google.protobuf"] })
-      .outputSync();
-    return probe.success;
-  } catch {
-    return false;
-  }
-}
+const peer = requirePeer(PEERS.protoc, PEERS.grpcio, PEERS.pythonProtobuf);
 
 Deno.test({
-  name: "a Python grpcio client built from the protos decodes every pod and gets the same answers",
-  ignore: !available() && Deno.env.get("CI") !== "true",
+  name: peer.name(
+    "a Python grpcio client built from the protos decodes every pod and gets the same answers",
+  ),
+  ignore: peer.ignore,
   async fn() {
+    peer.check();
     await using h = await startHarness();
     const fixture = JSON.parse(
       await Deno.readTextFile(new URL("../_fixtures/full_pod.json", import.meta.url)),

@@ -3,17 +3,18 @@
 // every close order it has (cancel then close, which sends RST_STREAM then
 // EOF with no GOAWAY; close under an open stream; graceful), then a kill -9
 // mid-run. The daemon must stay up, with fds and RSS back where they started.
-import { GRPCIO_PEER, peerGate, runPeer } from "./_peer_harness.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
+import { runPeer } from "./_peer_harness.ts";
 import { peerCycles } from "./_peer_cycles.ts";
 
-const gate = peerGate(GRPCIO_PEER);
+const peer = requirePeer(PEERS.grpcio);
 const CLIENT = new URL("./_grpcio_cycles.py", import.meta.url).pathname;
 
 Deno.test({
-  name: "a grpcio client survives every close order for many connection cycles",
-  ignore: gate.ignore,
+  name: peer.name("a grpcio client survives every close order for many connection cycles"),
+  ignore: peer.ignore,
   async fn() {
-    gate.check();
+    peer.check();
     await peerCycles({
       label: "grpcio",
       run: (args, killWhen) =>

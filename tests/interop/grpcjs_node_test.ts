@@ -4,9 +4,10 @@
 // which sends RST_STREAM, GOAWAY, EOF (the order that aborted Deno's
 // node:http2 on 2.9.4-2.9.6), then a kill -9 mid-run.
 import { GRPCJS_CLIENT, GRPCJS_VERSION, grpcJsCycles } from "./_grpcjs_peer.ts";
-import { exists, NODE_PEER, peerGate, ROOT, runPeer } from "./_peer_harness.ts";
+import { exists, PEERS, requirePeer } from "../_support/peers.ts";
+import { ROOT, runPeer } from "./_peer_harness.ts";
 
-const gate = peerGate(NODE_PEER);
+const peer = requirePeer(PEERS.node, PEERS.npm);
 
 /** Where grpc-js for Node is installed (reused across runs). */
 function installDir(): string {
@@ -46,10 +47,12 @@ async function installGrpcJs(): Promise<string> {
 }
 
 Deno.test({
-  name: "a grpc-js client under Node survives every close order for many connection cycles",
-  ignore: gate.ignore,
+  name: peer.name(
+    "a grpc-js client under Node survives every close order for many connection cycles",
+  ),
+  ignore: peer.ignore,
   async fn() {
-    gate.check();
+    peer.check();
     const entry = await installGrpcJs();
     await grpcJsCycles(
       "grpc-js (Node)",

@@ -6,14 +6,13 @@ import assert from "node:assert/strict";
 import {
   assertDaemonHealthy,
   baseline,
-  H2_PEER,
   lastJson,
   log,
   LONG,
-  peerGate,
   runPeer,
   startPeerDaemon,
 } from "./_peer_harness.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
 
 interface FuzzSummary {
   frames: number;
@@ -27,16 +26,16 @@ interface FuzzSummary {
   seed: number;
 }
 
-const gate = peerGate(H2_PEER);
+const peer = requirePeer(PEERS.h2);
 const FUZZER = new URL("./h2_fuzz.py", import.meta.url).pathname;
 const FRAMES = Number(Deno.env.get("PODS_API_FUZZ_FRAMES") ?? (LONG ? 1_000_000 : 400_000));
 const SEED = Deno.env.get("PODS_API_FUZZ_SEED") ?? "20261201";
 
 Deno.test({
-  name: "a raw HTTP/2 fuzzer leaves the daemon up and answering",
-  ignore: gate.ignore,
+  name: peer.name("a raw HTTP/2 fuzzer leaves the daemon up and answering"),
+  ignore: peer.ignore,
   async fn() {
-    gate.check();
+    peer.check();
     await using daemon = await startPeerDaemon();
     const fuzz = (frames: number, seed: string) =>
       runPeer("/usr/bin/python3", [

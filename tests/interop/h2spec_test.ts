@@ -1,28 +1,33 @@
 // h2spec (the HTTP/2 conformance suite, ../shared/tools/h2spec) against the
 // daemon child through a loopback TCP → UNIX socket byte bridge: every case
-// must pass, and the daemon must still be up afterwards. The failing cases
-// are printed by name.
+// the suite lists (`h2spec --dryrun`) must be run and pass, none failed and
+// none skipped (but those listed in NOT_APPLICABLE, by name and reason), and
+// the daemon must still be up afterwards. Failed and skipped cases are
+// printed by name.
 import assert from "node:assert/strict";
-import {
-  assertDaemonHealthy,
-  baseline,
-  exists,
-  H2SPEC,
-  log,
-  peerGate,
-  runPeer,
-  startPeerDaemon,
-} from "./_peer_harness.ts";
+import { assertDaemonHealthy, baseline, log, runPeer, startPeerDaemon } from "./_peer_harness.ts";
+import { exists, H2SPEC, PEERS, requirePeer } from "../_support/peers.ts";
 import { startTcpBridge } from "./_tcp_bridge.ts";
 
-const gate = peerGate([{
-  what: `h2spec at ${H2SPEC} (or PODS_API_H2SPEC)`,
-  apt: "none: it is built in ../shared/tools (see its README)",
-  probe: () => exists(H2SPEC),
-}]);
-// Debian does not package h2spec: .ci/run sets this only on a machine
-// without the workplace's copy, and says so loudly.
-if (Deno.env.get("PODS_API_H2SPEC_OPTIONAL") === "1" && !exists(H2SPEC)) gate.ignore = true;
+const peer = requirePeer(PEERS.h2spec);
+
+/**
+ * Cases h2spec may skip because they cannot apply to this server, by name
+ * (as {@linkcode parseJunit} spells it) with the reason. Empty: the daemon
+ * runs every case h2spec has. Exactly this set must be skipped.
+ */
+const NOT_APPLICABLE: ReadonlyMap<string, string> = new Map();
+
+/**
+ * How many cases h2spec has: the numbered lines of `h2spec --dryrun`.
+ *
+ * @returns The count.
+ */
+async function listedCases(): Promise<number> {
+  const dry = await runPeer(H2SPEC, ["--dryrun"], { timeoutMs: 60_000 });
+  assert.equal(dry.code, 0, `h2spec --dryrun: ${dry.stderr}`);
+  return dry.stdout.split("\n").filter((line) => /^\s+\d+: /.test(line)).length;
+}
 
 /** One `<testcase>` of the JUnit report. */
 interface CaseResult {
@@ -44,7 +49,8 @@ function attribute(attributes: string, name: string): string {
 
 /**
  * Reads h2spec's JUnit report: one entry per test case (h2spec names a case
- * by its `classname`; a failed case holds an `<error>` or `<failure>`).
+ * by its `classname`; a failed case holds an `<error>` or `<failure>`, a
+ * skipped one `<skipped>`).
  *
  * @param xml The report.
  * @returns The cases in order.
@@ -59,13 +65,16 @@ function parseJunit(xml: string): CaseResult[] {
       const body = c[3] ?? "";
       const failure = /<(failure|error)\b([^>]*)>([\s\S]*?)<\/\1>/.exec(body) ??
         /<(failure|error)\b([^>]*)\/>()/.exec(body);
-      const message = failure === null
+      const skip = /<skipped\b([^>]*?)\/?>/.exec(body);
+      const message = failure !== null
+        ? (attribute(failure[2]!, "message") || unescapeXml(failure[3]!)).trim()
+        : skip === null
         ? ""
-        : (attribute(failure[2]!, "message") || unescapeXml(failure[3]!)).trim();
+        : attribute(skip[1]!, "message");
       out.push({
         name: `${section}: ${attribute(c[1]!, "classname") || attribute(c[1]!, "name")}`,
         failed: failure !== null,
-        skipped: /<skipped\b/.test(body),
+        skipped: skip !== null,
         message: message.replace(/\s+/g, " ").slice(0, 160),
       });
     }
@@ -74,10 +83,12 @@ function parseJunit(xml: string): CaseResult[] {
 }
 
 Deno.test({
-  name: "h2spec passes every case against the daemon's socket",
-  ignore: gate.ignore,
+  name: peer.name("h2spec passes every case against the daemon's socket"),
+  ignore: peer.ignore,
   async fn() {
-    gate.check();
+    peer.check();
+    const listed = await listedCases();
+    assert.ok(listed > 0, "h2spec --dryrun lists no case");
     await using daemon = await startPeerDaemon();
     const before = await baseline(daemon.pid);
     const bridge = startTcpBridge(daemon.socket);
@@ -99,13 +110,15 @@ Deno.test({
     await bridge[Symbol.asyncDispose]();
     const cases = exists(report) ? parseJunit(await Deno.readTextFile(report)) : [];
     const failed = cases.filter((c) => c.failed);
-    const skipped = cases.filter((c) => c.skipped).length;
+    const skipped = cases.filter((c) => c.skipped && !c.failed);
+    const passed = cases.length - failed.length - skipped.length;
     await log(
-      `h2spec: ${cases.length - failed.length - skipped} of ${cases.length} cases passed, ` +
-        `${failed.length} failed, ${skipped} skipped (exit ${run.code}, ` +
+      `h2spec: ${passed} of ${listed} listed cases passed, ${failed.length} failed, ` +
+        `${skipped.length} skipped, ${cases.length} reported (exit ${run.code}, ` +
         `${bridge.accepted} connections)`,
     );
     for (const c of failed) await log(`  FAILED ${c.name}: ${c.message}`);
+    for (const c of skipped) await log(`  SKIPPED ${c.name}: ${c.message}`);
     const ended = await Promise.race([
       daemon.child.output,
       new Promise<undefined>((r) => setTimeout(r, 100, undefined)),
@@ -121,6 +134,13 @@ Deno.test({
     assert.ok(cases.length > 0, `h2spec wrote no report: ${run.stdout.slice(-1500)}`);
     await assertDaemonHealthy(daemon, before, "h2spec");
     assert.deepEqual(failed.map((c) => c.name), [], "h2spec cases failed");
+    assert.deepEqual(
+      skipped.map((c) => c.name).sort(),
+      [...NOT_APPLICABLE.keys()].sort(),
+      "h2spec skipped cases other than the ones listed as not applicable",
+    );
+    assert.equal(cases.length, listed, "every case h2spec lists was reported");
+    assert.equal(passed, listed - NOT_APPLICABLE.size, "cases passed");
     assert.equal(run.code, 0, "h2spec exit code");
   },
 });

@@ -5,16 +5,12 @@ import assert from "node:assert/strict";
 import { parse as parseYaml } from "yaml";
 import type { PodObject } from "../../src/model/pod.ts";
 import { type KubeApiHarness, nodePods, startKubeApi } from "./_kube_api.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
 
 const KUBECTL = "/usr/bin/kubectl";
 
-function available(): boolean {
-  try {
-    return Deno.statSync(KUBECTL).isFile;
-  } catch {
-    return false;
-  }
-}
+// The API is served over HTTPS: its test certificates come from openssl.
+const peer = requirePeer(PEERS.kubectl, PEERS.openssl);
 
 async function kubectl(
   k: KubeApiHarness,
@@ -37,9 +33,12 @@ function table(text: string): string[][] {
 }
 
 Deno.test({
-  name: "kubectl get pods -A -o wide shows every pod with kubectl's columns and STATUS reasons",
-  ignore: !available() && Deno.env.get("CI") !== "true",
+  name: peer.name(
+    "kubectl get pods -A -o wide shows every pod with kubectl's columns and STATUS reasons",
+  ),
+  ignore: peer.ignore,
   async fn() {
+    peer.check();
     await using k = await startKubeApi({ tls: true });
     const r = await kubectl(k, ["get", "pods", "-A", "-o", "wide"]);
     assert.ok(r.ok, r.err);
@@ -79,9 +78,10 @@ Deno.test({
 });
 
 Deno.test({
-  name: "kubectl selects with -l and --field-selector, and gets one pod as YAML",
-  ignore: !available() && Deno.env.get("CI") !== "true",
+  name: peer.name("kubectl selects with -l and --field-selector, and gets one pod as YAML"),
+  ignore: peer.ignore,
   async fn() {
+    peer.check();
     await using k = await startKubeApi({ tls: true });
     const labelled = await kubectl(k, ["get", "pods", "-n", "shop", "-l", "app=web", "-o", "name"]);
     assert.ok(labelled.ok, labelled.err);
@@ -120,9 +120,10 @@ Deno.test({
 });
 
 Deno.test({
-  name: "kubectl is refused with a wrong token, as by the API server",
-  ignore: !available() && Deno.env.get("CI") !== "true",
+  name: peer.name("kubectl is refused with a wrong token, as by the API server"),
+  ignore: peer.ignore,
   async fn() {
+    peer.check();
     await using k = await startKubeApi({ tls: true });
     await Deno.writeTextFile(k.tokenFile, "wrong-token\n");
     const r = await kubectl(k, ["get", "pods", "-A"]);
@@ -132,9 +133,10 @@ Deno.test({
 });
 
 Deno.test({
-  name: "kubectl get pods -w sees a change made on the node",
-  ignore: !available() && Deno.env.get("CI") !== "true",
+  name: peer.name("kubectl get pods -w sees a change made on the node"),
+  ignore: peer.ignore,
   async fn() {
+    peer.check();
     await using k = await startKubeApi({ tls: true });
     const child = new Deno.Command(KUBECTL, {
       args: [

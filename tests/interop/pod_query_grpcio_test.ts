@@ -6,20 +6,13 @@ import type { PodObject } from "../../src/model/pod.ts";
 import { startHarness } from "../_support/daemon_harness.ts";
 import { makePod } from "../_fixtures/pods.ts";
 import { startSteppedScript } from "./_stepped_script.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
 
 const PYTHON = "/usr/bin/python3";
 const PROTO_FILES = ["podsapi/v1/pod_query.proto", "k8s.io/api/core/v1/generated.proto"];
 const CONTAINER = "0a1b2c3d4e5f" + "9".repeat(52);
 
-function available(): boolean {
-  try {
-    Deno.statSync("/usr/bin/protoc");
-    return new Deno.Command(PYTHON, { args: ["-c", "import grpc, google.protobuf"] })
-      .outputSync().success;
-  } catch {
-    return false;
-  }
-}
+const peer = requirePeer(PEERS.protoc, PEERS.grpcio, PEERS.pythonProtobuf);
 
 function nodePods(): PodObject[] {
   const web = makePod({ uid: "u-web", name: "web-1", namespace: "shop", labels: { app: "web" } });
@@ -58,10 +51,12 @@ function nodePods(): PodObject[] {
 }
 
 Deno.test({
-  name:
+  name: peer.name(
     "a Python grpcio PodQuery client built by protoc looks up, selects, resumes and is treated fairly",
-  ignore: !available() && Deno.env.get("CI") !== "true",
+  ),
+  ignore: peer.ignore,
   async fn() {
+    peer.check();
     await using h = await startHarness({
       flags: [
         "--watch-history",

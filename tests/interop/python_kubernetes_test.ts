@@ -5,16 +5,11 @@ import assert from "node:assert/strict";
 import type { PodObject } from "../../src/model/pod.ts";
 import { nodePods, startKubeApi, TOKEN } from "./_kube_api.ts";
 import { startSteppedScript } from "./_stepped_script.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
 
 const PYTHON = "/usr/bin/python3";
 
-function available(): boolean {
-  try {
-    return new Deno.Command(PYTHON, { args: ["-c", "import kubernetes"] }).outputSync().success;
-  } catch {
-    return false;
-  }
-}
+const peer = requirePeer(PEERS.pythonKubernetes);
 
 function relabel(pods: PodObject[], name: string, gen: string): PodObject[] {
   return pods.map((p) =>
@@ -25,9 +20,12 @@ function relabel(pods: PodObject[], name: string, gen: string): PodObject[] {
 }
 
 Deno.test({
-  name: "python-kubernetes lists, pages, watches, resumes without a gap, sees bookmarks and 410",
-  ignore: !available() && Deno.env.get("CI") !== "true",
+  name: peer.name(
+    "python-kubernetes lists, pages, watches, resumes without a gap, sees bookmarks and 410",
+  ),
+  ignore: peer.ignore,
   async fn() {
+    peer.check();
     await using k = await startKubeApi({
       flags: ["--watch-history", "5m,4", "--http-watch-bookmark-period", "200ms"],
     });

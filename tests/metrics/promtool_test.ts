@@ -3,15 +3,10 @@ import { makePod } from "../_fixtures/pods.ts";
 import { callUnary, startHarness, watch } from "../_support/daemon_harness.ts";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import { parseProcStatus, type ProcReader } from "../../src/metrics/proc_self.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
 
 const PROMTOOL = "/usr/bin/promtool";
-const hasPromtool = (() => {
-  try {
-    return Deno.statSync(PROMTOOL).isFile;
-  } catch {
-    return false;
-  }
-})();
+const peer = requirePeer(PEERS.promtool);
 
 /** Runs `promtool check metrics` on an exposition and asserts it has nothing to say. */
 async function assertPromtoolAccepts(body: string): Promise<void> {
@@ -31,9 +26,10 @@ async function assertPromtoolAccepts(body: string): Promise<void> {
 }
 
 Deno.test({
-  name: "/metrics exposes every kubelet Pods API metric and promtool accepts it",
-  ignore: !hasPromtool && Deno.env.get("CI") !== "true",
+  name: peer.name("/metrics exposes every kubelet Pods API metric and promtool accepts it"),
+  ignore: peer.ignore,
   async fn() {
+    peer.check();
     await using h = await startHarness();
     h.source.set([makePod({ uid: "u1", name: "a" })]);
     await h.daemon.relistOnce();
@@ -98,10 +94,12 @@ function vmRss(): number {
 }
 
 Deno.test({
-  name:
+  name: peer.name(
     "process_* metrics on /metrics carry this process's real figures, and promtool accepts them",
-  ignore: !hasPromtool && Deno.env.get("CI") !== "true",
+  ),
+  ignore: peer.ignore,
   async fn() {
+    peer.check();
     await using h = await startHarness({
       registry: createMetricsRegistry({ processMetrics: true, proc: catReader }),
     });
@@ -136,8 +134,16 @@ Deno.test({
 });
 
 Deno.test("without /proc/self the figures only it has are left out, not exported as 0", async () => {
-  // Under the test's permissions (no --allow-all) Deno refuses /proc/self, as it does the daemon.
-  const { expose } = createMetricsRegistry({ processMetrics: true });
+  // Deno refuses /proc/self without --allow-all, as it does the daemon: a reader that is refused.
+  const refused: ProcReader = {
+    readText: (path) => {
+      throw new Deno.errors.NotCapable(`Requires all access to "${path}"`);
+    },
+    countEntries: (path) => {
+      throw new Deno.errors.NotCapable(`Requires all access to "${path}"`);
+    },
+  };
+  const { expose } = createMetricsRegistry({ processMetrics: true, proc: refused });
   const body = await expose();
   for (const name of ["process_virtual_memory_bytes", "process_heap_bytes", "process_open_fds"]) {
     assert.doesNotMatch(body, new RegExp(`^(# TYPE )?${name}\\b`, "m"), name);

@@ -1,6 +1,7 @@
 import { deepStrictEqual, equal, notDeepStrictEqual, ok, throws } from "node:assert/strict";
 import type { JsonObject, JsonValue } from "../../src/model/json.ts";
 import type { PodObject } from "../../src/model/pod.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
 import {
   decodePod,
   encodePod,
@@ -21,18 +22,8 @@ function minimalPod(extra: JsonObject = {}): PodObject {
   return { metadata: { uid: "u-1", name: "p", namespace: "ns" }, ...extra };
 }
 
-async function commandWorks(cmd: string, args: string[]): Promise<boolean> {
-  try {
-    const { success } = await new Deno.Command(cmd, { args, stdout: "null", stderr: "null" })
-      .output();
-    return success;
-  } catch {
-    return false;
-  }
-}
-
-const HAVE_PROTOC = await commandWorks("protoc", ["--version"]);
-const HAVE_PY_PROTOBUF = await commandWorks(PYTHON, ["-c", "import google.protobuf"]);
+const PROTOC_AND_PYTHON = requirePeer(PEERS.protoc, PEERS.pythonProtobuf);
+const PROTOC = requirePeer(PEERS.protoc);
 
 async function run(cmd: string, args: string[], stdin?: Uint8Array): Promise<Uint8Array> {
   const child = new Deno.Command(cmd, {
@@ -93,9 +84,12 @@ Deno.test("encodePod() and decodePod() round-trip the full pod", async () => {
 });
 
 Deno.test({
-  name: "encodePod() bytes decode with the protobuf runtime to the same pod",
-  ignore: !HAVE_PROTOC || !HAVE_PY_PROTOBUF,
+  name: PROTOC_AND_PYTHON.name(
+    "encodePod() bytes decode with the protobuf runtime to the same pod",
+  ),
+  ignore: PROTOC_AND_PYTHON.ignore,
   async fn() {
+    PROTOC_AND_PYTHON.check();
     const pod = await loadFullPod();
     await withDescriptorSet(async (descriptorSet) => {
       const out = await run(PYTHON, [PY_DECODER, descriptorSet], encodePod(pod));
@@ -105,9 +99,12 @@ Deno.test({
 });
 
 Deno.test({
-  name: "encodePod() bytes equal the protobuf runtime's deterministic serialization",
-  ignore: !HAVE_PROTOC || !HAVE_PY_PROTOBUF,
+  name: PROTOC_AND_PYTHON.name(
+    "encodePod() bytes equal the protobuf runtime's deterministic serialization",
+  ),
+  ignore: PROTOC_AND_PYTHON.ignore,
   async fn() {
+    PROTOC_AND_PYTHON.check();
     const bytes = encodePod(await loadFullPod());
     await withDescriptorSet(async (descriptorSet) => {
       const out = await run(PYTHON, [PY_DECODER, descriptorSet, "--reserialize"], bytes);
@@ -117,9 +114,10 @@ Deno.test({
 });
 
 Deno.test({
-  name: "encodePod() bytes show the Kubernetes field values in protoc --decode",
-  ignore: !HAVE_PROTOC,
+  name: PROTOC.name("encodePod() bytes show the Kubernetes field values in protoc --decode"),
+  ignore: PROTOC.ignore,
   async fn() {
+    PROTOC.check();
     const bytes = encodePod(await loadFullPod());
     const text = new TextDecoder().decode(
       await run("protoc", [

@@ -2,8 +2,9 @@
 // ListPods/GetPod while 200 watchers stream under churn. A fake clock makes
 // the limiter exact (admitted == burst + qps * elapsed); every watcher must
 // receive every event the cache published; memory must stay bounded. Then
-// connect/watch/cancel cycles against a daemon process must leave its
-// resident memory and open file descriptors where they started.
+// connect/watch/cancel/close cycles, one connection each, against a daemon
+// process must leave its resident memory and open file descriptors where
+// they started.
 import * as grpc from "@grpc/grpc-js";
 import assert from "node:assert/strict";
 import { runKubeletPod } from "../../src/sim/runtime/cri_kubelet.ts";
@@ -203,47 +204,38 @@ const RSS_MARGIN_KIB = 32 * 1024;
  */
 const HEAP_CAP_MIB = 64;
 
-/**
- * Whether every cycle opens and closes its own connection. Connection churn
- * trips a crash inside Deno's node:http2 (nghttp2 assertion in
- * find_stream_on_goaway_func, denoland/deno#36788: the daemon aborts), so the
- * cycles run over long-lived connections unless PODS_API_CONNECTION_CHURN=1
- * asks to reproduce the crash (RELIABILITY.md records it).
- */
-const CONNECTION_PER_CYCLE = Deno.env.get("PODS_API_CONNECTION_CHURN") === "1";
-
+/** Cycles in flight at once; each opens and closes its own connection. */
 const PARALLEL = 25;
 
-/** The long-lived connections of the default run (none when each cycle connects). */
-function sharedConnections(socket: string): Array<ReturnType<typeof rawClient>> {
-  return CONNECTION_PER_CYCLE ? [] : Array.from(
-    { length: PARALLEL },
-    () => rawClient(socket, "v1alpha1.Pods", { "grpc.use_local_subchannel_pool": 1 }),
-  );
-}
-
-async function cycles(
-  socket: string,
-  count: number,
-  shared: ReadonlyArray<ReturnType<typeof rawClient>>,
-): Promise<void> {
+async function cycles(socket: string, count: number): Promise<void> {
   for (let done = 0; done < count; done += PARALLEL) {
-    await cycleBatch(socket, Math.min(PARALLEL, count - done), shared).catch((err) => {
+    await cycleBatch(socket, Math.min(PARALLEL, count - done)).catch((err) => {
       throw new Error(`Cycle batch after ${done} of ${count} cycles failed: ${err.message}`);
     });
   }
 }
 
-function cycleBatch(
-  socket: string,
-  size: number,
-  shared: ReadonlyArray<ReturnType<typeof rawClient>>,
-): Promise<void[]> {
+/** A loopback TCP port that was free a moment ago, for the daemon child's metrics. */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+/** `pods_api_connections_accepted_total` scraped from the daemon child. */
+async function acceptedConnections(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith("pods_api_connections_accepted_total "));
+  assert.ok(line, "the daemon exports pods_api_connections_accepted_total");
+  return Number(line.split(" ")[1]);
+}
+
+/** Connects, watches until the initial sync, cancels and closes: `size` at once. */
+function cycleBatch(socket: string, size: number): Promise<void[]> {
   return Promise.all(
-    Array.from({ length: size }, async (_, i) => {
-      const own = shared[i] === undefined;
-      const stub = shared[i] ??
-        rawClient(socket, "v1alpha1.Pods", { "grpc.use_local_subchannel_pool": 1 });
+    Array.from({ length: size }, async () => {
+      const stub = rawClient(socket, "v1alpha1.Pods", { "grpc.use_local_subchannel_pool": 1 });
       try {
         const w = rawWatch(stub);
         await pollUntil(
@@ -258,13 +250,13 @@ function cycleBatch(
         w.cancel();
         assert.equal((await w.ended).code, grpc.status.CANCELLED);
       } finally {
-        if (own) stub.close();
+        stub.close();
       }
     }),
   );
 }
 
-Deno.test(`main.ts serve keeps RSS and open fds level over ${CYCLES} connect/watch/cancel cycles`, async () => {
+Deno.test(`main.ts serve keeps RSS and open fds level over ${CYCLES} connect/watch/cancel/close cycles, one connection each`, async () => {
   // The production path: the daemon reads an external runtime (a simulated
   // one served by this test process), not the in-process --simulate bridge.
   const dir = await Deno.makeTempDir({ prefix: "pods-api-rel-cri-" });
@@ -277,15 +269,19 @@ Deno.test(`main.ts serve keeps RSS and open fds level over ${CYCLES} connect/wat
       containers: [{ name: "app", image: "registry.k8s.io/pause:3.10" }],
     });
   }
+  const metricsPort = freePort();
   await using child = await startServeChild(
-    ["--container-runtime-endpoint", server.endpoint],
+    [
+      "--container-runtime-endpoint",
+      server.endpoint,
+      "--metrics-bind-address",
+      `127.0.0.1:${metricsPort}`,
+    ],
     { denoFlags: [`--v8-flags=--max-old-space-size=${HEAP_CAP_MIB}`], simulate: false },
   );
-  // Closing a connection whose streams were cancelled can abort the daemon
-  // (see CONNECTION_PER_CYCLE): the shared connections close after it exits.
-  const shared = sharedConnections(child.socket);
+  const accepted = () => acceptedConnections(metricsPort);
   // Warm up (JIT, pools, first allocations) before the baseline.
-  await child.explain(() => cycles(child.socket, 1_000, shared));
+  await child.explain(() => cycles(child.socket, 1_000));
   // Closed connections leave /proc/<pid>/fd once the server saw them close:
   // the baseline is the lowest count seen, and the end state is polled for.
   let before = await processUsage(child.pid);
@@ -294,9 +290,11 @@ Deno.test(`main.ts serve keeps RSS and open fds level over ${CYCLES} connect/wat
     const now = await processUsage(child.pid);
     if (now.fds < before.fds) before = now;
   }
+  const acceptedBefore = await accepted();
   const started = performance.now();
-  await child.explain(() => cycles(child.socket, CYCLES, shared));
+  await child.explain(() => cycles(child.socket, CYCLES));
   const seconds = (performance.now() - started) / 1000;
+  const connections = await accepted() - acceptedBefore;
   let after = await processUsage(child.pid);
   await pollUntil(async () => {
     after = await processUsage(child.pid);
@@ -304,21 +302,19 @@ Deno.test(`main.ts serve keeps RSS and open fds level over ${CYCLES} connect/wat
   }, `open fds to return to ${before.fds} (now ${after.fds})`).catch(() => {});
   await report(
     "cycles",
-    `${CYCLES} cycles in ${seconds.toFixed(1)} s: RSS ${before.rssKiB} -> ${after.rssKiB} KiB ` +
-      `(+${after.rssKiB - before.rssKiB}), fds ${before.fds} -> ${after.fds}`,
-    { cycles: CYCLES, seconds, before, after },
+    `${CYCLES} cycles on ${connections} connections in ${seconds.toFixed(1)} s: ` +
+      `RSS ${before.rssKiB} -> ${after.rssKiB} KiB (+${after.rssKiB - before.rssKiB}), ` +
+      `fds ${before.fds} -> ${after.fds}`,
+    { cycles: CYCLES, connections, seconds, before, after },
   );
+  assert.equal(connections, CYCLES, "one connection per cycle");
   assert.ok(after.fds <= before.fds + 2, `fds ${before.fds} -> ${after.fds}`);
   assert.ok(
     after.rssKiB - before.rssKiB < RSS_MARGIN_KIB,
     `RSS ${before.rssKiB} -> ${after.rssKiB} KiB`,
   );
-  // SIGKILL, not SIGTERM: a graceful stop sends GOAWAY over connections
-  // whose streams were cancelled, the very case that can abort a Deno process
-  // (here the test's own clients; see CONNECTION_PER_CYCLE). Clean shutdown
-  // has its own test in faults_test.ts.
+  // Clean shutdown has its own test in faults_test.ts.
   child.process.kill("SIGKILL");
   await child.output;
-  for (const stub of shared) stub.close();
   await Deno.remove(dir, { recursive: true });
 });

@@ -25,6 +25,9 @@ import {
   RUNTIME_WAIT_MAX_DELAY_MS,
 } from "../../src/sources/runtime_wait.ts";
 import { checkServeArgs } from "./_serve_args.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
+
+const SYSTEMD_ANALYZE = requirePeer(PEERS.systemdAnalyze);
 
 const read = (path: string) => Deno.readTextFile(new URL(`../../${path}`, import.meta.url));
 const OPS = await read("docs/OPERATIONS.md");
@@ -204,9 +207,10 @@ Deno.test("the install documents' numbers are the unit's, the DaemonSet's and th
 });
 
 Deno.test({
-  name: "OPERATIONS.md's systemd-analyze security rating is the unit's",
-  ignore: !(await Deno.stat("/usr/bin/systemd-analyze").then(() => true, () => false)),
+  name: SYSTEMD_ANALYZE.name("OPERATIONS.md's systemd-analyze security rating is the unit's"),
+  ignore: SYSTEMD_ANALYZE.ignore,
   async fn() {
+    SYSTEMD_ANALYZE.check();
     const documented = /`systemd-analyze security --offline=yes` rates it ([\d.]+) \((\w+)\)/
       .exec(OPS);
     assert.ok(documented, "the rating is documented");

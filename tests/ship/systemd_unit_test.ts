@@ -11,6 +11,7 @@ import { dirname } from "node:path";
 import { EXIT } from "../../main.ts";
 import { DEFAULT_SOCKET_DIR } from "../../scripts/_permissions.ts";
 import { checkServeArgs } from "./_serve_args.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
 
 const UNIT_FILE = new URL("../../deploy/pods-api.service", import.meta.url);
 const DECODER = new TextDecoder();
@@ -45,28 +46,16 @@ function one(unit: Unit, section: string, key: string): string {
   return values.at(-1)!;
 }
 
-async function which(command: string): Promise<string | undefined> {
-  for (const dir of (Deno.env.get("PATH") ?? "/usr/bin:/bin").split(":")) {
-    try {
-      if ((await Deno.stat(`${dir}/${command}`)).isFile) return `${dir}/${command}`;
-    } catch {
-      // Not in this directory.
-    }
-  }
-  return undefined;
-}
-
 const TEXT = await Deno.readTextFile(UNIT_FILE);
 const UNIT = parseUnit(TEXT);
 const EXEC_START = one(UNIT, "Service", "ExecStart").split(/\s+/);
-const SYSTEMD_ANALYZE = await which("systemd-analyze");
+const SYSTEMD_ANALYZE = requirePeer(PEERS.systemdAnalyze);
 
 Deno.test({
-  name: "pods-api.service passes systemd-analyze verify",
-  // CI installs the systemd package (.ci/run); elsewhere a missing tool skips.
-  ignore: SYSTEMD_ANALYZE === undefined && Deno.env.get("CI") !== "true",
+  name: SYSTEMD_ANALYZE.name("pods-api.service passes systemd-analyze verify"),
+  ignore: SYSTEMD_ANALYZE.ignore,
   async fn() {
-    assert.ok(SYSTEMD_ANALYZE, "systemd-analyze is installed");
+    SYSTEMD_ANALYZE.check();
     // verify requires ExecStart's binary to exist and be executable: check a
     // copy whose ExecStart points at a stand-in executable, the rest unchanged.
     const dir = await Deno.makeTempDir({ prefix: "pods-api-unit-" });
@@ -76,7 +65,7 @@ Deno.test({
       const copy = TEXT.replace(`ExecStart=${EXEC_START[0]} `, `ExecStart=${binary} `);
       assert.notEqual(copy, TEXT);
       await Deno.writeTextFile(`${dir}/pods-api.service`, copy);
-      const { code, stdout, stderr } = await new Deno.Command(SYSTEMD_ANALYZE, {
+      const { code, stdout, stderr } = await new Deno.Command("systemd-analyze", {
         args: ["verify", "--man=no", `${dir}/pods-api.service`],
         stdout: "piped",
         stderr: "piped",

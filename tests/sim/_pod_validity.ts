@@ -18,7 +18,8 @@ const UUID_V4_REGEXP = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-
 const DNS_SUBDOMAIN_REGEXP = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 const DNS_LABEL_REGEXP = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const LABEL_VALUE_REGEXP = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
-const CONTAINER_ID_REGEXP = /^containerd:\/\/[0-9a-f]{64}$/;
+/** The simulated runtime's scheme: simulated containers never read as containerd's. */
+const CONTAINER_ID_REGEXP = /^pods-api-simulated:\/\/[0-9a-f]{64}$/;
 const IMAGE_ID_REGEXP = /^[^@]+@sha256:[0-9a-f]{64}$/;
 const TIME_KEYS = new Set([
   "creationTimestamp",

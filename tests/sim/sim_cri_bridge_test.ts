@@ -323,7 +323,15 @@ Deno.test("startSimulatedRuntime() syncs on a timer and stops on abort", async (
     const source = new CriPodSource({ runtime: client, nodeName: node.nodeName });
     const uids = (pods: readonly { uid: string }[]) => pods.map((p) => p.uid).sort().join();
     const simUids = () => uids(node.pods().map((p) => ({ uid: p.metadata.uid })));
-    assert.equal(uids(await source.list(AbortSignal.timeout(5000))), simUids(), "first list");
+    const first = await source.list(AbortSignal.timeout(5000));
+    assert.equal(uids(first), simUids(), "first list");
+    // The source asks the runtime's Version: simulated containers read as such.
+    const ids = first.flatMap((s) =>
+      ((s.pod.status?.containerStatuses ?? []) as { containerID?: string }[])
+        .flatMap((c) => c.containerID ?? [])
+    );
+    assert.ok(ids.length > 0, "containers listed");
+    for (const id of ids) assert.match(id, /^pods-api-simulated:\/\/[0-9a-f]+$/);
 
     const before = node.mutations;
     clock.advance(300_000);
@@ -331,7 +339,7 @@ Deno.test("startSimulatedRuntime() syncs on a timer and stops on abort", async (
       const listed = uids(await source.list(AbortSignal.timeout(5000)));
       return node.mutations > before && listed === simUids() ? true : undefined;
     });
-    assert.equal((await client.version({ version: "v1" })).runtimeName, "simcri");
+    assert.equal((await client.version({ version: "v1" })).runtimeName, "pods-api-simulated");
   } finally {
     client.close();
     controller.abort();

@@ -7,6 +7,7 @@
  */
 
 import { hashString, Prng, stableHex } from "../_prng.ts";
+import { SIMULATED_RUNTIME_NAME } from "../simulated_runtime_name.ts";
 
 /** The alphabet of generated name suffixes (no vowels, no look-alike digits). */
 const SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
@@ -38,10 +39,11 @@ export function templateHash(key: string): string {
 
 /**
  * @param prng The generator to draw from.
- * @returns A containerd container ID with its scheme, `containerd://<64 hex>`.
+ * @returns A container ID with the simulated runtime's scheme,
+ *   `pods-api-simulated://<64 hex>` (64 hex digits, as containerd makes them).
  */
 export function containerId(prng: Prng): string {
-  return `containerd://${prng.hex(64)}`;
+  return `${SIMULATED_RUNTIME_NAME}://${prng.hex(64)}`;
 }
 
 /**

@@ -64,6 +64,7 @@ import {
   type VersionResponse,
 } from "../../sources/cri/mod.ts";
 import { IpPool } from "../_ip_pool.ts";
+import { SIMULATED_RUNTIME_NAME } from "../simulated_runtime_name.ts";
 
 export type { SimContainer, SimSandbox };
 
@@ -71,7 +72,7 @@ export type { SimContainer, SimSandbox };
 export interface SimCriRuntimeOptions {
   /** Source of creation, start and finish times. @default {systemClock} */
   clock?: Clock;
-  /** `runtimeName` of Version, the prefix of container IDs. @default {"simcri"} */
+  /** `runtimeName` of Version, the prefix of container IDs. @default {"pods-api-simulated"} */
   runtimeName?: string;
   /** First two octets of pod IPs (a /16: about 65000 pods). @default {"10.88"} */
   ipv4Prefix?: string;
@@ -124,7 +125,7 @@ export class SimCriRuntime implements RuntimeService {
   /** @param options Clock, runtime name, IP prefixes, events switch. */
   constructor(options: SimCriRuntimeOptions = {}) {
     this.#clock = options.clock ?? systemClock;
-    this.#runtimeName = options.runtimeName ?? "simcri";
+    this.#runtimeName = options.runtimeName ?? SIMULATED_RUNTIME_NAME;
     this.#ips = new IpPool({ prefix: options.ipv4Prefix ?? "10.88" });
     this.#ipv6Prefix = options.ipv6Prefix;
     this.eventsImplemented = options.eventsImplemented ?? true;

@@ -456,7 +456,7 @@ export interface StartSimulatedRuntimeOptions {
   syncPeriodMs?: number;
   /** Stops the syncs and the server when aborted. */
   signal?: AbortSignal;
-  /** `runtimeName` of Version, the container ID prefix. @default {"simcri"} */
+  /** `runtimeName` of Version, the container ID prefix. @default {"pods-api-simulated"} */
   runtimeName?: string;
   /** Whether GetContainerEvents is served (false: UNIMPLEMENTED, as containerd 1.6). @default {true} */
   eventsImplemented?: boolean;

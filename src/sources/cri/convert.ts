@@ -79,13 +79,33 @@ export interface SandboxInput {
   readonly status?: PodSandboxStatus | undefined;
 }
 
+/**
+ * The scheme of container IDs when the runtime's Version gives no name (or
+ * cannot be asked): `unknown://<id>` says the runtime is not known, where a
+ * guess such as `containerd://` would present it as a real one.
+ */
+export const UNNAMED_RUNTIME = "unknown";
+
+/**
+ * The scheme of container IDs for a runtime name as its Version gave it.
+ *
+ * @param runtimeName `runtimeName` of the runtime's Version; empty when it gave none.
+ * @returns The name, or {@linkcode UNNAMED_RUNTIME} when it is empty.
+ */
+export function containerIdScheme(runtimeName: string | undefined): string {
+  return runtimeName || UNNAMED_RUNTIME;
+}
+
 /** Options of {@linkcode convertPod} and {@linkcode convertPods}. */
 export interface ConvertOptions {
   /** `spec.nodeName` of every pod. */
   nodeName?: string;
   /** The node's IPs (`status.hostIP(s)`; also the pod IPs of host-network pods). */
   hostIPs?: readonly string[];
-  /** Prefix of container IDs, from the runtime's Version (`containerd`, `cri-o`). @default {"containerd"} */
+  /**
+   * Prefix of container IDs, from the runtime's Version (`containerd`, `cri-o`);
+   * empty or omitted: {@linkcode UNNAMED_RUNTIME}.
+   */
   runtimeName?: string;
   /** The pod's real restart policy when another source knows it. @default {"Always"} */
   restartPolicy?: RestartPolicy;
@@ -242,7 +262,7 @@ export function convertPod(
   const hostNetwork = nsOptions?.network === NAMESPACE_MODE.node;
   const hostIPs = validIps(options.hostIPs ?? [], onReject, "host IP");
 
-  const groups = groupContainers(containers, options.runtimeName ?? "containerd", onReject);
+  const groups = groupContainers(containers, containerIdScheme(options.runtimeName), onReject);
 
   const spec: JsonObject = {};
   if (options.nodeName) spec.nodeName = options.nodeName;

@@ -16,7 +16,14 @@ import type { Metrics } from "../../metrics/metrics.ts";
 import type { PodSnapshot } from "../../model/pod.ts";
 import { snapshotOf } from "../../model/pod.ts";
 import { type PodSource, SourceUnavailableError } from "../mod.ts";
-import { containerPodUid, convertPod, isValidCriId, sandboxPodUid } from "./convert.ts";
+import {
+  containerIdScheme,
+  containerPodUid,
+  convertPod,
+  isValidCriId,
+  sandboxPodUid,
+  UNNAMED_RUNTIME,
+} from "./convert.ts";
 import type { RejectReason } from "./convert.ts";
 import {
   type Container,
@@ -52,7 +59,8 @@ export interface CriPodSourceOptions {
   hostIPs?: readonly string[];
   /**
    * Container ID prefix (`containerd`, `cri-o`): the runtime name from its
-   * Version. When omitted, the first list asks the runtime.
+   * Version. When omitted, the first list asks the runtime; a runtime that
+   * gives no name (or has no Version) gets {@linkcode UNNAMED_RUNTIME}.
    */
   runtimeName?: string;
   /**
@@ -280,9 +288,9 @@ export class CriPodSource implements PodSource {
   }
 
   async #askRuntimeName(options: CriCallOptions): Promise<string> {
-    if (this.#runtime.version === undefined) return "containerd";
+    if (this.#runtime.version === undefined) return UNNAMED_RUNTIME;
     const version = await this.#runtime.version({ version: "v1" }, options);
-    return version.runtimeName || "containerd";
+    return containerIdScheme(version.runtimeName);
   }
 
   /**

@@ -18,6 +18,7 @@ export {
   parseRuntimeEndpoint,
 } from "./client.ts";
 export {
+  containerIdScheme,
   type ContainerInput,
   type ConvertOptions,
   convertPod,
@@ -25,6 +26,7 @@ export {
   type RejectHandler,
   type RejectReason,
   type SandboxInput,
+  UNNAMED_RUNTIME,
 } from "./convert.ts";
 export {
   CriPodSource,

@@ -2,11 +2,13 @@ import assert from "node:assert/strict";
 import type { JsonObject } from "../../../src/model/json.ts";
 import type { PodObject } from "../../../src/model/pod.ts";
 import {
+  containerIdScheme,
   type ContainerInput,
   type ConvertOptions,
   convertPod,
   convertPods,
   type SandboxInput,
+  UNNAMED_RUNTIME,
 } from "../../../src/sources/cri/mod.ts";
 import { at, container, rejections, sandbox, T0 } from "./_builders.ts";
 
@@ -15,7 +17,12 @@ function convert(
   containers: ContainerInput[],
   options: ConvertOptions = {},
 ): PodObject {
-  const pod = convertPod(sandboxes, containers, { nodeName: "node-1", ...options });
+  // The runtime these fixtures play is containerd, as its Version would say.
+  const pod = convertPod(sandboxes, containers, {
+    nodeName: "node-1",
+    runtimeName: "containerd",
+    ...options,
+  });
   assert.ok(pod, "pod was rejected");
   return pod;
 }
@@ -189,6 +196,20 @@ Deno.test("convertPod() builds a complete pod from a running kubelet pod", () =>
       }],
     },
   });
+});
+
+Deno.test("convertPod() prefixes container IDs with the runtime's name, unknown when it has none", () => {
+  const id = (runtimeName?: string) => {
+    const pod = convertPod([sandbox()], [container({ state: "running" })], {
+      ...(runtimeName === undefined ? {} : { runtimeName }),
+    });
+    return statuses(pod!)[0]!.containerID;
+  };
+  assert.equal(id("cri-o"), "cri-o://c-uid-1-app-0");
+  assert.equal(id(""), "unknown://c-uid-1-app-0");
+  assert.equal(id(), "unknown://c-uid-1-app-0");
+  assert.equal(containerIdScheme(""), UNNAMED_RUNTIME);
+  assert.equal(containerIdScheme("containerd"), "containerd");
 });
 
 Deno.test("convertPod() shows the previous instance as lastState and counts restarts", async (t) => {

@@ -13,6 +13,7 @@ import {
   CriPodSource,
   detectRuntimeEndpoint,
   parseRuntimeEndpoint,
+  UNNAMED_RUNTIME,
 } from "../../../src/sources/cri/mod.ts";
 import { poll } from "../../_support/poll.ts";
 
@@ -331,4 +332,48 @@ Deno.test("CriPodSource.list() picks up an exit reason the runtime records after
   const settled = await h.list();
   assert.equal(h.runtime.calls.containerStatus, 0, "and then left alone");
   assert.equal(reasonOf(settled), "OOMKilled");
+});
+
+Deno.test("CriPodSource names container IDs as the runtime's Version does, never guessing containerd", async (t) => {
+  /** The scheme of the first container ID a fresh source lists from `runtime`. */
+  async function scheme(
+    runtime: SimCriRuntime,
+    reader: ConstructorParameters<typeof CriPodSource>[0]["runtime"] = runtime,
+    runtimeName?: string,
+  ): Promise<string> {
+    await runPods(runtime, 1);
+    const source = new CriPodSource({
+      runtime: reader,
+      ...(runtimeName === undefined ? {} : { runtimeName }),
+    });
+    const [snapshot] = await source.list(AbortSignal.timeout(10_000));
+    const [status] = snapshot!.pod.status!.containerStatuses as { containerID: string }[];
+    return status!.containerID.slice(0, status!.containerID.indexOf("://"));
+  }
+
+  await t.step("the name the runtime gives", async () => {
+    assert.equal(await scheme(new SimCriRuntime({ runtimeName: "cri-o" })), "cri-o");
+  });
+  await t.step("the simulated runtime's own name by default", async () => {
+    assert.equal(await scheme(new SimCriRuntime()), "pods-api-simulated");
+  });
+  await t.step("an empty name: unknown, not containerd", async () => {
+    assert.equal(await scheme(new SimCriRuntime({ runtimeName: "" })), UNNAMED_RUNTIME);
+    assert.equal(UNNAMED_RUNTIME, "unknown");
+  });
+  await t.step("an empty name given as an option: unknown", async () => {
+    const runtime = new SimCriRuntime({ runtimeName: "containerd" });
+    assert.equal(await scheme(runtime, runtime, ""), UNNAMED_RUNTIME);
+  });
+  await t.step("a runtime without Version: unknown", async () => {
+    const runtime = new SimCriRuntime({ runtimeName: "containerd" });
+    const reader = {
+      listPodSandbox: runtime.listPodSandbox.bind(runtime),
+      listContainers: runtime.listContainers.bind(runtime),
+      podSandboxStatus: runtime.podSandboxStatus.bind(runtime),
+      containerStatus: runtime.containerStatus.bind(runtime),
+      getContainerEvents: runtime.getContainerEvents.bind(runtime),
+    };
+    assert.equal(await scheme(runtime, reader), UNNAMED_RUNTIME);
+  });
 });

@@ -6,6 +6,8 @@
  * @module
  */
 
+import { PEERS, requirePeer } from "../../_support/peers.ts";
+
 /** Paths and PEM texts of the test PKI. */
 export interface Pki extends AsyncDisposable {
   readonly dir: string;
@@ -36,8 +38,11 @@ async function openssl(dir: string, args: string[]): Promise<void> {
  * Makes the PKI in a new temporary directory (removed on dispose).
  *
  * @returns The PKI.
+ * @throws {Error} When openssl is missing, saying what to install (a test
+ *   that needs certificates fails without them; it is never skipped).
  */
 export async function makePki(): Promise<Pki> {
+  requirePeer(PEERS.openssl).check();
   const dir = await Deno.makeTempDir({ prefix: "kubelet-pki-" });
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
   await openssl(dir, [

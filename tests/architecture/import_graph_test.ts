@@ -14,7 +14,15 @@ const SRC = new URL("../../src/", import.meta.url);
  * layer, never a higher one. Top-level files of `src/` are named by file.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ["bytes_equal.ts", "clock.ts", "duration.ts", "log.ts", "sleep.ts", "version.ts"],
+  [
+    "backoff.ts",
+    "bytes_equal.ts",
+    "clock.ts",
+    "duration.ts",
+    "log.ts",
+    "sleep.ts",
+    "version.ts",
+  ],
   ["config_flags.ts", "model"],
   ["config.ts", "fieldmask", "metrics", "ratelimit", "status"],
   ["h2", "proto"],

@@ -18,11 +18,19 @@
 
 import type { Logger } from "../../log.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
-import { isJsonObject, type JsonObject, type JsonValue } from "../../model/json.ts";
-import type { PodObject, PodSnapshot } from "../../model/pod.ts";
+import { isJsonObject, type JsonObject } from "../../model/json.ts";
+import type { PodSnapshot } from "../../model/pod.ts";
 import { type PodSource, SourceUnavailableError } from "../mod.ts";
 import { bytesEqual } from "../../bytes_equal.ts";
 import { numericDefault } from "../../config_flags.ts";
+import {
+  BodyTooLargeError,
+  fetchErrorText,
+  fetchFailure,
+  HttpClientCache,
+  readBody,
+} from "../https.ts";
+import { checkPodItem, jsonEqual } from "../pod_items.ts";
 
 /** The kubelet's authenticated port on the node. */
 export const DEFAULT_KUBELET_URL = "https://127.0.0.1:10250";
@@ -101,37 +109,12 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Structural equality of two JSON values (key order ignored). */
-export function jsonEqual(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (isJsonObject(a)) {
-    if (!isJsonObject(b)) return false;
-    const keys = Object.keys(a);
-    if (keys.length !== Object.keys(b).length) return false;
-    for (const k of keys) if (!(k in b) || !jsonEqual(a[k], b[k])) return false;
-    return true;
-  }
-  return false;
-}
-
 function statusReason(status: number): KubeletFailureReason {
   if (status === 401) return "http_401";
   if (status === 403) return "http_403";
   if (status >= 500 && status < 600) return "http_5xx";
   if (status >= 400 && status < 500) return "http_4xx";
   return "http_other";
-}
-
-const TLS_ERROR_REGEXP = /certificate|tls|handshake|UnknownIssuer|NotValidForName|CertExpired/i;
-
-function withoutTypeMeta(item: JsonObject): PodObject {
-  const { kind: _kind, apiVersion: _apiVersion, ...pod } = item;
-  return pod as PodObject;
 }
 
 /**
@@ -168,8 +151,7 @@ export class KubeletPodSource implements PodSource, Disposable {
   readonly #timeoutMs: number;
   readonly #maxBytes: number;
   readonly #readFile: (path: string) => Promise<Uint8Array>;
-  #client: Deno.HttpClient | undefined;
-  #clientKey = "";
+  readonly #clients = new HttpClientCache();
   #lastBody: Uint8Array | undefined;
   #last: PodSnapshot[] = [];
   #byUid = new Map<string, PodSnapshot>();
@@ -247,9 +229,7 @@ export class KubeletPodSource implements PodSource, Disposable {
 
   /** Releases the HTTP client. */
   close(): void {
-    this.#client?.close();
-    this.#client = undefined;
-    this.#clientKey = "";
+    this.#clients.close();
   }
 
   /** Same as {@linkcode KubeletPodSource.close}. */
@@ -298,23 +278,14 @@ export class KubeletPodSource implements PodSource, Disposable {
         { url: this.#url },
       );
     }
-    const { ca, cert, key } = credentials;
-    if (ca === undefined && cert === undefined) return undefined;
-    const clientKey = `${ca ?? ""}\0${cert ?? ""}\0${key ?? ""}`;
-    if (this.#client !== undefined && clientKey === this.#clientKey) return this.#client;
-    this.close();
     try {
-      this.#client = cert !== undefined && key !== undefined
-        ? Deno.createHttpClient({ caCerts: ca === undefined ? [] : [ca], cert, key })
-        : Deno.createHttpClient({ caCerts: ca === undefined ? [] : [ca] });
+      return this.#clients.client(credentials);
     } catch (error) {
       throw new SourceUnavailableError(
         `Cannot use the kubelet TLS credentials: ${errorText(error)}`,
         { reason: "credentials", cause: error },
       );
     }
-    this.#clientKey = clientKey;
-    return this.#client;
   }
 
   async #fetch(
@@ -346,58 +317,23 @@ export class KubeletPodSource implements PodSource, Disposable {
         response = await fetch(this.#url, init);
       } catch (error) {
         if (call.signal.aborted) throw call.signal.reason;
-        const text = errorText(error) +
-          (error instanceof Error && error.cause ? ` ${errorText(error.cause)}` : "");
-        throw fail(TLS_ERROR_REGEXP.test(text) ? "tls" : "connect", text, error);
+        throw fail(fetchFailure(error) === "tls" ? "tls" : "connect", fetchErrorText(error), error);
       }
       if (!response.ok) {
         await response.body?.cancel().catch(() => {});
         throw fail(statusReason(response.status), `HTTP status ${response.status}`);
       }
       try {
-        return await this.#readBody(response, fail);
+        return await readBody(response, this.#maxBytes);
       } catch (error) {
         if (call.signal.aborted) throw call.signal.reason;
-        throw error;
+        if (error instanceof BodyTooLargeError) throw fail("too_large", error.message);
+        throw fail("connect", `reading the answer failed: ${errorText(error)}`, error);
       }
     } finally {
       clearTimeout(timer);
       signal.removeEventListener("abort", onAbort);
     }
-  }
-
-  async #readBody(
-    response: Response,
-    fail: (reason: KubeletFailureReason, why: string, cause?: unknown) => Error,
-  ): Promise<Uint8Array> {
-    const reader = response.body?.getReader();
-    if (reader === undefined) return new Uint8Array();
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    try {
-      while (true) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        size += value.length;
-        if (size > this.#maxBytes) {
-          await reader.cancel().catch(() => {});
-          throw fail("too_large", `the answer is larger than ${this.#maxBytes} bytes`);
-        }
-        chunks.push(value);
-      }
-    } catch (error) {
-      if (error instanceof SourceUnavailableError) throw error;
-      throw fail("connect", `reading the answer failed: ${errorText(error)}`, error);
-    } finally {
-      reader.releaseLock();
-    }
-    const body = new Uint8Array(size);
-    let offset = 0;
-    for (const chunk of chunks) {
-      body.set(chunk, offset);
-      offset += chunk.length;
-    }
-    return body;
   }
 
   #parse(body: Uint8Array): PodSnapshot[] {
@@ -419,24 +355,13 @@ export class KubeletPodSource implements PodSource, Disposable {
     const out: PodSnapshot[] = [];
     const byUid = new Map<string, PodSnapshot>();
     const problems: { key: string; reason: string; detail: string }[] = [];
-    doc.items.forEach((item, index) => {
-      const metadata = isJsonObject(item) ? item.metadata : undefined;
-      const where = isJsonObject(metadata) && typeof metadata.name === "string"
-        ? `${String(metadata.namespace)}/${metadata.name}`
-        : `#${index}`;
-      if (
-        !isJsonObject(item) || !isJsonObject(metadata) || typeof metadata.uid !== "string" ||
-        metadata.uid === "" || typeof metadata.name !== "string" || metadata.name === "" ||
-        typeof metadata.namespace !== "string" || metadata.namespace === ""
-      ) {
-        problems.push({
-          key: `invalid:${where}`,
-          reason: "invalid_pod",
-          detail: `pod ${where} has no UID, name or namespace`,
-        });
+    doc.items.forEach((raw, index) => {
+      const item = checkPodItem(raw, index);
+      if (!item.ok) {
+        problems.push(item);
         return;
       }
-      const uid = metadata.uid;
+      const { uid, pod, where } = item;
       if (byUid.has(uid)) {
         problems.push({
           key: `dup:${uid}`,
@@ -445,10 +370,6 @@ export class KubeletPodSource implements PodSource, Disposable {
         });
         return;
       }
-      // Items may carry TypeMeta; a v1.Pod message has no place for it.
-      const pod = item.kind === undefined && item.apiVersion === undefined
-        ? item as PodObject
-        : withoutTypeMeta(item);
       const previous = this.#byUid.get(uid);
       const snapshot = previous !== undefined && jsonEqual(previous.pod as JsonObject, pod)
         ? previous

@@ -10,8 +10,8 @@ export {
   DEFAULT_KUBELET_URL,
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_TOKEN_FILE,
-  jsonEqual,
   type KubeletFailureReason,
   KubeletPodSource,
   type KubeletPodSourceOptions,
 } from "./kubelet_source.ts";
+export { jsonEqual } from "../pod_items.ts";

@@ -1,8 +1,10 @@
 /**
  * Merges the views of several pod sources into one, keyed by pod UID, the
  * way the kubelet combines its pod sources (spec) with the runtime (status):
- * spec and metadata come from the richest source that has the pod (kubelet
- * `/pods`, then a static manifest, then the fake source, then CRI), status is
+ * spec and metadata come from the richest source that has the pod (the API
+ * server, then the kubelet's `/pods`, then a static manifest, then the fake
+ * source, then CRI; SPEC §17: the API server's spec and metadata, the
+ * runtime's status for what the runtime knows), status is
  * rebuilt from the runtime when the runtime has the pod (see
  * `overlayStatus()` in `src/status/`), and otherwise is the source's own.
  *
@@ -17,10 +19,13 @@ import type { PodSourceKind } from "../model/pod_source_kind.ts";
 import { isTerminalPhase, overlayStatus } from "../status/mod.ts";
 
 /** Source kinds in spec priority order: the first that has a pod gives its spec. */
-const SPEC_ORDER: readonly PodSourceKind[] = ["kubelet", "static", "fake", "cri"];
-const KUBELET = 0;
-const STATIC = 1;
-const CRI = 3;
+const SPEC_ORDER: readonly PodSourceKind[] = ["apiserver", "kubelet", "static", "fake", "cri"];
+const APISERVER = 0;
+const KUBELET = 1;
+const STATIC = 2;
+const CRI = 4;
+/** Views whose static pods (mirror pods, for the API server) can lend a static pod its UID. */
+const STATIC_UID_SLOTS = [KUBELET, APISERVER, CRI];
 
 /** A pod's inputs, one slot per kind of {@linkcode SPEC_ORDER}. */
 type Inputs = readonly (PodSnapshot | undefined)[];
@@ -104,10 +109,12 @@ function sameInputs(a: Inputs, b: Inputs): boolean {
  *
  * Static pods: the kubelet's UID of a static pod is a hash of its Go struct
  * that cannot be computed here, so the static source makes its own. When the
- * kubelet's `/pods` or the runtime has a static pod of the same namespace and
- * name (`kubernetes.io/config.source: file`, or a `kubernetes.io/config.hash`
- * annotation), the merged pod takes that UID: the kubelet's first, else the
- * newest runtime pod's. A static pod served before the kubelet started it
+ * kubelet's `/pods`, the API server (a mirror pod, which the API server
+ * source keys by its `kubernetes.io/config.mirror` hash) or the runtime has a
+ * static pod of the same namespace and name (`kubernetes.io/config.source:
+ * file`, or a `kubernetes.io/config.hash` annotation), the merged pod takes
+ * that UID: the kubelet's first, then the API server's, else the newest
+ * runtime pod's. A static pod served before the kubelet started it
  * therefore changes UID once it starts (watchers see the derived UID DELETED
  * and the kubelet's UID ADDED), exactly as a pod replaced by a new one.
  *
@@ -141,7 +148,7 @@ export class PodMerger {
     const slot = SPEC_ORDER.indexOf(kind);
     if (slot < 0) throw new RangeError(`Cannot merge pods of source kind "${kind}"`);
     if (this.#views[slot]!.list === snapshots) return this.#last;
-    this.#views[slot] = makeView(snapshots, slot === KUBELET || slot === CRI);
+    this.#views[slot] = makeView(snapshots, STATIC_UID_SLOTS.includes(slot));
     return this.#merge();
   }
 
@@ -175,10 +182,10 @@ export class PodMerger {
     // The manifest named its own UID (the kubelet keeps it), or it matches already.
     if (views.some((v, slot) => slot !== STATIC && v.byUid.has(uid))) return uid;
     const key = nameKey(snapshot.pod);
-    const kubelet = views[KUBELET]!.staticByName.get(key);
-    if (kubelet !== undefined) return newest(kubelet).uid;
-    const runtime = views[CRI]!.staticByName.get(key);
-    if (runtime !== undefined) return newest(runtime).uid;
+    for (const slot of STATIC_UID_SLOTS) {
+      const found = views[slot]!.staticByName.get(key);
+      if (found !== undefined) return newest(found).uid;
+    }
     return uid;
   }
 

@@ -81,6 +81,16 @@ export interface Metrics {
    * connections), `handler` (a handler threw: INTERNAL).
    */
   readonly transportErrors: Counter<"kind" | "code">;
+  /** API server watches ended and opened again, by why they ended. */
+  readonly apiserverWatchRestarts: Counter<"reason">;
+  /** Full lists of the node's pods from the API server, by why. */
+  readonly apiserverRelists: Counter<"reason">;
+  /** Watch events from the API server, by type. */
+  readonly apiserverWatchEvents: Counter<"type">;
+  /** Unix time of the last list or watch event from the API server. */
+  readonly apiserverLastEvent: Gauge<never>;
+  /** Failed requests to the API server, by cause. */
+  readonly apiserverErrors: Counter<"cause">;
 }
 
 const RELIST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -256,6 +266,40 @@ export function createMetrics(registry: Registry): Metrics {
       help:
         "Connections and streams ended for cause: protocol (GOAWAY), stream (RST_STREAM), internal (our code threw), refused (connection limit), handler (INTERNAL), with the HTTP/2 error code.",
       labelNames: ["kind", "code"],
+      registers,
+    }),
+    apiserverWatchRestarts: new Counter({
+      name: "pods_api_apiserver_watch_restarts_total",
+      help:
+        "API server watches opened again (from the last resourceVersion, no relist) after they ended: timeout (the server's timeoutSeconds), stalled (no end within timeoutSeconds plus grace), broken (the connection broke), error (a failed request), gone (410: a relist follows).",
+      labelNames: ["reason"],
+      registers,
+    }),
+    apiserverRelists: new Counter({
+      name: "pods_api_apiserver_relists_total",
+      help:
+        "Full lists of the node's pods from the API server: initial (start), gone (after 410 Gone).",
+      labelNames: ["reason"],
+      registers,
+    }),
+    apiserverWatchEvents: new Counter({
+      name: "pods_api_apiserver_watch_events_total",
+      help:
+        "Watch events received from the API server, by type (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR).",
+      labelNames: ["type"],
+      registers,
+    }),
+    apiserverLastEvent: new Gauge({
+      name: "pods_api_apiserver_last_event_timestamp_seconds",
+      help:
+        "Unix time of the last list or watch event (bookmarks included) from the API server; its age is time() minus this.",
+      registers,
+    }),
+    apiserverErrors: new Counter({
+      name: "pods_api_apiserver_errors_total",
+      help:
+        "Failed requests to the API server, by cause: http_401, http_403, http_429, http_5xx, http_4xx, tls, dns, connect, timeout, invalid_json, too_large, credentials.",
+      labelNames: ["cause"],
       registers,
     }),
     invariantCorrections: new Counter({

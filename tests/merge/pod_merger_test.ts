@@ -459,7 +459,7 @@ Deno.test("PodMerger.update() returns the same objects for unchanged pods", () =
 Deno.test("PodMerger.update() rejects an unknown source kind", () => {
   const merger = new PodMerger();
   assert.throws(
-    () => merger.update("apiserver" as unknown as "cri", []),
+    () => merger.update("etcd" as unknown as "cri", []),
     RangeError,
   );
 });

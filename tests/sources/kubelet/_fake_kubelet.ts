@@ -6,6 +6,8 @@
  * @module
  */
 
+import { serveLocal } from "../../_support/serve_local.ts";
+
 /** What the scriptable fake answers. */
 export interface FakeKubeletBehaviour {
   /** Required bearer token; 401 without it. */
@@ -42,7 +44,7 @@ export interface FakeKubeletOptions {
  * @param options TLS material and the initial behaviour.
  * @returns The fake; dispose it to stop.
  */
-export function startFakeKubelet(options: FakeKubeletOptions = {}): Promise<FakeKubelet> {
+export async function startFakeKubelet(options: FakeKubeletOptions = {}): Promise<FakeKubelet> {
   const authorizations: (string | null)[] = [];
   let release: () => void = () => {};
   const released = new Promise<void>((resolve) => release = resolve);
@@ -68,24 +70,13 @@ export function startFakeKubelet(options: FakeKubeletOptions = {}): Promise<Fake
       headers: { "content-type": "application/json" },
     });
   };
-  return new Promise((resolve) => {
-    const tls = options.cert !== undefined && options.key !== undefined
-      ? { cert: options.cert, key: options.key }
-      : {};
-    const server = Deno.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      ...tls,
-      onListen: ({ port }) => {
-        fake.url = `${options.cert ? "https" : "http"}://127.0.0.1:${port}`;
-        resolve(fake);
-      },
-    }, handler);
-    fake[Symbol.asyncDispose] = async () => {
-      release();
-      await server.shutdown();
-    };
-  });
+  const { url, server } = await serveLocal(handler, options);
+  fake.url = url;
+  fake[Symbol.asyncDispose] = async () => {
+    release();
+    await server.shutdown();
+  };
+  return fake;
 }
 
 async function freePort(): Promise<number> {

@@ -1,5 +1,5 @@
 /**
- * A UNIX socket proxy a test can cut: every byte passes through unchanged
+ * A UNIX socket (or TCP port) proxy a test can cut: every byte passes through unchanged
  * until `cut()` closes every connection at once (as a network blip or a
  * daemon's crash does to its clients), and `pause()` turns new connections
  * away until `resume()`.
@@ -43,6 +43,34 @@ async function pump(from: Deno.Conn, to: Deno.Conn): Promise<void> {
  */
 export function startSocketProxy(path: string, target: string): SocketProxy {
   const listener = Deno.listen({ transport: "unix", path });
+  return proxy(listener, () => Deno.connect({ transport: "unix", path: target }), {
+    path,
+    cleanup: () => Deno.remove(path).catch(() => {}),
+  });
+}
+
+/**
+ * Starts a proxy from a free port of 127.0.0.1 to a TCP port there (an HTTP
+ * server a test wants to cut off from its clients).
+ * @param targetPort The port to forward to.
+ * @returns The proxy and its port; dispose it to stop.
+ */
+export function startTcpProxy(targetPort: number): SocketProxy & { readonly port: number } {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  const running = proxy(listener, () => Deno.connect({ hostname: "127.0.0.1", port: targetPort }), {
+    path: `127.0.0.1:${port}`,
+    cleanup: () => Promise.resolve(),
+  });
+  return Object.assign(running, { port });
+}
+
+function proxy(
+  listener: Deno.Listener,
+  dial: () => Promise<Deno.Conn>,
+  where: { path: string; cleanup: () => Promise<void> },
+): SocketProxy {
+  const path = where.path;
   const open = new Set<Deno.Conn>();
   const tasks = new Set<Promise<void>>();
   let paused = false;
@@ -60,7 +88,7 @@ export function startSocketProxy(path: string, target: string): SocketProxy {
     if (paused) return closeConn(client);
     let upstream: Deno.Conn;
     try {
-      upstream = await Deno.connect({ transport: "unix", path: target });
+      upstream = await dial();
     } catch {
       return closeConn(client);
     }
@@ -100,7 +128,7 @@ export function startSocketProxy(path: string, target: string): SocketProxy {
       await acceptLoop;
       for (const c of [...open]) closeConn(c);
       await Promise.all([...tasks]);
-      await Deno.remove(path).catch(() => {});
+      await where.cleanup();
     },
   };
 }

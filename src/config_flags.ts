@@ -154,14 +154,28 @@ export const SERVE_FLAGS = {
     default: "10s",
     help: "Poll period of --kubelet-url /pods",
   },
-  "source-best-effort": {
-    key: "bestEffortSources",
-    list: true,
-    choices: ["cri", "kubelet", "static"],
+  "apiserver": {
+    key: "apiserver",
     type: "string",
     default: "",
     help:
-      "Comma-separated sources (cri, kubelet, static) that stop blocking the sync gate after --source-best-effort-timeout",
+      "Watch this node's pods on the API server (one list + watch per node): in-cluster (service account token, CA, KUBERNETES_SERVICE_HOST/PORT), or a URL (overrides --apiserver-kubeconfig's server); empty: off unless --apiserver-kubeconfig",
+  },
+  "apiserver-kubeconfig": {
+    key: "apiserverKubeconfig",
+    type: "string",
+    default: "",
+    help:
+      "Kubeconfig of the API server source (server, CA, token or tokenFile, client certificate and key); setting it turns the source on",
+  },
+  "source-best-effort": {
+    key: "bestEffortSources",
+    list: true,
+    choices: ["cri", "kubelet", "apiserver", "static"],
+    type: "string",
+    default: "",
+    help:
+      "Comma-separated sources (cri, kubelet, apiserver, static) that stop blocking the sync gate after --source-best-effort-timeout",
   },
   "source-best-effort-timeout": {
     key: "bestEffortTimeoutMs",

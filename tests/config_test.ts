@@ -249,8 +249,8 @@ Deno.test("--source-best-effort keeps each source once and refuses unknown ones"
   const config = parseServeConfig(["--source-best-effort", "kubelet, static,kubelet"], HOST);
   assert.deepEqual(config.bestEffortSources, ["kubelet", "static"]);
   assert.throws(
-    () => parseServeConfig(["--source-best-effort", "kubelet,apiserver"], HOST),
-    /--source-best-effort.*apiserver/,
+    () => parseServeConfig(["--source-best-effort", "kubelet,etcd"], HOST),
+    /--source-best-effort.*etcd/,
   );
 });
 

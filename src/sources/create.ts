@@ -105,8 +105,8 @@ async function connectRuntime(
 }
 
 /**
- * The optional sources (static manifests, the local kubelet) the
- * configuration asks for.
+ * The optional sources (static manifests, the local kubelet, the API
+ * server) the configuration asks for.
  *
  * @param config The effective configuration.
  * @param deps Log, clock and metrics.
@@ -127,6 +127,8 @@ export function configuredOptionalSources(
     kubeletCaFile: config.kubeletCaFile,
     kubeletInsecureSkipTlsVerify: config.kubeletInsecureSkipTlsVerify,
     kubeletPollPeriodMs: config.kubeletPollPeriodMs,
+    apiserver: config.apiserver,
+    apiserverKubeconfig: config.apiserverKubeconfig,
   }, deps);
 }
 

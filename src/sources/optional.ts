@@ -1,7 +1,8 @@
 /**
- * The optional pod sources (static manifests, the local kubelet) built from
- * plain configuration values, for the daemon's composition root. Without
- * `podManifestPath` or `kubeletUrl` nothing is built.
+ * The optional pod sources (static manifests, the local kubelet, the API
+ * server) built from plain configuration values, for the daemon's
+ * composition root. Without `podManifestPath`, `kubeletUrl`, `apiserver` or
+ * `apiserverKubeconfig` nothing is built.
  *
  * @module
  */
@@ -10,6 +11,11 @@ import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import { KubeletPodSource } from "./kubelet/mod.ts";
+import {
+  apiServerConnectionOf,
+  ApiServerPodSource,
+  type ApiServerSourceMetrics,
+} from "./apiserver/mod.ts";
 import type { PodSource } from "./mod.ts";
 import { StaticPodSource } from "./static/mod.ts";
 
@@ -37,19 +43,24 @@ export interface OptionalSourcesOptions {
   kubeletPollPeriodMs?: number;
   /** Timeout of one `/pods` request, ms. @default {10000} */
   kubeletTimeoutMs?: number;
+  /** `in-cluster`, an API server URL, or `""` (`--apiserver`). */
+  apiserver?: string;
+  /** Kubeconfig of the API server source; `""`: none (`--apiserver-kubeconfig`). */
+  apiserverKubeconfig?: string;
 }
 
 /** What the optional sources need besides their configuration. */
 export interface OptionalSourcesDeps {
   clock: Clock;
   log: Logger;
-  metrics?: Pick<Metrics, "sourceItemsRejected">;
+  metrics?: Pick<Metrics, "sourceItemsRejected"> & ApiServerSourceMetrics;
 }
 
 /**
  * Builds the configured optional sources: a {@linkcode StaticPodSource} when
  * a manifest path is set, a {@linkcode KubeletPodSource} when a kubelet URL
- * is set.
+ * is set, an {@linkcode ApiServerPodSource} when `apiserver` or
+ * `apiserverKubeconfig` is.
  *
  * @example Usage
  * ```ts
@@ -64,8 +75,9 @@ export interface OptionalSourcesDeps {
  *
  * @param options Configuration values.
  * @param deps Clock, log and metrics.
- * @returns The sources, static first; empty when neither is configured.
- * @throws {TypeError} When a value is invalid (bad URL, certificate without key).
+ * @returns The sources, static first; empty when none is configured.
+ * @throws {TypeError} When a value is invalid (bad URL, certificate without key,
+ *   an unreadable kubeconfig, `in-cluster` outside a pod).
  * @throws {RangeError} When a period or timeout is not positive.
  */
 export function createOptionalSources(
@@ -99,6 +111,21 @@ export function createOptionalSources(
     if (options.kubeletPollPeriodMs) kubelet.pollPeriodMs = options.kubeletPollPeriodMs;
     if (options.kubeletTimeoutMs) kubelet.timeoutMs = options.kubeletTimeoutMs;
     sources.push(new KubeletPodSource(kubelet));
+  }
+  const connection = apiServerConnectionOf(
+    options.apiserver ?? "",
+    options.apiserverKubeconfig ?? "",
+  );
+  if (connection !== undefined) {
+    sources.push(
+      new ApiServerPodSource({
+        connection,
+        nodeName: options.nodeName,
+        clock: deps.clock,
+        log: deps.log.child("apiserver-source"),
+        ...(deps.metrics ? { metrics: deps.metrics } : {}),
+      }),
+    );
   }
   return sources;
 }

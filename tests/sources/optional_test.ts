@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { silentLogger } from "../../src/log.ts";
+import { ApiServerPodSource } from "../../src/sources/apiserver/mod.ts";
 import { KubeletPodSource } from "../../src/sources/kubelet/mod.ts";
 import {
   closeOptionalSources,
@@ -50,5 +51,27 @@ Deno.test("createOptionalSources() rejects invalid kubelet settings", () => {
         deps,
       ),
     TypeError,
+  );
+});
+
+Deno.test("createOptionalSources() builds the API server source from --apiserver or a kubeconfig", async () => {
+  const [source] = createOptionalSources(
+    { nodeName: "node-1", apiserver: "http://127.0.0.1:10256/" },
+    deps,
+  );
+  assert.ok(source instanceof ApiServerPodSource);
+  assert.equal(source.server, "http://127.0.0.1:10256");
+  await source.stop();
+  assert.throws(
+    () => createOptionalSources({ nodeName: "node-1", apiserver: "10.0.0.1:6443" }, deps),
+    /Cannot use --apiserver "10.0.0.1:6443": use in-cluster or an http\(s\) URL/,
+  );
+  assert.throws(
+    () =>
+      createOptionalSources(
+        { nodeName: "node-1", apiserverKubeconfig: "/nonexistent/kubeconfig" },
+        deps,
+      ),
+    /Cannot use kubeconfig "\/nonexistent\/kubeconfig"/,
   );
 });

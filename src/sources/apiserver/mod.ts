@@ -32,4 +32,5 @@ export {
   type PemSource,
   type TokenSource,
 } from "./connection.ts";
+export { apiServerConnectionOf, IN_CLUSTER } from "./from_flags.ts";
 export { kubeconfigConnection, type KubeconfigOptions } from "./kubeconfig.ts";

@@ -6,7 +6,12 @@ import { makePod } from "../../_fixtures/pods.ts";
 import { metricValue } from "../../_support/metric_value.ts";
 import { poll } from "../../_support/poll.ts";
 import { ApiServerError } from "../../../src/sources/apiserver/mod.ts";
-import { forbidden, plainStatus, startFakeApiServer, tooManyRequests } from "./_fake_apiserver.ts";
+import {
+  forbidden,
+  plainStatus,
+  startFakeApiServer,
+  tooManyRequests,
+} from "../../_support/fake_apiserver.ts";
 import { sourceOn } from "./_harness.ts";
 
 const names = (pods: readonly { pod: { metadata: { name: string } } }[]) =>

@@ -3,6 +3,7 @@
 // client-go reads it.
 import assert from "node:assert/strict";
 import {
+  apiServerConnectionOf,
   inClusterConnection,
   kubeconfigConnection,
   parseRetryAfter,
@@ -116,4 +117,25 @@ Deno.test("parseRetryAfter reads seconds and dates, and caps them", () => {
   const now = Date.UTC(2026, 0, 1);
   assert.equal(parseRetryAfter(new Date(now + 5000).toUTCString(), now), 5000);
   assert.equal(parseRetryAfter("86400", 0), 5 * 60_000);
+});
+
+Deno.test("apiServerConnectionOf reads --apiserver and --apiserver-kubeconfig", () => {
+  assert.equal(apiServerConnectionOf("", ""), undefined);
+  assert.deepEqual(apiServerConnectionOf("https://10.0.0.2:6443/", ""), {
+    server: "https://10.0.0.2:6443",
+    origin: "--apiserver",
+  });
+  assert.throws(() => apiServerConnectionOf("in-cluster", "k"), /choose one/);
+  assert.throws(() => apiServerConnectionOf("incluster", ""), /use in-cluster or an http\(s\) URL/);
+  const dir = Deno.makeTempDirSync();
+  try {
+    const file = `${dir}/kubeconfig`;
+    Deno.writeTextFileSync(file, config("{token: abc}"));
+    assert.equal(apiServerConnectionOf("", file)!.server, "https://10.0.0.1:6443");
+    const overridden = apiServerConnectionOf("https://lb:443", file)!;
+    assert.equal(overridden.server, "https://lb:443");
+    assert.deepEqual(overridden.token, { token: "abc" });
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });

@@ -6,7 +6,7 @@ import { createMetricsRegistry } from "../../../src/metrics/registry.ts";
 import { makePod } from "../../_fixtures/pods.ts";
 import { startHarness } from "../../_support/daemon_harness.ts";
 import { poll } from "../../_support/poll.ts";
-import { startFakeApiServer } from "./_fake_apiserver.ts";
+import { startFakeApiServer } from "../../_support/fake_apiserver.ts";
 import { sourceOn } from "./_harness.ts";
 
 Deno.test("/readyz names the API server source once it is stale, and the pods stay served", async () => {

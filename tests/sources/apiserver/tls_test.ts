@@ -9,7 +9,7 @@ import {
   ApiServerError,
   kubeconfigConnection,
 } from "../../../src/sources/apiserver/mod.ts";
-import { startFakeApiServer } from "./_fake_apiserver.ts";
+import { startFakeApiServer } from "../../_support/fake_apiserver.ts";
 import { sourceOn } from "./_harness.ts";
 
 Deno.test("ApiServerPodSource lists and watches over TLS with the cluster's CA", async () => {

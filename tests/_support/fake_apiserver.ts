@@ -9,8 +9,8 @@
  * @module
  */
 
-import type { PodObject } from "../../../src/model/pod.ts";
-import { serveLocal } from "../../_support/serve_local.ts";
+import type { PodObject } from "../../src/model/pod.ts";
+import { serveLocal } from "./serve_local.ts";
 
 /** A scripted answer to a request of a verb, or `undefined` to pass it on. */
 export type ScriptedAnswer = (verb: SeenRequest["verb"]) => Response | undefined;

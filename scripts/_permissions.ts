@@ -65,7 +65,8 @@ export const READ_PATHS: readonly string[] = [
 
 /**
  * Environment variables the binary may read: the client's socket
- * (`PODS_API_SOCKET`) and grpc-js's logging switches, for debugging. Every
+ * (`PODS_API_SOCKET`), grpc-js's logging switches, for debugging, and the
+ * API server's address in a pod (`--apiserver in-cluster`). Every
  * other variable reads as unset (`--ignore-env`), so grpc-js's optional knobs
  * neither fail nor leak the environment.
  */
@@ -75,6 +76,8 @@ export const ENV_VARS: readonly string[] = [
   "GRPC_VERBOSITY",
   "GRPC_NODE_TRACE",
   "GRPC_NODE_VERBOSITY",
+  "KUBERNETES_SERVICE_HOST",
+  "KUBERNETES_SERVICE_PORT",
 ];
 
 /** OS information the daemon reads: the node name default and the socket owner check. */

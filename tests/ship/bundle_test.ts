@@ -4,7 +4,9 @@
  * (scripts/_permissions.ts) and nothing else: no config file, no lock file,
  * no npm or remote modules, and no read access to the source tree, so any
  * `.proto` or asset read at run time would fail here. `scripts/compile.ts`
- * embeds this same bundle, so this is what the binary runs.
+ * embeds this same bundle, so this is what the binary runs. A second bundled
+ * daemon whose API server source watches the first one's HTTP API shows
+ * that source works inside the bundle, offline, under those permissions.
  *
  * @module
  */
@@ -107,6 +109,13 @@ async function runClient(
   return { code, stdout: DECODER.decode(stdout), stderr: DECODER.decode(stderr) };
 }
 
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
 async function get(url: string): Promise<{ status: number; body: string }> {
   const response = await fetch(url);
   return { status: response.status, body: await response.text() };
@@ -143,6 +152,7 @@ Deno.test("buildBundle() output runs the demo daemon alone in an empty directory
       assert.equal(stdout.trim(), `pods-api ${built.version}`);
     });
 
+    const httpPort = freePort();
     const child = new Deno.Command(Deno.execPath(), {
       args: [
         ...runFlags(socketDir),
@@ -154,6 +164,7 @@ Deno.test("buildBundle() output runs the demo daemon alone in an empty directory
         "--hostname-override=bundle-node",
         `--socket=${socket}`,
         "--metrics-bind-address=127.0.0.1:0",
+        `--http-bind-address=127.0.0.1:${httpPort}`,
       ],
       cwd: runDir,
       stdin: "null",
@@ -215,6 +226,48 @@ Deno.test("buildBundle() output runs the demo daemon alone in an empty directory
         );
         assert.match(body, /^# TYPE kubelet_pod_watch_events_dropped_total counter$/m);
       });
+
+      await t.step(
+        "a second bundled daemon watching the first as its API server serves its pods",
+        async () => {
+          const secondDir = `${socketParent}/second`;
+          const second = new Deno.Command(Deno.execPath(), {
+            args: [
+              ...runFlags(secondDir),
+              "pods-api.js",
+              "serve",
+              "--simulate",
+              "--simulate-pods=0",
+              "--simulate-churn=0",
+              "--hostname-override=bundle-node",
+              `--socket=${secondDir}/pods-api.sock`,
+              "--metrics-bind-address=127.0.0.1:0",
+              `--apiserver=http://127.0.0.1:${httpPort}`,
+            ],
+            cwd: runDir,
+            stdin: "null",
+            stdout: "null",
+            stderr: "piped",
+          }).spawn();
+          const secondLog = new LogReader(second.stderr);
+          try {
+            await secondLog.waitFor((l) => l.msg === "API server source synced");
+            const { code, stdout, stderr } = await runClient(runDir, secondDir, [
+              "list",
+              `--socket=${secondDir}/pods-api.sock`,
+              "-o",
+              "json",
+            ]);
+            assert.equal(code, 0, stderr);
+            const { items } = JSON.parse(stdout) as { items: { metadata: { uid: string } }[] };
+            assert.equal(items.length, 12);
+          } finally {
+            second.kill("SIGTERM");
+            assert.equal((await second.status).code, 0, secondLog.raw.join("\n"));
+            await secondLog.done;
+          }
+        },
+      );
     } finally {
       child.kill("SIGTERM");
       status = await child.status;

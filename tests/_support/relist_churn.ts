@@ -13,8 +13,9 @@ import type { PodObject, PodSnapshot } from "../../src/model/pod.ts";
 import type { PodSource } from "../../src/sources/mod.ts";
 import { decodePod } from "../../src/proto/mod.ts";
 import { callUnary, type PodsStub } from "./daemon_harness.ts";
+import { poll, pollUntil } from "./poll.ts";
 import type { Prng } from "./prng.ts";
-import { compareWithList, type WatchSequenceChecker } from "./watch_sequence.ts";
+import { compareWithList, type PodCauses, type WatchSequenceChecker } from "./watch_sequence.ts";
 
 /** Real-time pacing of a test's own actions (never an assertion). */
 export function pause(ms: number): Promise<void> {
@@ -22,22 +23,25 @@ export function pause(ms: number): Promise<void> {
 }
 
 /**
- * `source`, except that every `every`-th read holds its answer until its
- * relist has given up on it (its signal aborted), then answers anyway: the
- * stale view a late source hands back.
+ * `source`, except that the reads numbered in `late` (1 is the first) hold
+ * their answer until their relist has given up on them (their signal
+ * aborted), then answer anyway: the stale view a late source hands back.
  *
  * @param source The source.
- * @param every One read in this many answers late.
+ * @param late The numbers of the reads that answer late.
  * @returns The wrapper; `late` counts the late answers given.
  */
-export function answersLate(source: PodSource, every: number): PodSource & { late: number } {
+export function answersLate(
+  source: PodSource,
+  late: ReadonlySet<number>,
+): PodSource & { late: number } {
   let calls = 0;
   const wrapped = {
     kind: source.kind,
     late: 0,
     async list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
       const view = await source.list(signal);
-      if (++calls % every !== 0) return view;
+      if (!late.has(++calls)) return view;
       await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
       wrapped.late++;
       return view;
@@ -68,11 +72,6 @@ export class ManifestChurn {
   constructor(dir: string, nodeName: string) {
     this.#dir = dir;
     this.#nodeName = nodeName;
-  }
-
-  /** Manifest removals issued. */
-  get removals(): number {
-    return [...this.#unlinked.values()].reduce((a, b) => a + b, 0);
   }
 
   /** @returns Whether the pod is one of these manifests'. */
@@ -132,8 +131,14 @@ export class ManifestChurn {
    *
    * @param count How many manifests.
    * @param prng Order and pacing.
+   * @param options `removed`: awaited after the removals, before any file
+   *   comes back (so that a comeback is a new lifetime to the daemon).
    */
-  async run(count: number, prng: Prng): Promise<void> {
+  async run(
+    count: number,
+    prng: Prng,
+    options: { removed?: () => Promise<void> } = {},
+  ): Promise<void> {
     for (let i = 0; i < count; i++) {
       await this.write(i);
       await pause(prng.int(4));
@@ -145,6 +150,7 @@ export class ManifestChurn {
       await this.unlink(i);
       await pause(prng.int(4));
     }
+    await options.removed?.();
     const back = order.slice(0, 40);
     for (const i of back) {
       await this.write(i);
@@ -159,6 +165,35 @@ export class ManifestChurn {
   #fileOf(pod: PodObject): string {
     return pod.metadata.name.slice(0, -`-${this.#nodeName}`.length);
   }
+}
+
+/**
+ * The causes of a churn run: a manifest's pod exists as often as its file
+ * was written and goes as often as it was removed; a runtime pod (any other)
+ * exists once and goes when the test issued its removal.
+ *
+ * @param manifests The manifest churn.
+ * @param removedUids UIDs of the runtime pods whose removal was issued.
+ * @returns The causes for {@linkcode WatchSequenceChecker}; manifests' pods are immutable.
+ */
+export function churnCauses(manifests: ManifestChurn, removedUids: ReadonlySet<string>): PodCauses {
+  return {
+    created: (pod) => manifests.owns(pod) ? manifests.created(pod) : 1,
+    removed: (pod) =>
+      manifests.owns(pod) ? manifests.removed(pod) : +removedUids.has(pod.metadata.uid),
+    // Nothing edits a manifest in place: its pod never changes.
+    immutable: (pod) => manifests.owns(pod),
+  };
+}
+
+/**
+ * Waits until every source has synced (the gate opened).
+ *
+ * @param gate The daemon's gate.
+ * @throws {Error} When it stays closed for 30 s (a bound on a hang).
+ */
+export function waitGateOpen(gate: { readonly isOpen: boolean }): Promise<void> {
+  return pollUntil(() => gate.isOpen, "every source synced");
 }
 
 /**
@@ -191,31 +226,27 @@ export function checkedWatch(
  * @param checker The stream's checker.
  * @param expected The keys of the pods that should be left.
  * @param keyOf A listed pod's key.
- * @param options `attempts` polls 50 ms apart: a bound on a hang, not a measure.
+ * @param options `timeoutMs`: a bound on a hang, not a measure. @default {30000}
  * @returns The final ListPods answer.
- * @throws {Error} When it does not converge within the attempts.
+ * @throws {Error} When it does not converge in time.
  */
 export async function waitConverged(
   stub: PodsStub,
   checker: WatchSequenceChecker,
   expected: ReadonlySet<string>,
   keyOf: (pod: PodObject) => string,
-  options: { attempts?: number } = {},
+  options: { timeoutMs?: number } = {},
 ): Promise<Buffer[]> {
-  const attempts = options.attempts ?? 600;
-  let last = "";
-  for (let attempt = 0; attempt < attempts; attempt++) {
+  return await poll(async () => {
     const list = await callUnary<{ pods: Buffer[] }>(stub, "ListPods", {});
     if (!list.ok) throw new Error(`ListPods failed: ${list.code} ${list.details}`);
     const keys = new Set(list.value.pods.map((bytes) => keyOf(decodePod(bytes))));
-    const missing = [...expected].filter((k) => !keys.has(k));
-    const extra = [...keys].filter((k) => !expected.has(k));
-    const differences = compareWithList(checker.live(), list.value.pods);
-    if (missing.length === 0 && extra.length === 0 && differences.length === 0) {
-      return list.value.pods;
-    }
-    last = `missing ${missing.slice(0, 5)}; extra ${extra.slice(0, 5)}; ${differences[0] ?? ""}`;
-    await pause(50);
-  }
-  throw new Error(`The daemon did not converge: ${last}`);
+    const same = keys.size === expected.size && [...expected].every((k) => keys.has(k)) &&
+      compareWithList(checker.live(), list.value.pods).length === 0;
+    return same ? list.value.pods : undefined;
+  }, {
+    what: "ListPods to hold what is left and the stream to agree with it",
+    timeoutMs: options.timeoutMs ?? 30_000,
+    intervalMs: 50,
+  });
 }

@@ -39,6 +39,8 @@ export class WatchSequenceChecker {
   readonly violations: string[] = [];
   /** Events received, by type. */
   readonly counts: Record<string, number> = {};
+  /** The pod of every DELETED received, in order. */
+  readonly deleted: PodObject[] = [];
   readonly #causes: PodCauses;
   readonly #pods = new Map<string, PodRecord>();
   #synced = false;
@@ -107,6 +109,7 @@ export class WatchSequenceChecker {
         }
         record.live = false;
         record.deletes = deletes;
+        this.deleted.push(pod);
         return;
       }
       default:

@@ -28,7 +28,14 @@ import {
 import { CriClient, CriPodSource } from "../../src/sources/cri/mod.ts";
 import { StaticPodSource } from "../../src/sources/static/mod.ts";
 import { startHarness } from "../_support/daemon_harness.ts";
-import { checkedWatch, ManifestChurn, pause, waitConverged } from "../_support/relist_churn.ts";
+import {
+  checkedWatch,
+  churnCauses,
+  ManifestChurn,
+  pause,
+  waitConverged,
+  waitGateOpen,
+} from "../_support/relist_churn.ts";
 import { WatchSequenceChecker } from "../_support/watch_sequence.ts";
 
 const SOCKET = Deno.env.get("PODS_API_REAL_CRI_SOCKET");
@@ -72,23 +79,8 @@ Deno.test({
         flags: ["--relist-period", "100ms", "--watch-queue-size", "100000"],
       });
       const manifests = new ManifestChurn(`${dir}/manifests`, NODE);
-      const ours = (pod: PodObject) => pod.metadata.namespace === `churn-${run}`;
-      const checker = new WatchSequenceChecker({
-        // A pod that is neither a manifest's nor this run's was there before.
-        created: (pod) =>
-          manifests.owns(pod)
-            ? manifests.created(pod)
-            : ours(pod)
-            ? +done.ran.has(pod.metadata.uid)
-            : 1,
-        removed: (pod) =>
-          manifests.owns(pod) ? manifests.removed(pod) : +done.removed.has(pod.metadata.uid),
-        immutable: (pod) => manifests.owns(pod),
-      });
-      for (let i = 0; !h.daemon.gate.isOpen; i++) {
-        assert.ok(i < 3000, "both sources synced");
-        await pause(10);
-      }
+      const checker = new WatchSequenceChecker(churnCauses(manifests, done.removed));
+      await waitGateOpen(h.daemon.gate);
       const stream = checkedWatch(h.v1alpha1, checker);
       // Pods of earlier runs in this containerd are not this test's business.
       const before = new Set(h.daemon.cache.list().map((p) => p.uid));
@@ -132,7 +124,7 @@ Deno.test({
       for (const uid of before) expected.add(uid);
       const keyOf = (pod: PodObject) =>
         manifests.owns(pod) ? `${pod.metadata.namespace}/${pod.metadata.name}` : pod.metadata.uid;
-      await waitConverged(h.v1alpha1, checker, expected, keyOf, { attempts: 1200 });
+      await waitConverged(h.v1alpha1, checker, expected, keyOf, { timeoutMs: 60_000 });
       stream.cancel();
       assert.equal(await stream.ended, grpc.status.CANCELLED);
       assert.deepEqual(
@@ -141,6 +133,9 @@ Deno.test({
         `the stream as served breaks no rule (${checker.violations.length} broken)`,
       );
       assert.deepEqual(staticLog.filter((l) => l.level === "warn"), [], "no manifest warning");
+      const deleted = checker.deleted.map((pod) => manifests.owns(pod));
+      assert.ok(deleted.includes(true), "the stream saw manifests' pods deleted");
+      assert.ok(deleted.includes(false), "the stream saw containerd's pods deleted");
       Deno.stderr.writeSync(
         new TextEncoder().encode(
           `relist churn (containerd): ${checker.uids} pods, ${JSON.stringify(checker.counts)} ` +

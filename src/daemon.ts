@@ -61,7 +61,10 @@ export interface RunningDaemon extends AsyncDisposable {
   /** Selections, lookups, history and tombstones over the cache. */
   readonly query: QueryEngine;
   readonly gate: SyncGate;
-  /** Relists every source once, now. @returns Whether every source succeeded. */
+  /**
+   * Relists every source once, after any relist of it in progress (never
+   * beside it). @returns Whether every source succeeded.
+   */
   relistOnce(): Promise<boolean>;
   /** Stops: watches end with UNAVAILABLE, the socket is removed. */
   close(): Promise<void>;
@@ -204,10 +207,11 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
         () => {},
       ),
     );
-    // Sources that learn of changes (runtime events, file events) get relisted at once.
+    // A source that learns of a change (runtime event, file event) wakes its
+    // own loop: one relist at a time per source, bursts coalesced.
     sources.forEach((source, i) => {
       const relister = relisters[i]!;
-      const changed = () => void relister.relistOnce(signal);
+      const changed = () => relister.requestRelist();
       if (source.watchChanges) loops.push(source.watchChanges(signal, changed).catch(died));
     });
     if (config.bestEffortSources.length > 0) {

@@ -9,6 +9,7 @@
 
 import type { PodEvent } from "../cache/types.ts";
 import type { PodUid } from "../model/pod.ts";
+import { bytesEqual } from "../bytes_equal.ts";
 
 interface Node {
   event: PodEvent;
@@ -17,12 +18,27 @@ interface Node {
 }
 
 /**
+ * Whether a MODIFIED still tells its watcher something: its pod differs from
+ * `prev`, the state the watcher last saw.
+ */
+export type KeepModified = (event: PodEvent) => boolean;
+
+/** The default {@linkcode KeepModified}: the pod's bytes changed. */
+function bytesChanged(event: PodEvent): boolean {
+  return event.prev === undefined || !bytesEqual(event.prev.bytes, event.pod.bytes);
+}
+
+/**
  * Merges a pending event with a newer one of the same pod.
  *
  * @returns The merged event, `null` when both cancel out, or `undefined`
  * when the newer one must be queued on its own.
  */
-function merge(pending: PodEvent, event: PodEvent): PodEvent | null | undefined {
+function merge(
+  pending: PodEvent,
+  event: PodEvent,
+  keep: KeepModified,
+): PodEvent | null | undefined {
   switch (pending.type) {
     case "ADDED":
       // The client has not seen the pod yet: it gets its newest state, or nothing.
@@ -32,7 +48,10 @@ function merge(pending: PodEvent, event: PodEvent): PodEvent | null | undefined 
       // Keep the older `prev`: it is what the client last saw.
       if (event.type === "ADDED") return undefined;
       const merged: PodEvent = { type: event.type, pod: event.pod, seq: event.seq };
-      return pending.prev === undefined ? merged : { ...merged, prev: pending.prev };
+      if (pending.prev === undefined) return merged;
+      const told: PodEvent = { ...merged, prev: pending.prev };
+      // Changed, then changed back before the client was told: nothing to tell.
+      return told.type === "MODIFIED" && !keep(told) ? null : told;
     }
     case "DELETED":
       // The same UID reappearing starts a new lifetime: both must be delivered.
@@ -47,6 +66,17 @@ export class CoalescingQueue {
   #size = 0;
   /** The newest pending entry of each UID. */
   #byUid = new Map<PodUid, Node>();
+  readonly #keep: KeepModified;
+
+  /**
+   * @param options `keep`: whether a merged MODIFIED still differs, for its
+   *   watcher, from what the watcher last saw (a masked watcher compares its
+   *   fields only). @default {the pod's bytes changed}
+   */
+  constructor(options: { keep?: KeepModified } = {}) {
+    const keep = options.keep;
+    this.#keep = keep === undefined ? bytesChanged : (event) => bytesChanged(event) && keep(event);
+  }
 
   /** Events waiting. */
   get size(): number {
@@ -63,7 +93,7 @@ export class CoalescingQueue {
     const uid = event.pod.uid;
     const pending = this.#byUid.get(uid);
     if (pending !== undefined) {
-      const merged = merge(pending.event, event);
+      const merged = merge(pending.event, event, this.#keep);
       if (merged === null) {
         this.#unlink(pending);
         this.#byUid.delete(uid);

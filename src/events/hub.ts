@@ -89,7 +89,7 @@ interface SubscriberInit {
 class Subscriber implements Subscription {
   readonly snapshot: readonly CachedPod[];
   readonly resourceVersion: number;
-  #queue = new CoalescingQueue();
+  #queue: CoalescingQueue;
   #limit: number;
   #accept: ((event: PodEvent) => boolean) | undefined;
   #waiter: ((item: SubscriptionItem) => void) | undefined;
@@ -106,7 +106,10 @@ class Subscriber implements Subscription {
     this.snapshot = init.snapshot;
     this.resourceVersion = init.resourceVersion;
     this.#limit = init.options.queueLimit ?? DEFAULT_QUEUE_LIMIT;
-    this.#accept = init.options.accept;
+    const accept = init.options.accept;
+    this.#accept = accept;
+    // A merge may bring a pod back to what this watcher last saw: then it hears nothing.
+    this.#queue = new CoalescingQueue(accept === undefined ? {} : { keep: accept });
     this.#live = init.options.deferLimitUntilLive !== true;
     this.#metrics = init.metrics;
     this.#apiVersion = init.options.apiVersion ?? "v1alpha1";

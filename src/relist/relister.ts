@@ -4,6 +4,13 @@
  * the previous state (the sink is not called), counts, logs and retries
  * with a short capped backoff.
  *
+ * One source is read by one relist at a time. The loop waits for its period
+ * or for a change event ({@linkcode Relister.requestRelist} marks the source
+ * dirty and wakes it), whichever comes first; events that arrive during a
+ * relist coalesce into one more relist. So views reach the sink in the order
+ * they were read, and a read that timed out is dropped, however late the
+ * source answers.
+ *
  * @module
  */
 
@@ -100,6 +107,18 @@ export class Relister {
   #lastReason: string | undefined;
   #failures = 0;
   #running = false;
+  /** A change was requested since the last relist started. */
+  #dirty = false;
+  /** Aborted to cut the loop's period wait short; set while it waits. */
+  #wake: AbortController | undefined;
+  /** The last relist queued: each one starts when the one before it has ended. */
+  #queue: Promise<unknown> = Promise.resolve();
+  /** Relists in progress or queued. */
+  #queued = 0;
+  /** The source's `list()` call not settled yet (also one whose relist gave up on it). */
+  #listing: Promise<unknown> | undefined;
+  /** Relists waiting for `#listing` to settle. */
+  readonly #listingWaiters = new Set<() => void>();
 
   /**
    * @param options Source, sink, timing and instrumentation.
@@ -154,14 +173,85 @@ export class Relister {
     return Math.min(this.#period * 2 ** (this.#failures - 1), this.#maxBackoff);
   }
 
+  /** `true` while a change was requested that no relist has started to read yet. */
+  get dirty(): boolean {
+    return this.#dirty;
+  }
+
   /**
-   * Reads the source once (bounded by `timeout`) and passes the view to the sink.
+   * Asks for a relist soon: the source learnt of a change (a runtime event,
+   * a file event). Marks the source dirty and wakes the {@linkcode run} loop
+   * from its period wait; a burst of requests costs one relist, plus one more
+   * when requests arrive while a relist is reading. While the source fails,
+   * the backoff is kept: the request waits for the next retry.
+   */
+  requestRelist(): void {
+    this.#dirty = true;
+    if (this.#failures === 0) this.#wake?.abort();
+  }
+
+  /**
+   * Reads the source once (bounded by `timeout`) and passes the view to the
+   * sink. Calls queue behind the relist in progress (the loop's or another
+   * caller's), so two reads of the source never overlap and views reach the
+   * sink in the order they were read.
    *
    * @param signal Abandons the read (shutdown); an abandoned read is not counted as an error.
    * @returns `true` when the sink received a fresh view.
    */
-  async relistOnce(signal: AbortSignal): Promise<boolean> {
+  relistOnce(signal: AbortSignal): Promise<boolean> {
+    // With none in progress the read starts now, in this call (as it always did).
+    const idle = this.#queued === 0;
+    this.#queued++;
+    const turn = idle ? this.#relist(signal) : this.#queue.then(() => this.#relist(signal));
+    const ended = () => {
+      this.#queued--;
+    };
+    this.#queue = turn.then(ended, ended);
+    return turn;
+  }
+
+  /**
+   * Relists every `period` ms (backing off while the source fails) until
+   * aborted, and at once when {@linkcode requestRelist} wakes it.
+   *
+   * @param signal Stops the loop.
+   * @returns Resolves once stopped.
+   * @throws {TypeError} When the loop is already running.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.#running) throw new TypeError(`Cannot run relister "${this.#name}": already running`);
+    this.#running = true;
+    try {
+      while (!signal.aborted) {
+        await this.relistOnce(signal);
+        if (signal.aborted) break;
+        await this.#waitForTurn(signal);
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  /** Waits out `nextDelay`, or less when a relist is (or gets) requested and the source is healthy. */
+  async #waitForTurn(signal: AbortSignal): Promise<void> {
+    if (this.#dirty && this.#failures === 0) return;
+    const wake = new AbortController();
+    const onAbort = () => wake.abort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    this.#wake = wake;
+    try {
+      await this.#sleep(this.nextDelay, wake.signal);
+    } finally {
+      this.#wake = undefined;
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  async #relist(signal: AbortSignal): Promise<boolean> {
     if (signal.aborted) return false;
+    // This read starts after every request so far: it answers them all.
+    this.#dirty = false;
     const started = this.#clock.now();
     const call = new AbortController();
     const onAbort = () => call.abort(signal.reason);
@@ -175,7 +265,7 @@ export class Relister {
     }, () => {});
     let snapshots: readonly PodSnapshot[];
     try {
-      snapshots = await untilAborted(this.#source.list(call.signal), call.signal);
+      snapshots = await untilAborted(this.#list(call.signal), call.signal);
     } catch (error) {
       if (signal.aborted) return false;
       this.#failed(error, reasonOf(error), started);
@@ -196,24 +286,45 @@ export class Relister {
   }
 
   /**
-   * Relists every `period` ms (backing off while the source fails) until aborted.
-   *
-   * @param signal Stops the loop.
-   * @returns Resolves once stopped.
-   * @throws {TypeError} When the loop is already running.
+   * Calls `source.list()` once no earlier call is still out: a read that
+   * timed out may still be running in the source (one that ignores its
+   * signal), and a second one beside it could race it for the source's own
+   * state. Its answer, whenever it comes, reaches no one.
    */
-  async run(signal: AbortSignal): Promise<void> {
-    if (this.#running) throw new TypeError(`Cannot run relister "${this.#name}": already running`);
-    this.#running = true;
-    try {
-      while (!signal.aborted) {
-        await this.relistOnce(signal);
-        if (signal.aborted) break;
-        await this.#sleep(this.nextDelay, signal);
+  async #list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
+    while (this.#listing !== undefined) await this.#listingSettled(signal);
+    signal.throwIfAborted();
+    const listing = this.#source.list(signal);
+    this.#listing = listing;
+    const settled = () => {
+      this.#listing = undefined;
+      if (signal.aborted) {
+        this.#log.debug("a relist that was given up on has ended; its answer is dropped", {
+          source: this.#name,
+        });
       }
-    } finally {
-      this.#running = false;
-    }
+      for (const waiter of this.#listingWaiters) waiter();
+      this.#listingWaiters.clear();
+    };
+    listing.then(settled, settled);
+    return await listing;
+  }
+
+  /** Resolves when the source's call in progress settles; rejects when `signal` aborts first. */
+  #listingSettled(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(signal.reason);
+      const done = () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        this.#listingWaiters.delete(done);
+        reject(signal.reason);
+      };
+      this.#listingWaiters.add(done);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
   }
 
   #observe(started: number): void {

@@ -28,6 +28,11 @@ export interface HarnessOptions {
   clock?: FakeClock;
   /** The metrics registry (shared with sources that count into it). */
   registry?: MetricsRegistry;
+  /**
+   * Run the daemon's relist loops and change watches (real timers) instead of
+   * leaving every relist to the test. @default {false}
+   */
+  runLoops?: boolean;
 }
 
 /** A running daemon under test. */
@@ -89,7 +94,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     clock,
     sources: options.sources ?? [source],
     registry: options.registry ?? createMetricsRegistry(),
-    runLoops: false,
+    runLoops: options.runLoops ?? false,
   });
   const pkg = loadPodsPackage();
   const creds = grpc.credentials.createInsecure();

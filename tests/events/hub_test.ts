@@ -106,6 +106,22 @@ Deno.test("EventHub coalesces pending events of the same pod", async (t) => {
       coalesced: 2,
     },
     {
+      name: "MODIFIED and MODIFIED back to what the client last saw give nothing",
+      events: () => {
+        const first = ev("MODIFIED", "a", 0);
+        // The same bytes as the pod at version 0 (only its label tag is encoded).
+        const back: PodEvent = {
+          type: "MODIFIED",
+          pod: cached("a", ++seq, "0"),
+          seq,
+          prev: first.pod,
+        };
+        return [first, back];
+      },
+      want: [],
+      coalesced: 2,
+    },
+    {
       name: "MODIFIED then DELETED gives DELETED with the older prev",
       events: () => [ev("MODIFIED", "a", 0), ev("DELETED", "a", seq)],
       want: ["DELETED a@+2 prev@0"],
@@ -177,6 +193,27 @@ Deno.test("EventHub drops a slow subscriber with the exact lost count and spares
   assert.equal(await metricValue(metrics.watchEventsDropped), 4);
   assert.equal(await metricValue(metrics.watchersDropped, { server_api_version: "v1" }), 1);
   assert.equal(hub.size, 1);
+  controller.abort();
+});
+
+Deno.test("EventHub drops a merged MODIFIED that its watcher would not be sent", () => {
+  const { hub } = hubOf();
+  const controller = new AbortController();
+  const pod = (version: number, tag: string, other: string): CachedPod => {
+    const object = makePod({ uid: "a", labels: { tag, other } });
+    return { uid: "a", pod: object, version, bytes: canonicalEncoder(object) };
+  };
+  // This watcher sees the `tag` label only, as a field mask would.
+  const tagOf = (p: CachedPod) => p.pod.metadata.labels?.tag;
+  const sub = hub.subscribe({
+    signal: controller.signal,
+    accept: (event) => event.prev === undefined || tagOf(event.prev) !== tagOf(event.pod),
+  });
+  const [v1, v2, v3] = [pod(1, "x", "1"), pod(2, "y", "1"), pod(3, "x", "2")];
+  hub.publish([{ type: "MODIFIED", pod: v2, prev: v1, seq: 2 }]);
+  assert.equal(sub.pending, 1, "tag x -> y: the watcher would be told");
+  hub.publish([{ type: "MODIFIED", pod: v3, prev: v2, seq: 3 }]);
+  assert.equal(sub.pending, 0, "back to tag x before it was told: nothing to tell");
   controller.abort();
 });
 

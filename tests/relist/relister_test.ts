@@ -7,6 +7,7 @@ import { Relister, type RelisterOptions } from "../../src/relist/relister.ts";
 import { type PodSource, SourceUnavailableError } from "../../src/sources/mod.ts";
 import { FakeClock, makeSnapshot } from "../_fixtures/pods.ts";
 import { metricValue } from "../_support/metric_value.ts";
+import { FakeSleeps } from "./_fake_sleeps.ts";
 
 /** A source that answers from `view`, or fails or hangs as scripted. */
 class ScriptedSource implements PodSource {
@@ -34,33 +35,6 @@ class ScriptedSource implements PodSource {
     const failure = this.failures.shift();
     if (failure !== undefined) return Promise.reject(failure);
     return Promise.resolve(this.view);
-  }
-}
-
-/** Sleeps that only end when a test fires them (or their signal aborts). */
-class FakeSleeps {
-  pending: { ms: number; resolve: () => void }[] = [];
-  /** Resolve sleeps of these lengths at once (the run loop's waits). */
-  instant = new Set<number>();
-  log: number[] = [];
-
-  sleep = (ms: number, signal: AbortSignal): Promise<void> => {
-    this.log.push(ms);
-    if (this.instant.has(ms) || signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      const entry = { ms, resolve };
-      this.pending.push(entry);
-      signal.addEventListener("abort", () => {
-        this.pending = this.pending.filter((e) => e !== entry);
-        resolve();
-      }, { once: true });
-    });
-  };
-
-  fire(ms: number): void {
-    const due = this.pending.filter((e) => e.ms === ms);
-    this.pending = this.pending.filter((e) => e.ms !== ms);
-    for (const entry of due) entry.resolve();
   }
 }
 

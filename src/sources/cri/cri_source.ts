@@ -246,8 +246,9 @@ export class CriPodSource implements PodSource {
       );
     }
 
-    // 2. Inspect what is new or changed.
-    await this.#inspectAll(sandboxes, containers, signal);
+    // 2. Inspect what is new or changed (and exits to look at once more).
+    const exitRecheck = new Set(this.#exitRecheck);
+    await this.#inspectAll(sandboxes, containers, exitRecheck, signal);
 
     // 3. Group by pod UID; rebuild only pods whose set of records changed.
     const groups = new Map<string, PodInputs>();
@@ -279,9 +280,13 @@ export class CriPodSource implements PodSource {
       if (entry.snapshot !== undefined) out.push(entry.snapshot);
     }
 
+    // Commit, unless the list was given up on: its view will never be used,
+    // and the next list must build on what the last used one saw.
+    signal.throwIfAborted();
     this.#sandboxes = sandboxes;
     this.#containers = containers;
-    for (const id of this.#exitRecheck) if (!containers.has(id)) this.#exitRecheck.delete(id);
+    for (const id of exitRecheck) if (!containers.has(id)) exitRecheck.delete(id);
+    this.#exitRecheck = exitRecheck;
     this.#pods = pods;
     this.#rejected = rejected;
     return out;
@@ -330,6 +335,7 @@ export class CriPodSource implements PodSource {
     id: string,
     record: ContainerRecord,
     containers: Map<string, ContainerRecord>,
+    exitRecheck: Set<string>,
     signal: AbortSignal,
   ): Promise<void> {
     const status = await this.#inspect(
@@ -341,7 +347,7 @@ export class CriPodSource implements PodSource {
       id,
     );
     if (status === "failed") return;
-    this.#exitRecheck.delete(id);
+    exitRecheck.delete(id);
     if (status === "gone" || status.status?.id !== id) return;
     const before = record.status;
     const after = status.status;
@@ -351,9 +357,17 @@ export class CriPodSource implements PodSource {
     if (!same) containers.set(id, { item: record.item, status: after, inspect: false });
   }
 
+  /**
+   * Inspects what the list found new or changed, `concurrency` calls at a
+   * time, into this list's own maps and recheck set (the source's state is
+   * only replaced when the whole list succeeds). On the first error that
+   * fails the list, no further call starts, and it rejects only once the
+   * calls in flight have ended: a failed list leaves nothing running.
+   */
   async #inspectAll(
     sandboxes: Map<string, SandboxRecord>,
     containers: Map<string, ContainerRecord>,
+    exitRecheck: Set<string>,
     signal: AbortSignal,
   ): Promise<void> {
     const jobs: (() => Promise<void>)[] = [];
@@ -378,8 +392,8 @@ export class CriPodSource implements PodSource {
     }
     for (const [id, record] of containers) {
       if (!record.inspect) {
-        if (this.#exitRecheck.has(id)) {
-          jobs.push(() => this.#recheckExit(id, record, containers, signal));
+        if (exitRecheck.has(id)) {
+          jobs.push(() => this.#recheckExit(id, record, containers, exitRecheck, signal));
         }
         continue;
       }
@@ -399,15 +413,23 @@ export class CriPodSource implements PodSource {
           this.#reject("invalid_status", `status of container ${JSON.stringify(id)} names another`);
         } else {
           containers.set(id, { item: record.item, status: status.status, inspect: false });
-          if (status.status.state === CONTAINER_STATE.exited) this.#exitRecheck.add(id);
+          if (status.status.state === CONTAINER_STATE.exited) exitRecheck.add(id);
         }
       });
     }
     let next = 0;
+    let failure: { error: unknown } | undefined;
     const worker = async () => {
-      while (next < jobs.length) await jobs[next++]!();
+      while (failure === undefined && next < jobs.length) {
+        try {
+          await jobs[next++]!();
+        } catch (error) {
+          failure ??= { error };
+        }
+      }
     };
     await Promise.all(Array.from({ length: Math.min(this.#concurrency, jobs.length) }, worker));
+    if (failure !== undefined) throw failure.error;
   }
 
   /**

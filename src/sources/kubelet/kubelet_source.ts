@@ -221,6 +221,9 @@ export class KubeletPodSource implements PodSource, Disposable {
     const credentials = await this.#credentials();
     const client = this.#httpClient(credentials);
     const body = await this.#fetch(signal, credentials, client);
+    // From here on nothing awaits: the answer is parsed and committed in one
+    // step, and not at all when the read was given up on meanwhile.
+    signal.throwIfAborted();
     if (this.#lastBody !== undefined && bytesEqual(body, this.#lastBody)) return this.#last;
     const pods = this.#parse(body);
     this.#lastBody = body;

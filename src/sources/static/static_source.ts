@@ -99,6 +99,14 @@ export interface StaticPodSourceOptions {
   maxFileBytes?: number;
 }
 
+/** What the manifest path holds, as one read saw it. */
+interface ManifestListing {
+  /** The files to read, sorted by name. */
+  readonly paths: readonly { readonly path: string; readonly isSymlink: boolean }[];
+  /** The path does not exist (an empty source, logged once). */
+  readonly missing: boolean;
+}
+
 /** One candidate pod of a file, before duplicates across files are removed. */
 interface Candidate {
   readonly key: string;
@@ -193,6 +201,8 @@ export class StaticPodSource implements PodSource {
   #reported = new Set<string>();
   #missingLogged = false;
   #last: PodSnapshot[] = [];
+  /** The last read queued: reads run one at a time, each on the state the one before committed. */
+  #queue: Promise<unknown> = Promise.resolve();
 
   /**
    * @param options Directory, node name, clock, log, metrics, file system.
@@ -227,19 +237,35 @@ export class StaticPodSource implements PodSource {
   }
 
   /**
-   * Reads every manifest and returns the pods.
+   * Reads every manifest and returns the pods. Calls run one at a time, in
+   * order; a file removed between the directory listing and its read is
+   * left out without a warning (it is being deleted).
    *
-   * @param signal Abandons the read.
+   * @param signal Abandons the read; an abandoned read changes nothing.
    * @returns The static pods, sorted by file name then document order.
    * @throws {SourceUnavailableError} When the directory exists but cannot be read.
    */
-  async list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
-    const paths = await this.#manifestPaths();
+  list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
+    const run = this.#queue.then(() => this.#list(signal));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * One read. Everything it learns is kept in locals and committed to the
+   * source's state in one synchronous step at the end, and only when the
+   * read was not given up on: a read abandoned half-way leaves no trace.
+   */
+  async #list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
+    signal.throwIfAborted();
+    const listing = await this.#manifestPaths();
     const files = new Map<string, FileRecord>();
     const problems: { key: string; error: ManifestError; path: string }[] = [];
-    for (const path of paths) {
+    for (const { path, isSymlink } of listing.paths) {
       signal.throwIfAborted();
-      const record = await this.#readFile(path);
+      const record = await this.#readFile(path, isSymlink);
+      // Listed, then removed before it could be read: the file is not there.
+      if (record === undefined) continue;
       files.set(path, record);
       record.errors.forEach((error, i) =>
         problems.push({ key: `${path}#${i}#${record.hash}`, error, path })
@@ -272,6 +298,14 @@ export class StaticPodSource implements PodSource {
         byContent.set(c.key, c.snapshot);
       }
     }
+    signal.throwIfAborted();
+    // Commit: nothing above changed the source's state.
+    if (listing.missing && !this.#missingLogged) {
+      this.#log.info("static pod manifest path does not exist; serving no static pods", {
+        dir: this.#dir,
+      });
+    }
+    this.#missingLogged = listing.missing;
     this.#files = files;
     this.#byContent = byContent;
     this.#report(problems);
@@ -343,47 +377,45 @@ export class StaticPodSource implements PodSource {
     }
   }
 
-  async #manifestPaths(): Promise<string[]> {
+  async #manifestPaths(): Promise<ManifestListing> {
     let info: FsStat;
     try {
       info = await this.#fs.stat(this.#dir);
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) {
-        if (!this.#missingLogged) {
-          this.#log.info("static pod manifest path does not exist; serving no static pods", {
-            dir: this.#dir,
-          });
-          this.#missingLogged = true;
-        }
-        return [];
-      }
+      if (error instanceof Deno.errors.NotFound) return { paths: [], missing: true };
       throw new SourceUnavailableError(
         `Cannot read static pod manifest path "${this.#dir}": ${errorText(error)}`,
         { reason: "unreadable", cause: error },
       );
     }
-    this.#missingLogged = false;
     // The kubelet also accepts a single manifest file as the path.
-    if (info.isFile) return [this.#dir];
-    if (!info.isDirectory) return [];
+    if (info.isFile) return { paths: [{ path: this.#dir, isSymlink: false }], missing: false };
+    if (!info.isDirectory) return { paths: [], missing: false };
     let entries: readonly FsEntry[];
     try {
       entries = await this.#fs.readDir(this.#dir);
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return [];
+      if (error instanceof Deno.errors.NotFound) return { paths: [], missing: true };
       throw new SourceUnavailableError(
         `Cannot list static pod manifest directory "${this.#dir}": ${errorText(error)}`,
         { reason: "unreadable", cause: error },
       );
     }
-    return entries
+    const prefix = this.#dir === "/" ? "" : this.#dir;
+    const paths = entries
       .filter((e) => !e.name.startsWith(".") && !e.isDirectory && MANIFEST_NAME_REGEXP.test(e.name))
-      .map((e) => e.name)
-      .sort()
-      .map((name) => `${this.#dir === "/" ? "" : this.#dir}/${name}`);
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((e) => ({ path: `${prefix}/${e.name}`, isSymlink: e.isSymlink }));
+    return { paths, missing: false };
   }
 
-  async #readFile(path: string): Promise<FileRecord> {
+  /**
+   * Reads one listed file.
+   *
+   * @returns Its record, or `undefined` when it is gone (removed since the
+   * directory was listed: a file being deleted is simply not there).
+   */
+  async #readFile(path: string, isSymlink: boolean): Promise<FileRecord | undefined> {
     const previous = this.#files.get(path);
     const failed = (error: ManifestError, hash = ""): FileRecord => ({
       size: -1,
@@ -397,10 +429,16 @@ export class StaticPodSource implements PodSource {
       info = await this.#fs.stat(path);
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) {
-        // A dangling symlink, or removed since the listing.
-        return failed(
-          new ManifestError(`Cannot read manifest "${path}": it does not exist`, "unreadable"),
-        );
+        // A symlink to nothing stays broken until someone fixes it: worth a warning.
+        if (isSymlink) {
+          return failed(
+            new ManifestError(
+              `Cannot read manifest "${path}": the symlink's target does not exist`,
+              "unreadable",
+            ),
+          );
+        }
+        return this.#vanished(path);
       }
       return failed(
         new ManifestError(`Cannot read manifest "${path}": ${errorText(error)}`, "unreadable"),
@@ -427,6 +465,7 @@ export class StaticPodSource implements PodSource {
     try {
       bytes = await this.#fs.readFile(path);
     } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return this.#vanished(path);
       return failed(
         new ManifestError(`Cannot read manifest "${path}": ${errorText(error)}`, "unreadable"),
       );
@@ -444,6 +483,11 @@ export class StaticPodSource implements PodSource {
       return { ...previous, size: info.size, mtimeMs: info.mtimeMs };
     }
     return await this.#parse(path, bytes, hash, info);
+  }
+
+  #vanished(path: string): undefined {
+    this.#log.debug("static pod manifest removed while the directory was read", { file: path });
+    return undefined;
   }
 
   async #parse(path: string, bytes: Uint8Array, hash: string, info: FsStat): Promise<FileRecord> {

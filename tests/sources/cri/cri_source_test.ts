@@ -9,6 +9,7 @@ import { type CriServer, startCriServer } from "../../../src/sim/runtime/cri_ser
 import { SourceUnavailableError } from "../../../src/sources/mod.ts";
 import {
   CRI_STATUS,
+  CriCallError,
   CriClient,
   CriPodSource,
   detectRuntimeEndpoint,
@@ -376,4 +377,55 @@ Deno.test("CriPodSource names container IDs as the runtime's Version does, never
     };
     assert.equal(await scheme(runtime, reader), UNNAMED_RUNTIME);
   });
+});
+
+Deno.test("CriPodSource.list() that fails after rechecking an exit still rechecks it next time", async () => {
+  const runtime = new SimCriRuntime({ runtimeName: "containerd" });
+  const [pod] = await runPods(runtime, 1);
+  const exitedId = pod!.containerIds["app"]!;
+  let failFor: string | undefined;
+  const statusCalls: string[] = [];
+  const source = new CriPodSource({
+    runtime: {
+      listPodSandbox: (request) => runtime.listPodSandbox(request),
+      listContainers: (request) => runtime.listContainers(request),
+      podSandboxStatus: (request) => runtime.podSandboxStatus(request),
+      containerStatus: (request) => {
+        statusCalls.push(String(request.containerId));
+        if (request.containerId === failFor) {
+          return Promise.reject(
+            new CriCallError("connection reset", {
+              code: CRI_STATUS.unavailable,
+              method: "ContainerStatus",
+            }),
+          );
+        }
+        return runtime.containerStatus(request);
+      },
+      getContainerEvents: (request, options) => runtime.getContainerEvents(request, options),
+    },
+    nodeName: "node-1",
+    // One call at a time: the recheck runs first, then the failing call.
+    inspectConcurrency: 1,
+  });
+  const list = () => source.list(AbortSignal.timeout(10_000));
+  const reasonOf = (snapshots: readonly PodSnapshot[]) =>
+    (snapshots.find((s) => s.uid === "uid-0")!.pod.status!.containerStatuses as {
+      state: { terminated?: { reason?: string } };
+    }[])[0]!.state.terminated?.reason;
+  await list();
+  runtime.exitContainer(exitedId, { exitCode: 137, reason: "Error" });
+  assert.equal(reasonOf(await list()), "Error");
+  runtime.tamperContainer(exitedId, (c) => c.reason = "OOMKilled");
+  const other = await runKubeletPod(runtime, {
+    name: "pod-new",
+    uid: "uid-new",
+    containers: [{ name: "app", image: "busybox:1" }],
+  });
+  failFor = other.containerIds["app"]!;
+  statusCalls.length = 0;
+  await assert.rejects(list(), SourceUnavailableError);
+  assert.deepEqual(statusCalls, [exitedId, failFor], "the recheck ran before the failure");
+  failFor = undefined;
+  assert.equal(reasonOf(await list()), "OOMKilled", "the failed list's recheck is not lost");
 });

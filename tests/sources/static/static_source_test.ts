@@ -354,6 +354,106 @@ Deno.test("StaticPodSource.list() counts unreadable files and fails on an unread
   );
 });
 
+/** A source over `h.dir` reading through `fs` (the real calls where not given), logging into `logs`. */
+function sourceOver(h: Harness, fs: Partial<FsReader>, logs: JsonObject[] = []): StaticPodSource {
+  return new StaticPodSource({
+    dir: h.dir,
+    nodeName: "node-1",
+    clock: h.clock,
+    log: createLogger({ level: "debug", write: (line) => logs.push(JSON.parse(line)) }),
+    metrics: h.metrics,
+    fs: { ...denoFsReader, ...fs },
+  });
+}
+
+Deno.test("StaticPodSource.list() leaves out a file removed between the listing and its read, quietly", async (t) => {
+  for (const call of ["stat", "readFile"] as const) {
+    await t.step(`gone at ${call}`, async () => {
+      await using h = await harness({ "a.yaml": podYaml("a"), "b.yaml": podYaml("b") });
+      const gone = (path: string) => {
+        if (path.endsWith("/b.yaml")) throw new Deno.errors.NotFound("No such file or directory");
+      };
+      const logs: JsonObject[] = [];
+      const source = sourceOver(h, {
+        stat: (path) => {
+          if (call === "stat") gone(path);
+          return denoFsReader.stat(path);
+        },
+        readFile: (path) => {
+          if (call === "readFile") gone(path);
+          return denoFsReader.readFile(path);
+        },
+      }, logs);
+      assert.deepEqual(names(await list(source)), ["default/a-node-1"]);
+      assert.deepEqual(await rejected(h.metrics), {}, "not counted as a rejected manifest");
+      assert.deepEqual(logs.filter((l) => l.level !== "debug"), [], "no warning");
+      assert.ok(logs.some((l) => l.file === `${h.dir}/b.yaml`), "a debug line names it");
+    });
+  }
+});
+
+Deno.test("StaticPodSource.list() warns once about a symlink whose target is missing", async () => {
+  await using h = await harness({ "a.yaml": podYaml("a") });
+  await Deno.symlink(`${h.dir}/nowhere.yaml`, `${h.dir}/b.yaml`);
+  assert.deepEqual(names(await list(h.source)), ["default/a-node-1"]);
+  assert.deepEqual(names(await list(h.source)), ["default/a-node-1"]);
+  const warnings = h.logs.filter((l) => l.level === "warn");
+  assert.equal(warnings.length, 1);
+  assert.match(String(warnings[0]!.error), /symlink's target does not exist/);
+  assert.deepEqual(await rejected(h.metrics), { "unreadable": 1 });
+});
+
+Deno.test("StaticPodSource.list() runs concurrent calls one at a time on one state", async () => {
+  await using h = await harness({ "a.yaml": podYaml("a") });
+  const reads: string[] = [];
+  let open = 0;
+  let maxOpen = 0;
+  const source = sourceOver(h, {
+    readFile: async (path) => {
+      open++;
+      maxOpen = Math.max(maxOpen, open);
+      reads.push(path);
+      try {
+        return await denoFsReader.readFile(path);
+      } finally {
+        open--;
+      }
+    },
+  });
+  const first = list(source);
+  h.clock.advance(1000);
+  const second = list(source);
+  const [a, b] = await Promise.all([first, second]);
+  assert.equal(maxOpen, 1);
+  assert.equal(reads.length, 2);
+  assert.equal(b, a, "the second read reuses what the first committed: same snapshot objects");
+});
+
+Deno.test("StaticPodSource.list() abandoned half-way leaves no trace", async () => {
+  await using h = await harness({ "a.yaml": podYaml("a"), "b.yaml": "kind: [broken" });
+  const controller = new AbortController();
+  const logs: JsonObject[] = [];
+  const source = sourceOver(h, {
+    readFile: (path) => {
+      // The relist gives up while the last file is being read.
+      if (path.endsWith("/b.yaml")) controller.abort(new Error("given up"));
+      return denoFsReader.readFile(path);
+    },
+  }, logs);
+  await assert.rejects(source.list(controller.signal), /given up/);
+  assert.deepEqual(logs, [], "the abandoned read reported nothing");
+  assert.deepEqual(await rejected(h.metrics), {});
+  h.clock.advance(5000);
+  const pods = await list(source);
+  assert.deepEqual(names(pods), ["default/a-node-1"]);
+  assert.equal(
+    pods[0]!.pod.metadata.annotations?.["kubernetes.io/config.seen"],
+    "2026-03-01T10:00:05.000000000Z",
+    "parsed by the read that was kept, not taken over from the abandoned one",
+  );
+  assert.deepEqual(await rejected(h.metrics), { "bad_yaml": 1 });
+});
+
 Deno.test("StaticPodSource.watch() reports file changes until aborted", async () => {
   await using h = await harness();
   const controller = new AbortController();

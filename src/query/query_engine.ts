@@ -11,7 +11,7 @@
 import type { CachedPod, PodEvent, PodStore } from "../cache/types.ts";
 import type { Clock } from "../clock.ts";
 import type { EventHub, Subscription, SubscriptionItem } from "../events/mod.ts";
-import type { ServerApiVersion } from "../metrics/metrics.ts";
+import type { Surface } from "../metrics/metrics.ts";
 import { podPhase, type PodUid } from "../model/pod.ts";
 import { ChangeLog, type HistoryLimits, newIncarnation } from "./change_log.ts";
 import { WatchDroppedError } from "./errors.ts";
@@ -74,10 +74,10 @@ export interface QueryWatchOptions {
   bookmarkMs?: number;
   /** Ends the watch (client cancel, deadline, shutdown). */
   signal: AbortSignal;
-  /** @default {100} */
+  /** Events pending before the watcher is dropped. @default {DEFAULT_QUEUE_LIMIT} (the hub's) */
   queueLimit?: number;
   /** Label of the dropped-watcher metric. */
-  apiVersion?: ServerApiVersion;
+  apiVersion?: Surface;
   /**
    * Whether a change between two versions of a selected pod is worth
    * sending (a masked watch: only when a masked field changed).
@@ -302,7 +302,7 @@ export class QueryEngine {
     };
     const subscription = this.#hub.subscribe({
       signal: options.signal,
-      queueLimit: options.queueLimit ?? 100,
+      queueLimit: options.queueLimit,
       deferLimitUntilLive: true,
       accept,
       ...(options.apiVersion === undefined ? {} : { apiVersion: options.apiVersion }),

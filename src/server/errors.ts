@@ -8,6 +8,7 @@
 import { FieldMaskError } from "../fieldmask/mod.ts";
 import { GrpcError, STATUS, type StatusCode } from "../grpc/status.ts";
 import { LookupError, ResumeTokenError, SelectorError, WatchDroppedError } from "../query/mod.ts";
+import { Refusal, REFUSAL_MESSAGES, type RefusalReason } from "../serving/mod.ts";
 
 export { goCodeName, STATUS, type StatusCode } from "../grpc/status.ts";
 
@@ -23,15 +24,23 @@ export class RpcError extends GrpcError {
   }
 }
 
-/** The messages of SPEC §9, shared by both services. */
+/** The messages of SPEC §9, shared by every service (refusals are the serving core's words). */
 export const MESSAGES = {
-  notSynced: "pod sources are still initializing",
-  rateLimited: "rejected by rate limit",
+  notSynced: REFUSAL_MESSAGES["not_synced"],
+  rateLimited: REFUSAL_MESSAGES["rate_limited"],
   tooSlow: "watch client too slow, dropped",
-  shuttingDown: "server is shutting down",
-  tooManyWatchers: "too many concurrent watch streams",
+  shuttingDown: REFUSAL_MESSAGES["shutting_down"],
+  tooManyWatchers: REFUSAL_MESSAGES["too_many_watchers"],
   internal: "internal error",
 } as const;
+
+/** The gRPC code of each refusal of the serving core. */
+const REFUSAL_CODES: Readonly<Record<RefusalReason, StatusCode>> = {
+  "shutting_down": STATUS.UNAVAILABLE,
+  "not_synced": STATUS.FAILED_PRECONDITION,
+  "rate_limited": STATUS.RESOURCE_EXHAUSTED,
+  "too_many_watchers": STATUS.RESOURCE_EXHAUSTED,
+};
 
 /** The status a client receives, plus whether the cause must be logged. */
 export interface StatusOutcome {
@@ -49,6 +58,7 @@ export interface StatusOutcome {
  */
 export function toStatus(err: unknown): StatusOutcome {
   if (err instanceof GrpcError) return { code: err.code, details: err.message };
+  if (err instanceof Refusal) return { code: REFUSAL_CODES[err.reason], details: err.message };
   if (err instanceof FieldMaskError) {
     return { code: STATUS.INVALID_ARGUMENT, details: err.message };
   }

@@ -24,13 +24,14 @@ export class RpcError extends GrpcError {
   }
 }
 
-/** The messages of SPEC §9, shared by every service (refusals are the serving core's words). */
+/**
+ * The messages of SPEC §9 a handler sends itself; a refusal before serving is
+ * the serving core's, with its words (`REFUSAL_MESSAGES`).
+ */
 export const MESSAGES = {
-  notSynced: REFUSAL_MESSAGES["not_synced"],
-  rateLimited: REFUSAL_MESSAGES["rate_limited"],
   tooSlow: "watch client too slow, dropped",
+  /** A watch ended by shutdown: the same words as a call refused by it. */
   shuttingDown: REFUSAL_MESSAGES["shutting_down"],
-  tooManyWatchers: REFUSAL_MESSAGES["too_many_watchers"],
   internal: "internal error",
 } as const;
 

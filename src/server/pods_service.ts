@@ -2,7 +2,8 @@
  * ListPods, GetPod and WatchPods as plain async functions of a request and a
  * {@linkcode CallContext}. Both services (`v1alpha1.Pods` and the
  * package-less `Pods`) run these same handlers; they differ only in how a
- * watch event is framed.
+ * watch event is framed. Calls are admitted, and watches opened, by the
+ * serving core that every surface shares.
  *
  * @module
  */
@@ -16,7 +17,7 @@ import {
   WATCH_EVENT_TYPE,
   type WatchEventType,
 } from "../proto/mod.ts";
-import { SELECT_ALL, WatchDroppedError } from "../query/mod.ts";
+import { SELECT_ALL } from "../query/mod.ts";
 import type { ServingCore } from "../serving/mod.ts";
 import type { CallContext, WatchSink } from "./call_context.ts";
 import { MESSAGES, RpcError, STATUS } from "./errors.ts";
@@ -103,8 +104,8 @@ export class PodsService {
    * @param ctx The call.
    * @param sink Where frames go; its `send` applies the transport's backpressure.
    * @throws {Refusal} From the serving core (shutdown, sync gate, no free watch slot).
-   * @throws {RpcError} RESOURCE_EXHAUSTED when the watcher falls too far behind,
-   *   UNAVAILABLE on shutdown, CANCELLED when the client leaves.
+   * @throws {WatchDroppedError} When the watcher falls too far behind (RESOURCE_EXHAUSTED).
+   * @throws {RpcError} UNAVAILABLE on shutdown, CANCELLED when the client leaves.
    */
   async watchPods(ctx: CallContext, sink: WatchSink): Promise<void> {
     this.#core.checkServing(ctx.apiVersion);
@@ -120,20 +121,15 @@ export class PodsService {
       }),
     });
     const packageless = ctx.apiVersion === "v1";
-    try {
-      for await (const item of watch) {
-        this.#checkAlive(ctx);
-        if (item.type === "INITIAL_SYNC_COMPLETE") {
-          if (!packageless) await sink.send(INITIAL_SYNC_COMPLETE);
-        } else if (item.type !== "BOOKMARK") {
-          await sink.send(this.#frame(packageless, WATCH_EVENT_TYPE[item.type], mask, item.pod!));
-        }
+    // A watcher dropped for falling behind ends with the engine's
+    // WatchDroppedError: RESOURCE_EXHAUSTED through `toStatus`.
+    for await (const item of watch) {
+      this.#checkAlive(ctx);
+      if (item.type === "INITIAL_SYNC_COMPLETE") {
+        if (!packageless) await sink.send(INITIAL_SYNC_COMPLETE);
+      } else if (item.type !== "BOOKMARK") {
+        await sink.send(this.#frame(packageless, WATCH_EVENT_TYPE[item.type], mask, item.pod!));
       }
-    } catch (err) {
-      if (err instanceof WatchDroppedError) {
-        throw new RpcError(STATUS.RESOURCE_EXHAUSTED, MESSAGES.tooSlow);
-      }
-      throw err;
     }
     this.#checkAlive(ctx);
     throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);

@@ -36,6 +36,7 @@ import { systemClock } from "../src/clock.ts";
 import type { CallContext, WatchSink } from "../src/server/call_context.ts";
 import { PodQueryService } from "../src/server/pod_query_service.ts";
 import { PodsService } from "../src/server/pods_service.ts";
+import { ServingCore } from "../src/serving/mod.ts";
 import { SimulatedNode } from "../src/sim/mod.ts";
 import { relistFixture } from "./_relist_fixture.ts";
 
@@ -82,27 +83,17 @@ function daemon() {
   const masks = new FieldMaskCache(POD_SCHEMA);
   // Real buckets that never run dry: admission costs what it costs in the daemon.
   const unlimited = new TokenBucket({ qps: 1e12, burst: 1e9, clock: systemClock });
-  const pods = new PodsService({
-    store: cache,
-    hub,
-    gate: { isOpen: true },
-    limiter: unlimited,
-    masks,
-    encode: encodePod,
-    metrics,
-    shutdown,
-  });
-  const query = new PodQueryService({
+  const core = new ServingCore({
     engine,
     gate: { isOpen: true },
     limiter: unlimited,
     connectionLimit: { qps: 1e12, burst: 1e9 },
     clock: systemClock,
-    masks,
-    encode: encodePod,
     metrics,
     shutdown,
   });
+  const pods = new PodsService({ core, masks, encode: encodePod });
+  const query = new PodQueryService({ core, masks, encode: encodePod });
   apply(PODS);
   return { cache, engine, apply, pods, query };
 }

@@ -224,7 +224,8 @@ export const SERVE_FLAGS = {
     min: 1,
     type: "integer",
     default: "1000",
-    help: "Concurrent WatchPods streams allowed; more get RESOURCE_EXHAUSTED",
+    help:
+      "Concurrent watches allowed, gRPC and HTTP together; more get RESOURCE_EXHAUSTED (HTTP 429)",
   },
   "connection-rate-limit-qps": {
     key: "connectionRateLimitQps",
@@ -232,7 +233,7 @@ export const SERVE_FLAGS = {
     type: "number",
     default: "50",
     help:
-      "PodQuery List and Get requests per second per client connection, taken before the shared bucket",
+      "PodQuery and HTTP API list and get requests per second per client connection, taken before the shared bucket",
   },
   "connection-rate-limit-burst": {
     key: "connectionRateLimitBurst",

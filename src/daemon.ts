@@ -24,6 +24,7 @@ import { startGrpcServer } from "./server/grpc_server.ts";
 import { PodsService } from "./server/pods_service.ts";
 import { PodQueryService } from "./server/pod_query_service.ts";
 import type { QueryEngine } from "./query/mod.ts";
+import { ServingCore } from "./serving/mod.ts";
 import { PodPipeline } from "./pipeline/mod.ts";
 import { type RunningKubeApi, serveKubeApi } from "./kubeapi/mod.ts";
 import type { PodSource } from "./sources/mod.ts";
@@ -93,7 +94,7 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     tombstoneTtlMs: config.tombstoneTtlMs,
     staleAfterMs: config.relistThresholdMs,
   });
-  const { cache, hub, query, gate } = pipeline;
+  const { cache, query, gate } = pipeline;
   const relisters = sources.map((source) =>
     new Relister({
       source,
@@ -112,35 +113,24 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     clock,
   });
   const masks = new FieldMaskCache(POD_SCHEMA);
-  const connectionLimit = {
-    qps: config.connectionRateLimitQps,
-    burst: config.connectionRateLimitBurst,
-  };
-  const service = new PodsService({
-    store: cache,
-    hub,
-    gate,
-    limiter,
-    masks,
-    encode: encodePod,
-    metrics,
-    watchQueueLimit: config.watchQueueSize,
-    maxWatchers: config.maxWatchers,
-    shutdown: shutdown.signal,
-  });
-  const queryService = new PodQueryService({
+  // One core admits the calls of every surface: one rate limit, one sync
+  // gate, one pool of --max-watchers watch slots.
+  const core = new ServingCore({
     engine: query,
     gate,
     limiter,
-    connectionLimit,
+    connectionLimit: {
+      qps: config.connectionRateLimitQps,
+      burst: config.connectionRateLimitBurst,
+    },
     clock,
-    masks,
-    encode: encodePod,
     metrics,
-    watchQueueLimit: config.watchQueueSize,
-    maxWatchers: config.maxWatchers,
     shutdown: shutdown.signal,
+    maxWatchers: config.maxWatchers,
+    watchQueueLimit: config.watchQueueSize,
   });
+  const service = new PodsService({ core, masks, encode: encodePod });
+  const queryService = new PodQueryService({ core, masks, encode: encodePod });
   const grpc = await startGrpcServer(
     { socketPath: config.socket, socketGroup: config.socketGroup },
     { service, query: queryService, metrics, log: log.child("grpc") },
@@ -157,17 +147,7 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
         tlsCertFile: config.httpTlsCertFile,
         tlsKeyFile: config.httpTlsKeyFile,
         bookmarkPeriodMs: config.httpBookmarkPeriodMs,
-      }, {
-        engine: query,
-        gate,
-        limiter,
-        connectionLimit,
-        clock,
-        metrics,
-        log: log.child("http-api"),
-        shutdown: shutdown.signal,
-        watchQueueLimit: config.watchQueueSize,
-      });
+      }, { core, metrics, log: log.child("http-api") });
     } catch (err) {
       await grpc.close(0);
       throw listenError(err, "http-bind-address", hostPort(config.httpBind));

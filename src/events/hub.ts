@@ -7,7 +7,7 @@
  */
 
 import type { CachedPod, PodEvent, PodStore } from "../cache/types.ts";
-import type { Metrics, ServerApiVersion } from "../metrics/metrics.ts";
+import type { Metrics, Surface } from "../metrics/metrics.ts";
 import { CoalescingQueue } from "./_coalescing_queue.ts";
 import { numericDefault } from "../config_flags.ts";
 
@@ -33,7 +33,7 @@ export interface SubscribeOptions {
    */
   accept?: (event: PodEvent) => boolean;
   /** The `server_api_version` label of `watchersDropped`. @default {"v1alpha1"} */
-  apiVersion?: ServerApiVersion;
+  apiVersion?: Surface;
   /**
    * Apply `queueLimit` only after {@linkcode Subscription.markLive}: while a
    * watcher is still sending its snapshot, changes queue up (coalesced, so at
@@ -95,7 +95,7 @@ class Subscriber implements Subscription {
   #waiter: ((item: SubscriptionItem) => void) | undefined;
   #final: SubscriptionItem | undefined;
   #metrics: Metrics;
-  #apiVersion: ServerApiVersion;
+  #apiVersion: Surface;
   #detach: () => void;
   #behind = false;
   #live: boolean;

@@ -31,13 +31,14 @@ export type StatusCodeHttp = keyof typeof STATUS_REASON;
  *
  * @param code HTTP code.
  * @param message Human-readable message.
- * @param details `name` and `kind` of the object concerned, if any.
+ * @param details `name` and `kind` of the object concerned, or the seconds a
+ *   refused client should wait (`retryAfterSeconds`), if any.
  * @returns The Status object.
  */
 export function statusObject(
   code: StatusCodeHttp,
   message: string,
-  details?: { name: string; kind: string },
+  details?: { name: string; kind: string } | { retryAfterSeconds: number },
 ): JsonObject {
   const status: JsonObject = {
     kind: "Status",
@@ -47,7 +48,11 @@ export function statusObject(
     message,
     reason: STATUS_REASON[code],
   };
-  if (details !== undefined) status.details = { name: details.name, kind: details.kind };
+  if (details !== undefined) {
+    status.details = "retryAfterSeconds" in details
+      ? { retryAfterSeconds: details.retryAfterSeconds }
+      : { name: details.name, kind: details.kind };
+  }
   status.code = code;
   return status;
 }

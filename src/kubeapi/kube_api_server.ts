@@ -3,21 +3,20 @@
  * `Deno.serve`: the kubelet's `/pods`, the API server's pod paths with
  * selectors, paging, resourceVersion and watch (with bookmarks), discovery
  * and `Table` output, so that kubectl and client libraries work unchanged.
- * Served from the query engine; optional bearer token and TLS.
+ * Served from the query engine; admitted by the serving core as the gRPC
+ * services are (rate limits, sync gate, shutdown, the shared watch slots);
+ * optional bearer token and TLS.
  *
  * @module
  */
 
 import type { CachedPod } from "../cache/types.ts";
-import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { JsonObject } from "../model/json.ts";
 import {
   compileSelector,
   type PodSelector,
-  type QueryEngine,
-  type QueryWatch,
   ResumeTokenError,
   SELECT_ALL,
   SelectorError,
@@ -25,7 +24,7 @@ import {
   WatchDroppedError,
   type WatchItem,
 } from "../query/mod.ts";
-import { TokenBucket } from "../ratelimit/mod.ts";
+import { Refusal, type ServedWatch, type ServingCore } from "../serving/mod.ts";
 import { BUILD_VERSION } from "../version.ts";
 import {
   API_GROUP_LIST,
@@ -57,19 +56,10 @@ export interface KubeApiServerOptions {
 
 /** What {@linkcode serveKubeApi} reads. */
 export interface KubeApiServerDeps {
-  engine: QueryEngine;
-  gate: { readonly isOpen: boolean };
-  /** The daemon's shared bucket. */
-  limiter: { tryTake(): boolean };
-  /** Each client connection's own bucket, taken from first. */
-  connectionLimit: { qps: number; burst: number };
-  clock: Clock;
+  /** Admission, watch slots, the query engine and the clock, shared with the gRPC services. */
+  core: ServingCore;
   metrics: Metrics;
   log: Logger;
-  /** Aborted on shutdown: open watches end. */
-  shutdown: AbortSignal;
-  /** @default {`--watch-queue-size`'s} */
-  watchQueueLimit?: number;
 }
 
 /** A running HTTP surface. */
@@ -82,8 +72,8 @@ export interface RunningKubeApi extends AsyncDisposable {
 
 const ENCODER = new TextEncoder();
 const JSON_TYPE = "application/json";
-/** Connection buckets remembered, oldest forgotten first. */
-const MAX_CONNECTION_BUCKETS = 4096;
+/** Seconds a client refused for load is told to wait (`Retry-After`), as the API server says. */
+const RETRY_AFTER_SECONDS = 1;
 
 type Verb = "list" | "get" | "watch" | "discovery" | "other";
 
@@ -153,9 +143,35 @@ function failure(
   message: string,
   details?: { name: string; kind: string },
 ): Response {
-  const headers: HeadersInit = code === 429 ? { "retry-after": "1" } : {};
-  if (code === 401) Object.assign(headers, { "www-authenticate": 'Bearer realm="pods-api"' });
+  if (code === 429) {
+    return json(
+      statusObject(code, message, { retryAfterSeconds: RETRY_AFTER_SECONDS }),
+      code,
+      { "retry-after": String(RETRY_AFTER_SECONDS) },
+    );
+  }
+  const headers: HeadersInit = code === 401
+    ? { "www-authenticate": 'Bearer realm="pods-api"' }
+    : {};
   return json(statusObject(code, message, details), code, headers);
+}
+
+/** The serving core's refusal as the API server words it: 429 for load, 503 while not serving. */
+function refused(refusal: Refusal): Response {
+  switch (refusal.reason) {
+    case "rate_limited":
+    case "too_many_watchers":
+      return failure(429, refusal.message);
+    case "not_synced":
+    case "shutting_down":
+      return failure(503, refusal.message);
+  }
+}
+
+/** The key of a client's connection: a TCP connection is its remote address and port. */
+function connectionOf(info: Deno.ServeHandlerInfo): string {
+  const addr = info.remoteAddr as Deno.NetAddr;
+  return `${addr.hostname}:${addr.port}`;
 }
 
 /** Which `Table` version the client asked for, if any. */
@@ -268,14 +284,15 @@ class KubeApiHandler {
   serverAddress = "";
   #o: KubeApiServerOptions;
   #d: KubeApiServerDeps;
+  #core: ServingCore;
   #token: string;
-  #buckets = new Map<string, TokenBucket>();
   /** Sorted-by-name copies of selections, per selection array. */
   #sorted = new WeakMap<readonly CachedPod[], readonly CachedPod[]>();
 
   constructor(options: KubeApiServerOptions, deps: KubeApiServerDeps, token: string) {
     this.#o = options;
     this.#d = deps;
+    this.#core = deps.core;
     this.#token = token;
   }
 
@@ -331,10 +348,13 @@ class KubeApiHandler {
         return json(versionInfo(`v1.36.0-pods-api+${BUILD_VERSION}`));
     }
     if (r.kind === "namespaces" || r.kind === "namespace") return this.#namespaces(r.name);
-    if (verb !== "watch" && !this.#admit(info)) {
-      return failure(429, "rejected by rate limit");
+    try {
+      if (verb === "watch") this.#core.checkServing("http");
+      else this.#core.admit("http", verb === "get" ? "get" : "list", connectionOf(info));
+    } catch (err) {
+      if (err instanceof Refusal) return refused(err);
+      throw err;
     }
-    if (!this.#d.gate.isOpen) return failure(503, "pod sources are still initializing");
     let selector: PodSelector;
     try {
       selector = compileSelector({
@@ -348,31 +368,14 @@ class KubeApiHandler {
     }
     const table = tableVersion(request.headers.get("accept"));
     if (r.kind === "get") return this.#get(r.namespace!, r.name!, url, table);
-    if (verb === "watch") return this.#watch(request, url, selector, table);
+    if (verb === "watch") return this.#watch(info, url, selector, table);
     return this.#list(url, selector, table, r.kind === "pods");
-  }
-
-  #admit(info: Deno.ServeHandlerInfo): boolean {
-    const addr = info.remoteAddr as Deno.NetAddr;
-    // A TCP connection is its address and port.
-    const key = `${addr.hostname}:${addr.port}`;
-    let bucket = this.#buckets.get(key);
-    if (bucket === undefined) {
-      bucket = new TokenBucket({ ...this.#d.connectionLimit, clock: this.#d.clock });
-      if (this.#buckets.size >= MAX_CONNECTION_BUCKETS) {
-        this.#buckets.delete(this.#buckets.keys().next().value!);
-      }
-      this.#buckets.set(key, bucket);
-    }
-    if (bucket.tryTake() && this.#d.limiter.tryTake()) return true;
-    this.#d.metrics.rateLimited.inc({ method: "http" });
-    return false;
   }
 
   /** Namespaces as far as the node knows them: those its pods live in. */
   #namespaces(name: string | undefined): Response {
     const names = new Set<string>();
-    for (const pod of this.#d.engine.list(SELECT_ALL)) names.add(pod.pod.metadata.namespace);
+    for (const pod of this.#core.engine.list(SELECT_ALL)) names.add(pod.pod.metadata.namespace);
     const object = (ns: string) => ({
       metadata: { name: ns },
       spec: { finalizers: ["kubernetes"] },
@@ -382,7 +385,7 @@ class KubeApiHandler {
       return json({
         kind: "NamespaceList",
         apiVersion: "v1",
-        metadata: { resourceVersion: this.#d.engine.token(this.#d.engine.position) },
+        metadata: { resourceVersion: this.#core.engine.token(this.#core.engine.position) },
         items: [...names].sort().map(object),
       });
     }
@@ -398,18 +401,18 @@ class KubeApiHandler {
     url: URL,
     table: "v1" | "v1beta1" | undefined,
   ): Response {
-    const found = this.#d.engine.lookup({ kind: "name", namespace, name });
+    const found = this.#core.engine.lookup({ kind: "name", namespace, name });
     if (found === undefined) {
       return failure(404, `pods "${name}" not found`, { name, kind: "pods" });
     }
     const pod = found.pod;
-    const rv = this.#d.engine.token(pod.version);
+    const rv = this.#core.engine.token(pod.version);
     if (table !== undefined) {
       return json(
         podTableJson([{ pod, resourceVersion: rv }], {
           metadata: { resourceVersion: rv },
           include: includeObject(url.searchParams.get("includeObject")),
-          now: this.#d.clock.now(),
+          now: this.#core.clock.now(),
           columns: true,
         }).replace('"meta.k8s.io/v1"', `"meta.k8s.io/${table}"`),
       );
@@ -423,7 +426,7 @@ class KubeApiHandler {
     table: "v1" | "v1beta1" | undefined,
     kubelet: boolean,
   ): Response {
-    const engine = this.#d.engine;
+    const engine = this.#core.engine;
     const position = engine.position;
     const listRv = engine.token(position);
     const selected = engine.list(selector);
@@ -467,7 +470,7 @@ class KubeApiHandler {
         podTableJson(rows, {
           metadata,
           include: includeObject(url.searchParams.get("includeObject")),
-          now: this.#d.clock.now(),
+          now: this.#core.clock.now(),
           columns: true,
         }).replace('"meta.k8s.io/v1"', `"meta.k8s.io/${table}"`),
       );
@@ -481,7 +484,7 @@ class KubeApiHandler {
   }
 
   #watch(
-    request: Request,
+    info: Deno.ServeHandlerInfo,
     url: URL,
     selector: PodSelector,
     table: "v1" | "v1beta1" | undefined,
@@ -492,28 +495,31 @@ class KubeApiHandler {
     const initialEventsEnd = bookmarks && parseBool(params.get("sendInitialEvents"));
     const timeoutText = params.get("timeoutSeconds");
     const timeoutSeconds = timeoutText === null ? 0 : Number(timeoutText);
+    // The client's end is the response's: its body cancelled or the response
+    // over (`info.completed`). `request.signal` is not used: Deno warns that
+    // it also aborts after a response sent in full (its legacy behaviour).
     const done = new AbortController();
-    const signals = [request.signal, this.#d.shutdown, done.signal];
+    const signals = [done.signal];
     if (Number.isFinite(timeoutSeconds) && timeoutSeconds > 0) {
       signals.push(AbortSignal.timeout(timeoutSeconds * 1000));
     }
-    const signal = AbortSignal.any(signals);
-    const engine = this.#d.engine;
+    const signal = signals.length === 1 ? done.signal : AbortSignal.any(signals);
+    const engine = this.#core.engine;
     const include = includeObject(params.get("includeObject"));
-    const clock = this.#d.clock;
+    const clock = this.#core.clock;
     const line = (type: string, object: string) =>
       ENCODER.encode(`{"type":"${type}","object":${object}}\n`);
-    let watch: QueryWatch;
+    let watch: ServedWatch;
     try {
-      watch = engine.openWatch({
+      watch = this.#core.openWatch({
+        surface: "http",
         selector,
         resumeToken: rv === "0" ? "" : rv,
         bookmarkMs: bookmarks ? this.#o.bookmarkPeriodMs : 0,
         signal,
-        queueLimit: this.#d.watchQueueLimit ?? numericDefault("watch-queue-size"),
       });
     } catch (err) {
-      done.abort();
+      if (err instanceof Refusal) return refused(err);
       if (!(err instanceof ResumeTokenError)) throw err;
       // As the API server: the stream opens, says 410 Gone once, and ends.
       const message = err.problem === "expired" ? TOKEN_TOO_OLD : `${err.message}; list again`;
@@ -522,6 +528,12 @@ class KubeApiHandler {
         { headers: { "content-type": JSON_TYPE } },
       );
     }
+    const end = () => {
+      done.abort();
+      watch.close();
+    };
+    // However the response ends (sent, client gone, server closed), the slot is given back.
+    info.completed.then(end, end);
     const render = (item: WatchItem): Uint8Array | undefined => {
       if (item.type === "INITIAL_SYNC_COMPLETE") {
         if (!initialEventsEnd) return undefined;
@@ -564,24 +576,38 @@ class KubeApiHandler {
       return line(item.type, podObjectJson(podItemJson(pod, token, position === pod.version)));
     };
     const log = this.#d.log;
-    async function* frames(): AsyncGenerator<Uint8Array> {
-      try {
-        for await (const item of watch) {
-          const frame = render(item);
-          if (frame !== undefined) yield frame;
-        }
-      } catch (err) {
-        if (err instanceof WatchDroppedError) {
-          yield line("ERROR", JSON.stringify(statusObject(410, `${err.message}; watch again`)));
-        } else {
-          log.error("http watch failed", { error: err });
-          yield line("ERROR", JSON.stringify(statusObject(500, "internal error")));
-        }
-      } finally {
-        done.abort();
+    const items = watch[Symbol.asyncIterator]();
+    /** The line that ends a failed stream, as the API server sends it. */
+    const failed = (err: unknown): Uint8Array => {
+      if (err instanceof WatchDroppedError) {
+        return line("ERROR", JSON.stringify(statusObject(410, `${err.message}; watch again`)));
       }
-    }
-    return new Response(ReadableStream.from(frames()), {
+      log.error("http watch failed", { error: err });
+      return line("ERROR", JSON.stringify(statusObject(500, "internal error")));
+    };
+    const body = new ReadableStream<Uint8Array>({
+      // One line per pull: the client's reading paces the watch (its queue drops it if too slow).
+      async pull(controller) {
+        try {
+          for (;;) {
+            const next = await items.next();
+            // Cancelled meanwhile: the stream is gone, nothing more to write.
+            if (done.signal.aborted) return;
+            if (next.done) break;
+            const frame = render(next.value);
+            if (frame !== undefined) return controller.enqueue(frame);
+          }
+        } catch (err) {
+          if (done.signal.aborted) return;
+          controller.enqueue(failed(err));
+        }
+        end();
+        controller.close();
+      },
+      // The client left: its subscription ends and the slot is free at once.
+      cancel: end,
+    }, { highWaterMark: 0 });
+    return new Response(body, {
       headers: { "content-type": JSON_TYPE, "cache-control": "no-cache" },
     });
   }

@@ -19,6 +19,9 @@ import { parseMaxOpenFiles, parseProcStatus, type ProcReader } from "./proc_self
  */
 export type ServerApiVersion = "v1alpha1" | "v1" | "podsapi_v1";
 
+/** Where a call came in: a gRPC service, or `http` for the Kubernetes-compatible HTTP API. */
+export type Surface = ServerApiVersion | "http";
+
 /** Labels of the kubelet request counters. */
 export type RequestLabel = "server_api_version" | "status_code";
 
@@ -39,6 +42,8 @@ export interface Metrics {
   readonly watchers: Gauge<"server_api_version">;
   /** Calls rejected by the ListPods/GetPod token bucket. */
   readonly rateLimited: Counter<"method">;
+  /** Calls the serving core refused, by surface and reason. */
+  readonly refused: Counter<"surface" | "reason">;
   readonly httpRequests: Counter<"verb" | "code">;
   /** Pod events produced by the cache, by type. */
   readonly podEvents: Counter<"type">;
@@ -147,7 +152,7 @@ export function createMetrics(registry: Registry): Metrics {
     }),
     watchers: new Gauge({
       name: "pods_api_watchers",
-      help: "Open WatchPods streams.",
+      help: "Open watches, by surface (http for the HTTP API); --max-watchers bounds their sum.",
       labelNames: ["server_api_version"],
       registers,
     }),
@@ -155,6 +160,13 @@ export function createMetrics(registry: Registry): Metrics {
       name: "pods_api_rate_limited_total",
       help: "List and Get calls (gRPC and HTTP) rejected by a token bucket, by method.",
       labelNames: ["method"],
+      registers,
+    }),
+    refused: new Counter({
+      name: "pods_api_requests_refused_total",
+      help:
+        "Calls refused before being served, by surface (v1alpha1, v1, podsapi_v1, http) and reason (rate_limited, not_synced, shutting_down, too_many_watchers).",
+      labelNames: ["surface", "reason"],
       registers,
     }),
     httpRequests: new Counter({

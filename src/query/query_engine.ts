@@ -10,13 +10,8 @@
 
 import type { CachedPod, PodEvent, PodStore } from "../cache/types.ts";
 import type { Clock } from "../clock.ts";
-import {
-  DEFAULT_QUEUE_LIMIT,
-  type EventHub,
-  type Subscription,
-  type SubscriptionItem,
-} from "../events/mod.ts";
-import type { ServerApiVersion } from "../metrics/metrics.ts";
+import type { EventHub, Subscription, SubscriptionItem } from "../events/mod.ts";
+import type { Surface } from "../metrics/metrics.ts";
 import { podPhase, type PodUid } from "../model/pod.ts";
 import { ChangeLog, type HistoryLimits, newIncarnation } from "./change_log.ts";
 import { WatchDroppedError } from "./errors.ts";
@@ -79,10 +74,10 @@ export interface QueryWatchOptions {
   bookmarkMs?: number;
   /** Ends the watch (client cancel, deadline, shutdown). */
   signal: AbortSignal;
-  /** @default {DEFAULT_QUEUE_LIMIT} */
+  /** Events pending before the watcher is dropped. @default {DEFAULT_QUEUE_LIMIT} (the hub's) */
   queueLimit?: number;
   /** Label of the dropped-watcher metric. */
-  apiVersion?: ServerApiVersion;
+  apiVersion?: Surface;
   /**
    * Whether a change between two versions of a selected pod is worth
    * sending (a masked watch: only when a masked field changed).
@@ -307,7 +302,7 @@ export class QueryEngine {
     };
     const subscription = this.#hub.subscribe({
       signal: options.signal,
-      queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT,
+      queueLimit: options.queueLimit,
       deferLimitUntilLive: true,
       accept,
       ...(options.apiVersion === undefined ? {} : { apiVersion: options.apiVersion }),

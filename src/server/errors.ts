@@ -8,6 +8,7 @@
 import { FieldMaskError } from "../fieldmask/mod.ts";
 import { GrpcError, STATUS, type StatusCode } from "../grpc/status.ts";
 import { LookupError, ResumeTokenError, SelectorError, WatchDroppedError } from "../query/mod.ts";
+import { Refusal, REFUSAL_MESSAGES, type RefusalReason } from "../serving/mod.ts";
 
 export { goCodeName, STATUS, type StatusCode } from "../grpc/status.ts";
 
@@ -23,15 +24,24 @@ export class RpcError extends GrpcError {
   }
 }
 
-/** The messages of SPEC §9, shared by both services. */
+/**
+ * The messages of SPEC §9 a handler sends itself; a refusal before serving is
+ * the serving core's, with its words (`REFUSAL_MESSAGES`).
+ */
 export const MESSAGES = {
-  notSynced: "pod sources are still initializing",
-  rateLimited: "rejected by rate limit",
   tooSlow: "watch client too slow, dropped",
-  shuttingDown: "server is shutting down",
-  tooManyWatchers: "too many concurrent watch streams",
+  /** A watch ended by shutdown: the same words as a call refused by it. */
+  shuttingDown: REFUSAL_MESSAGES["shutting_down"],
   internal: "internal error",
 } as const;
+
+/** The gRPC code of each refusal of the serving core. */
+const REFUSAL_CODES: Readonly<Record<RefusalReason, StatusCode>> = {
+  "shutting_down": STATUS.UNAVAILABLE,
+  "not_synced": STATUS.FAILED_PRECONDITION,
+  "rate_limited": STATUS.RESOURCE_EXHAUSTED,
+  "too_many_watchers": STATUS.RESOURCE_EXHAUSTED,
+};
 
 /** The status a client receives, plus whether the cause must be logged. */
 export interface StatusOutcome {
@@ -49,6 +59,7 @@ export interface StatusOutcome {
  */
 export function toStatus(err: unknown): StatusOutcome {
   if (err instanceof GrpcError) return { code: err.code, details: err.message };
+  if (err instanceof Refusal) return { code: REFUSAL_CODES[err.reason], details: err.message };
   if (err instanceof FieldMaskError) {
     return { code: STATUS.INVALID_ARGUMENT, details: err.message };
   }

@@ -1,17 +1,15 @@
 /**
  * `podsapi.v1.PodQuery` (SPEC §14): List, Get and Watch as plain async
  * functions of the request bytes and a {@linkcode CallContext}, over the
- * query engine. Same sync gate, masks, metrics and errors as the Pods
- * services; List and Get draw from a token bucket of their connection, then
- * from the shared one.
+ * query engine. Admitted by the serving core as every surface is (List and
+ * Get draw from their connection's bucket, then from the shared one); same
+ * masks and errors as the Pods services.
  *
  * @module
  */
 
 import type { CachedPod, PodEncoder } from "../cache/types.ts";
-import type { Clock } from "../clock.ts";
 import { FIELD_MASK_ALL, type FieldMask, type FieldMaskCache } from "../fieldmask/mod.ts";
-import type { Metrics } from "../metrics/metrics.ts";
 import {
   decodeGetRequest,
   decodeListRequest,
@@ -22,14 +20,8 @@ import {
   QUERY_EVENT_TYPE,
   type SelectorMessage,
 } from "../proto/mod.ts";
-import {
-  compileSelector,
-  type LookupKey,
-  type PodSelector,
-  type QueryEngine,
-  type QueryWatch,
-} from "../query/mod.ts";
-import { TokenBucket } from "../ratelimit/mod.ts";
+import { compileSelector, type LookupKey, type PodSelector } from "../query/mod.ts";
+import type { ServingCore } from "../serving/mod.ts";
 import type { CallContext, WatchSink } from "./call_context.ts";
 import { MESSAGES, RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
@@ -39,23 +31,10 @@ import { numericDefault } from "../config_flags.ts";
 
 /** What the PodQuery handlers read. */
 export interface PodQueryServiceOptions {
-  engine: QueryEngine;
-  /** Open once every pod source completed its first read (SPEC §7). */
-  gate: { readonly isOpen: boolean };
-  /** The bucket shared with ListPods and GetPod (SPEC §8). */
-  limiter: { tryTake(): boolean };
-  /** Each connection's own bucket, taken from first. */
-  connectionLimit: { qps: number; burst: number };
-  clock: Clock;
+  /** Admission, watch slots and the query engine, shared with every surface. */
+  core: ServingCore;
   masks: FieldMaskCache;
   encode: PodEncoder;
-  metrics: Metrics;
-  /** @default {`--watch-queue-size`'s} */
-  watchQueueLimit?: number;
-  /** Open Watch streams allowed at once. @default {`--max-watchers`'s} */
-  maxWatchers?: number;
-  /** Aborted when the daemon shuts down. */
-  shutdown: AbortSignal;
 }
 
 /** Longest bookmark period honoured; a larger request is clamped. */
@@ -105,24 +84,19 @@ function hasMetadataMask(ctx: CallContext): boolean {
 /** The PodQuery handlers. */
 export class PodQueryService {
   #o: PodQueryServiceOptions;
+  #core: ServingCore;
   #masked: MaskedBytesCache;
-  #buckets = new WeakMap<object, TokenBucket>();
-  #watchers = 0;
   /** List bodies by a hash of the request bytes, valid while the cache is unchanged. */
   #lists = new Map<number, Memo<ParsedList>>();
   #token: { position: number; bytes: Uint8Array } | undefined;
   /** Get bodies, the same way. */
   #gets = new Map<number, Memo<ParsedGet>>();
 
-  /** @param options Engine, gate, limiters, masks and metrics. */
+  /** @param options The serving core, masks and encoder. */
   constructor(options: PodQueryServiceOptions) {
     this.#o = options;
+    this.#core = options.core;
     this.#masked = new MaskedBytesCache({ encode: options.encode });
-  }
-
-  /** Open Watch streams. */
-  get watchers(): number {
-    return this.#watchers;
   }
 
   /**
@@ -131,11 +105,12 @@ export class PodQueryService {
    * @param request The encoded `ListRequest`.
    * @param ctx The call.
    * @returns The encoded `ListResponse`.
-   * @throws {RpcError} RESOURCE_EXHAUSTED, UNAVAILABLE, FAILED_PRECONDITION, INVALID_ARGUMENT.
+   * @throws {Refusal} From the serving core (rate limits, shutdown, sync gate).
+   * @throws {RpcError} INVALID_ARGUMENT.
    */
   list(request: Uint8Array, ctx: CallContext): Promise<Uint8Array> {
-    this.#admitUnary(ctx, "list");
-    const engine = this.#o.engine;
+    this.#core.admit(ctx.apiVersion, "list", ctx.connection);
+    const engine = this.#core.engine;
     const position = engine.position;
     // Agents repeat the same request: the same bytes get the same body while
     // the cache is unchanged, and are decoded and parsed only once.
@@ -159,12 +134,12 @@ export class PodQueryService {
    * @param request The encoded `GetRequest`.
    * @param ctx The call.
    * @returns The encoded `GetResponse`.
-   * @throws {RpcError} NOT_FOUND, INVALID_ARGUMENT (no key, ambiguous prefix, bad IP), and
-   *   the admission errors of List.
+   * @throws {RpcError} NOT_FOUND, INVALID_ARGUMENT (no key, ambiguous prefix, bad IP).
+   * @throws {Refusal} From the serving core, as List.
    */
   get(request: Uint8Array, ctx: CallContext): Promise<Uint8Array> {
-    this.#admitUnary(ctx, "get");
-    const engine = this.#o.engine;
+    this.#core.admit(ctx.apiVersion, "get", ctx.connection);
+    const engine = this.#core.engine;
     const position = engine.position;
     const memo = this.#memo(this.#gets, request, ctx);
     if (memo?.body !== undefined && memo.position === position) return Promise.resolve(memo.body);
@@ -258,58 +233,36 @@ export class PodQueryService {
    *   watcher falls behind, UNAVAILABLE on shutdown, CANCELLED when the client leaves.
    */
   async watch(request: Uint8Array, ctx: CallContext, sink: WatchSink): Promise<void> {
-    this.#checkServing();
+    this.#core.checkServing(ctx.apiVersion);
     const req = decode(() => decodeWatchRequest(request), "Watch");
     const selector: PodSelector = compileSelector(selectorSpec(req.selector));
     const mask = this.#mask(req.mask, ctx);
-    if (this.#watchers >= (this.#o.maxWatchers ?? numericDefault("max-watchers"))) {
-      throw new RpcError(STATUS.RESOURCE_EXHAUSTED, MESSAGES.tooManyWatchers);
-    }
-    // Ended in `finally` too: a failed send must not leave the subscription behind.
-    const done = new AbortController();
-    const signal = AbortSignal.any([ctx.signal, this.#o.shutdown, done.signal]);
-    const engine = this.#o.engine;
-    let watch: QueryWatch;
-    try {
-      watch = engine.openWatch({
-        selector,
-        resumeToken: req.resumeToken,
-        bookmarkMs: Math.min(req.bookmarkSeconds, MAX_BOOKMARK_SECONDS) * 1000,
-        signal,
-        queueLimit: this.#o.watchQueueLimit ?? numericDefault("watch-queue-size"),
-        apiVersion: ctx.apiVersion,
-        ...(mask.isAll ? {} : {
-          visible: (prev: CachedPod, pod: CachedPod) =>
-            !bytesEqual(this.#masked.bytesOf(mask, prev), this.#masked.bytesOf(mask, pod)),
-        }),
-      });
-    } catch (err) {
-      done.abort();
-      throw err;
-    }
-    const gauge = this.#o.metrics.watchers.labels({ "server_api_version": ctx.apiVersion });
-    this.#watchers++;
-    gauge.inc();
-    try {
-      for await (const item of watch) {
-        this.#checkAlive(ctx);
-        const token = item.position > 0 ? engine.token(item.position) : "";
-        const pod = item.pod === undefined ? undefined : this.#masked.bytesOf(mask, item.pod);
-        await sink.send(encodeWatchEvent(QUERY_EVENT_TYPE[item.type], pod, token));
-      }
+    using watch = this.#core.openWatch({
+      surface: ctx.apiVersion,
+      selector,
+      resumeToken: req.resumeToken,
+      bookmarkMs: Math.min(req.bookmarkSeconds, MAX_BOOKMARK_SECONDS) * 1000,
+      signal: ctx.signal,
+      ...(mask.isAll ? {} : {
+        visible: (prev: CachedPod, pod: CachedPod) =>
+          !bytesEqual(this.#masked.bytesOf(mask, prev), this.#masked.bytesOf(mask, pod)),
+      }),
+    });
+    const engine = this.#core.engine;
+    for await (const item of watch) {
       this.#checkAlive(ctx);
-      throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
-    } finally {
-      done.abort();
-      this.#watchers--;
-      gauge.dec();
+      const token = item.position > 0 ? engine.token(item.position) : "";
+      const pod = item.pod === undefined ? undefined : this.#masked.bytesOf(mask, item.pod);
+      await sink.send(encodeWatchEvent(QUERY_EVENT_TYPE[item.type], pod, token));
     }
+    this.#checkAlive(ctx);
+    throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
   }
 
   /** The UTF-8 token of a position, encoded once per position. */
   #tokenBytes(position: number): Uint8Array {
     if (this.#token?.position !== position) {
-      this.#token = { position, bytes: ENCODER.encode(this.#o.engine.token(position)) };
+      this.#token = { position, bytes: ENCODER.encode(this.#core.engine.token(position)) };
     }
     return this.#token.bytes;
   }
@@ -319,27 +272,10 @@ export class PodQueryService {
     return paths.length === 0 ? FIELD_MASK_ALL : this.#o.masks.parsePaths(paths);
   }
 
-  #admitUnary(ctx: CallContext, method: "list" | "get"): void {
-    let bucket = this.#buckets.get(ctx.connection);
-    if (bucket === undefined) {
-      bucket = new TokenBucket({ ...this.#o.connectionLimit, clock: this.#o.clock });
-      this.#buckets.set(ctx.connection, bucket);
-    }
-    // The connection's own bucket first: a noisy client empties only its own.
-    if (!bucket.tryTake() || !this.#o.limiter.tryTake()) {
-      this.#o.metrics.rateLimited.inc({ method });
-      throw new RpcError(STATUS.RESOURCE_EXHAUSTED, MESSAGES.rateLimited);
-    }
-    this.#checkServing();
-  }
-
-  #checkServing(): void {
-    if (this.#o.shutdown.aborted) throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
-    if (!this.#o.gate.isOpen) throw new RpcError(STATUS.FAILED_PRECONDITION, MESSAGES.notSynced);
-  }
-
   #checkAlive(ctx: CallContext): void {
-    if (this.#o.shutdown.aborted) throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
+    if (this.#core.shutdown.aborted) {
+      throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
+    }
     if (ctx.signal.aborted) throw new RpcError(STATUS.CANCELLED, "call cancelled by the client");
   }
 }

@@ -2,22 +2,23 @@
  * ListPods, GetPod and WatchPods as plain async functions of a request and a
  * {@linkcode CallContext}. Both services (`v1alpha1.Pods` and the
  * package-less `Pods`) run these same handlers; they differ only in how a
- * watch event is framed.
+ * watch event is framed. Calls are admitted, and watches opened, by the
+ * serving core that every surface shares.
  *
  * @module
  */
 
-import type { CachedPod, PodEncoder, PodEvent, PodStore } from "../cache/types.ts";
-import type { EventHub } from "../events/mod.ts";
+import type { CachedPod, PodEncoder } from "../cache/types.ts";
 import type { FieldMask, FieldMaskCache } from "../fieldmask/mod.ts";
 import { type FramedMessage, frameMessage } from "../grpc/message_framing.ts";
-import type { Metrics } from "../metrics/metrics.ts";
 import {
   decodeGetPodRequest,
   encodeWatchPodsEvent,
   WATCH_EVENT_TYPE,
   type WatchEventType,
 } from "../proto/mod.ts";
+import { SELECT_ALL } from "../query/mod.ts";
+import type { ServingCore } from "../serving/mod.ts";
 import type { CallContext, WatchSink } from "./call_context.ts";
 import { MESSAGES, RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
@@ -27,21 +28,10 @@ import { numericDefault } from "../config_flags.ts";
 
 /** What the handlers read. */
 export interface PodsServiceOptions {
-  store: PodStore;
-  hub: EventHub;
-  /** Open once every pod source completed its first read (SPEC §7). */
-  gate: { readonly isOpen: boolean };
-  /** Shared by ListPods and GetPod (SPEC §8). */
-  limiter: { tryTake(): boolean };
+  /** Admission, watch slots and the query engine, shared with every surface. */
+  core: ServingCore;
   masks: FieldMaskCache;
   encode: PodEncoder;
-  metrics: Metrics;
-  /** Events a watcher may have pending before it is dropped. @default {`--watch-queue-size`'s} */
-  watchQueueLimit?: number;
-  /** Open watch streams allowed at once. @default {`--max-watchers`'s} */
-  maxWatchers?: number;
-  /** Aborted when the daemon shuts down. */
-  shutdown: AbortSignal;
 }
 
 const UID_MAX_LENGTH = 128;
@@ -54,19 +44,15 @@ const UID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 /** The Pods API handlers. */
 export class PodsService {
   #o: PodsServiceOptions;
+  #core: ServingCore;
   #masked: MaskedBytesCache;
-  #watchers = 0;
   #deletionMasks = new WeakMap<FieldMask, FieldMask>();
 
-  /** @param options Store, hub, gate, limiter, masks and metrics. */
+  /** @param options The serving core, masks and encoder. */
   constructor(options: PodsServiceOptions) {
     this.#o = options;
+    this.#core = options.core;
     this.#masked = new MaskedBytesCache({ encode: options.encode });
-  }
-
-  /** Open watch streams. */
-  get watchers(): number {
-    return this.#watchers;
   }
 
   /**
@@ -74,12 +60,13 @@ export class PodsService {
    *
    * @param ctx The call.
    * @returns The encoded `ListPodsResponse` (also a valid `PodListResponse`).
-   * @throws {RpcError} RESOURCE_EXHAUSTED, UNAVAILABLE, FAILED_PRECONDITION, INVALID_ARGUMENT.
+   * @throws {Refusal} From the serving core (rate limit, shutdown, sync gate).
+   * @throws {RpcError} INVALID_ARGUMENT for a bad mask.
    */
   listPods(ctx: CallContext): Promise<FramedMessage> {
-    this.#admitUnary("list");
+    this.#core.admit(ctx.apiVersion, "list", ctx.connection);
     const mask = requestMask(ctx, this.#o.masks);
-    return Promise.resolve(this.#masked.listBytes(mask, this.#o.store.list()));
+    return Promise.resolve(this.#masked.listBytes(mask, this.#core.engine.list(SELECT_ALL)));
   }
 
   /**
@@ -88,10 +75,11 @@ export class PodsService {
    * @param request The encoded `GetPodRequest`.
    * @param ctx The call.
    * @returns The encoded `GetPodResponse`.
+   * @throws {Refusal} From the serving core.
    * @throws {RpcError} NOT_FOUND for an unknown UID, INVALID_ARGUMENT for a malformed one.
    */
   getPod(request: Uint8Array, ctx: CallContext): Promise<FramedMessage> {
-    this.#admitUnary("get");
+    this.#core.admit(ctx.apiVersion, "get", ctx.connection);
     let uid: string;
     try {
       uid = decodeGetPodRequest(request).podUID;
@@ -103,7 +91,7 @@ export class PodsService {
     }
     checkUid(uid);
     const mask = requestMask(ctx, this.#o.masks);
-    const pod = this.#o.store.get(uid);
+    const pod = this.#core.engine.lookup({ kind: "uid", uid })?.pod;
     if (pod === undefined) {
       throw new RpcError(STATUS.NOT_FOUND, `pod with UID ${quote(uid)} not found`);
     }
@@ -116,54 +104,36 @@ export class PodsService {
    *
    * @param ctx The call.
    * @param sink Where frames go; its `send` applies the transport's backpressure.
-   * @throws {RpcError} RESOURCE_EXHAUSTED when the watcher falls too far behind,
-   *   UNAVAILABLE on shutdown, CANCELLED when the client leaves.
+   * @throws {Refusal} From the serving core (shutdown, sync gate, no free watch slot).
+   * @throws {WatchDroppedError} When the watcher falls too far behind (RESOURCE_EXHAUSTED).
+   * @throws {RpcError} UNAVAILABLE on shutdown, CANCELLED when the client leaves.
    */
   async watchPods(ctx: CallContext, sink: WatchSink): Promise<void> {
-    this.#checkServing();
-    const maxWatchers = this.#o.maxWatchers ?? numericDefault("max-watchers");
-    if (this.#watchers >= maxWatchers) {
-      throw new RpcError(STATUS.RESOURCE_EXHAUSTED, MESSAGES.tooManyWatchers);
-    }
+    this.#core.checkServing(ctx.apiVersion);
     const mask = requestMask(ctx, this.#o.masks);
-    const signal = AbortSignal.any([ctx.signal, this.#o.shutdown]);
-    const subscription = this.#o.hub.subscribe({
-      queueLimit: this.#o.watchQueueLimit ?? numericDefault("watch-queue-size"),
-      signal,
-      apiVersion: ctx.apiVersion,
-      deferLimitUntilLive: true,
-      ...(mask.isAll ? {} : { accept: (event: PodEvent) => this.#maskedChange(mask, event) }),
+    using watch = this.#core.openWatch({
+      surface: ctx.apiVersion,
+      selector: SELECT_ALL,
+      signal: ctx.signal,
+      // A MODIFIED event reaches a masked watcher only if a masked field changed.
+      ...(mask.isAll ? {} : {
+        visible: (prev: CachedPod, pod: CachedPod) =>
+          !bytesEqual(this.#masked.bytesOf(mask, prev), this.#masked.bytesOf(mask, pod)),
+      }),
     });
-    const gauge = this.#o.metrics.watchers.labels({ "server_api_version": ctx.apiVersion });
-    this.#watchers++;
-    gauge.inc();
-    try {
-      const packageless = ctx.apiVersion === "v1";
-      for (const pod of subscription.snapshot) {
-        await sink.send(this.#frame(packageless, WATCH_EVENT_TYPE.ADDED, mask, pod));
-        this.#checkAlive(ctx);
+    const packageless = ctx.apiVersion === "v1";
+    // A watcher dropped for falling behind ends with the engine's
+    // WatchDroppedError: RESOURCE_EXHAUSTED through `toStatus`.
+    for await (const item of watch) {
+      this.#checkAlive(ctx);
+      if (item.type === "INITIAL_SYNC_COMPLETE") {
+        if (!packageless) await sink.send(INITIAL_SYNC_COMPLETE);
+      } else if (item.type !== "BOOKMARK") {
+        await sink.send(this.#frame(packageless, WATCH_EVENT_TYPE[item.type], mask, item.pod!));
       }
-      if (!packageless) {
-        await sink.send(INITIAL_SYNC_COMPLETE);
-      }
-      subscription.markLive();
-      for (;;) {
-        this.#checkAlive(ctx);
-        const item = await subscription.next();
-        if (item.state === "dropped") {
-          throw new RpcError(STATUS.RESOURCE_EXHAUSTED, MESSAGES.tooSlow);
-        }
-        if (item.state === "closed") {
-          this.#checkAlive(ctx);
-          throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
-        }
-        const { event } = item;
-        await sink.send(this.#frame(packageless, WATCH_EVENT_TYPE[event.type], mask, event.pod));
-      }
-    } finally {
-      this.#watchers--;
-      gauge.dec();
     }
+    this.#checkAlive(ctx);
+    throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
   }
 
   #frame(
@@ -191,30 +161,10 @@ export class PodsService {
     return widened;
   }
 
-  /** A MODIFIED event reaches a masked watcher only if a masked field changed. */
-  #maskedChange(mask: FieldMask, event: PodEvent): boolean {
-    if (event.type !== "MODIFIED" || event.prev === undefined) return true;
-    return !bytesEqual(
-      this.#masked.bytesOf(mask, event.prev),
-      this.#masked.bytesOf(mask, event.pod),
-    );
-  }
-
-  #admitUnary(method: "list" | "get"): void {
-    if (!this.#o.limiter.tryTake()) {
-      this.#o.metrics.rateLimited.inc({ method });
-      throw new RpcError(STATUS.RESOURCE_EXHAUSTED, MESSAGES.rateLimited);
-    }
-    this.#checkServing();
-  }
-
-  #checkServing(): void {
-    if (this.#o.shutdown.aborted) throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
-    if (!this.#o.gate.isOpen) throw new RpcError(STATUS.FAILED_PRECONDITION, MESSAGES.notSynced);
-  }
-
   #checkAlive(ctx: CallContext): void {
-    if (this.#o.shutdown.aborted) throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
+    if (this.#core.shutdown.aborted) {
+      throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
+    }
     if (ctx.signal.aborted) throw new RpcError(STATUS.CANCELLED, "call cancelled by the client");
   }
 }

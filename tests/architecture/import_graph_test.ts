@@ -33,6 +33,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["events"],
   ["query"],
   ["pipeline"],
+  ["serving"],
   ["client", "kubeapi", "server"],
   ["sim"],
   ["daemon.ts", "daemon_permissions.ts"],

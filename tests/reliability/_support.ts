@@ -182,7 +182,16 @@ export function rawWatch(
   md: grpc.Metadata = new grpc.Metadata(),
   body: Uint8Array = new Uint8Array(),
 ): RawWatch {
-  const call = stub.WatchPods(Buffer.from(body), md);
+  return recordWatch(stub.WatchPods(Buffer.from(body), md));
+}
+
+/**
+ * Records a server stream of any service (frames as bytes) until it ends.
+ *
+ * @param call The client's side of the stream.
+ * @returns The watch.
+ */
+export function recordWatch(call: grpc.ClientReadableStream<Buffer>): RawWatch {
   const frames: Buffer[] = [];
   const waiters = new Set<() => void>();
   let settled = false;

@@ -8,10 +8,7 @@
 import * as grpc from "@grpc/grpc-js";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { PodCache } from "../../src/cache/mod.ts";
-import { EventHub } from "../../src/events/mod.ts";
 import { FieldMaskCache } from "../../src/fieldmask/mod.ts";
-import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import { snapshotOf } from "../../src/model/pod.ts";
 import { encodePod, POD_SCHEMA } from "../../src/proto/mod.ts";
 import type { CallContext } from "../../src/server/call_context.ts";
@@ -19,8 +16,8 @@ import { toStatus } from "../../src/server/errors.ts";
 import { PodsService } from "../../src/server/pods_service.ts";
 import { FIELD_MASK_BIN_KEY, FIELD_MASK_KEY } from "../../src/server/request_mask.ts";
 import { FakePodSource } from "../../src/sources/fake/mod.ts";
-import { FakeClock } from "../../src/clock.ts";
 import { makePod } from "../_fixtures/pods.ts";
+import { inProcessCore } from "../_support/in_process_core.ts";
 import {
   encodeGetPodRequest,
   type FuzzMetadata,
@@ -83,23 +80,14 @@ function describe(md: FuzzMetadata): string {
 }
 
 function inProcessService() {
-  const registry = createMetricsRegistry();
-  const clock = new FakeClock();
-  const cache = new PodCache({ encode: encodePod, clock, metrics: registry.metrics });
-  const hub = new EventHub({ store: cache, metrics: registry.metrics });
-  hub.publish(cache.apply(pods().map(snapshotOf)));
-  const shutdown = new AbortController();
+  const { core, hub, apply } = inProcessCore();
+  apply(pods().map(snapshotOf));
   const service = new PodsService({
-    store: cache,
-    hub,
-    gate: { isOpen: true },
-    limiter: { tryTake: () => true },
+    core,
     masks: new FieldMaskCache(POD_SCHEMA),
     encode: encodePod,
-    metrics: registry.metrics,
-    shutdown: shutdown.signal,
   });
-  return { service, hub };
+  return { service, core, hub };
 }
 
 const CANCELLED_SIGNAL = AbortSignal.abort();
@@ -135,7 +123,7 @@ async function runInput(
 }
 
 Deno.test("PodsService answers every fuzzed request (100 000 seeded inputs) with a client status", async () => {
-  const { service, hub } = inProcessService();
+  const { service, core, hub } = inProcessService();
   const rng = new Prng(FUZZ_SEED);
   const byCode = new Map<number, number>();
   const bad: string[] = [];
@@ -159,7 +147,7 @@ Deno.test("PodsService answers every fuzzed request (100 000 seeded inputs) with
   );
   assert.deepEqual(bad, []);
   assert.equal([...byCode.values()].reduce((a, b) => a + b, 0), IN_PROCESS_INPUTS);
-  assert.equal(service.watchers, 0, "every fuzzed watch released its slot");
+  assert.equal(core.watchers, 0, "every fuzzed watch released its slot");
   // The loop reached both the accepting and the rejecting paths.
   const accepted = (byCode.get(grpc.status.OK) ?? 0) + (byCode.get(grpc.status.CANCELLED) ?? 0);
   assert.ok(accepted > IN_PROCESS_INPUTS / 20, `only ${accepted} inputs were valid requests`);

@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
-import { PodCache } from "../../src/cache/mod.ts";
-import { EventHub } from "../../src/events/mod.ts";
 import { FieldMaskCache } from "../../src/fieldmask/mod.ts";
 import { FramedMessage } from "../../src/grpc/message_framing.ts";
-import { createMetricsRegistry } from "../../src/metrics/registry.ts";
-import type { PodSnapshot } from "../../src/model/pod.ts";
 import {
   decodeGetPodResponse,
   decodeListPodsResponse,
@@ -17,59 +13,25 @@ import {
   WATCH_EVENT_TYPE,
 } from "../../src/proto/mod.ts";
 import type { CallContext, WatchSink } from "../../src/server/call_context.ts";
-import { RpcError, STATUS } from "../../src/server/errors.ts";
+import { STATUS, toStatus } from "../../src/server/errors.ts";
 import { PodsService } from "../../src/server/pods_service.ts";
 import type { ServerApiVersion } from "../../src/metrics/metrics.ts";
-import { FakeClock, makeSnapshot } from "../_fixtures/pods.ts";
+import { makeSnapshot } from "../_fixtures/pods.ts";
+import { type InProcessCore, inProcessCore } from "../_support/in_process_core.ts";
 import { metricValue } from "../_support/metric_value.ts";
 
-interface Setup {
+interface Setup extends InProcessCore {
   service: PodsService;
-  cache: PodCache;
-  hub: EventHub;
-  gate: { isOpen: boolean };
-  limiter: { tokens: number; tryTake(): boolean };
-  shutdown: AbortController;
-  metrics: ReturnType<typeof createMetricsRegistry>["metrics"];
-  /** Applies a full view to the cache and publishes its events, as the pipeline does. */
-  apply(view: readonly PodSnapshot[]): void;
 }
 
 function setup(options: { maxWatchers?: number } = {}): Setup {
-  const { metrics } = createMetricsRegistry();
-  const cache = new PodCache({ encode: encodePod, clock: new FakeClock(), metrics });
-  const hub = new EventHub({ store: cache, metrics });
-  const gate = { isOpen: true };
-  const limiter = {
-    tokens: Infinity,
-    tryTake() {
-      if (this.tokens <= 0) return false;
-      this.tokens--;
-      return true;
-    },
-  };
-  const shutdown = new AbortController();
+  const c = inProcessCore(options);
   const service = new PodsService({
-    store: cache,
-    hub,
-    gate,
-    limiter,
+    core: c.core,
     masks: new FieldMaskCache(POD_SCHEMA),
     encode: encodePod,
-    metrics,
-    shutdown: shutdown.signal,
-    ...(options.maxWatchers === undefined ? {} : { maxWatchers: options.maxWatchers }),
   });
-  return {
-    service,
-    cache,
-    hub,
-    gate,
-    limiter,
-    shutdown,
-    metrics,
-    apply: (view) => hub.publish(cache.apply(view)),
-  };
+  return { ...c, service };
 }
 
 function ctxOf(
@@ -107,8 +69,10 @@ async function rpcCode(call: () => Promise<unknown>): Promise<number> {
   try {
     await call();
   } catch (error) {
-    assert.ok(error instanceof RpcError, `unexpected ${error}`);
-    return error.code;
+    // What the client would read: the status the one table gives.
+    const { code, internalCause } = toStatus(error);
+    assert.equal(internalCause, undefined, `unexpected ${error}`);
+    return code;
   }
   assert.fail("the call succeeded");
 }
@@ -194,7 +158,7 @@ Deno.test("PodsService.watchPods() sends the pods, INITIAL_SYNC_COMPLETE, then e
   const sink = collectingSink();
   const watching = s.service.watchPods(ctxOf({}, "v1alpha1", client.signal), sink);
   while (sink.messages.length < 2) await sink.sent;
-  assert.equal(s.service.watchers, 1);
+  assert.equal(s.core.watchers, 1);
   s.apply([A, B]);
   while (sink.messages.length < 3) await sink.sent;
   const events = sink.messages.map(decodeWatchPodsEvent);
@@ -207,7 +171,7 @@ Deno.test("PodsService.watchPods() sends the pods, INITIAL_SYNC_COMPLETE, then e
   client.abort();
   s.apply([B]);
   assert.equal(await rpcCode(() => watching), STATUS.CANCELLED);
-  assert.equal(s.service.watchers, 0);
+  assert.equal(s.core.watchers, 0);
 });
 
 Deno.test("PodsService.watchPods() on the package-less service has no INITIAL_SYNC_COMPLETE", async () => {

@@ -133,7 +133,7 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
   });
   const grpc = await startGrpcServer(
     { socketPath: config.socket, socketGroup: config.socketGroup },
-    { service, query: queryService, metrics, log: log.child("grpc") },
+    { service, query: queryService, metrics, log: log.child("grpc"), clock },
   );
   let httpApi: RunningKubeApi | undefined;
   if (config.httpBind !== undefined) {

@@ -16,6 +16,7 @@
  * @module
  */
 
+import { systemClock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../model/json.ts";
@@ -327,7 +328,8 @@ export class KubeletPodSource implements PodSource, Disposable {
       `Cannot read kubelet pods from "${this.#url}": no answer within ${this.#timeoutMs} ms`,
       { reason: "timeout" },
     );
-    const timer = setTimeout(() => call.abort(timeout), this.#timeoutMs);
+    // A bound on one HTTPS request, an I/O wait: it runs on real time.
+    const cancelTimer = systemClock.setTimer(this.#timeoutMs, () => call.abort(timeout));
     const onAbort = () => call.abort(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
     const headers: Record<string, string> = { accept: "application/json" };
@@ -360,7 +362,7 @@ export class KubeletPodSource implements PodSource, Disposable {
         throw error;
       }
     } finally {
-      clearTimeout(timer);
+      cancelTimer();
       signal.removeEventListener("abort", onAbort);
     }
   }

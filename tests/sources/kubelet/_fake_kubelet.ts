@@ -6,6 +6,8 @@
  * @module
  */
 
+import { poll } from "../../_support/poll.ts";
+
 /** What the scriptable fake answers. */
 export interface FakeKubeletBehaviour {
   /** Required bearer token; 401 without it. */
@@ -139,20 +141,17 @@ export async function startMtlsKubelet(options: {
     stdout: "null",
     stderr: "null",
   }).spawn();
-  // Poll until it accepts connections.
-  for (let attempt = 0;; attempt++) {
-    try {
-      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-      conn.close();
-      break;
-    } catch (error) {
-      if (attempt > 500) {
-        child.kill();
-        await child.status;
-        throw error;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+  // Wait until it accepts connections.
+  try {
+    await poll(async () => {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port }).catch(() => undefined);
+      conn?.close();
+      return conn === undefined ? undefined : true;
+    }, { what: `the fake kubelet on port ${port}` });
+  } catch (error) {
+    child.kill();
+    await child.status;
+    throw error;
   }
   return {
     url: `https://127.0.0.1:${port}`,

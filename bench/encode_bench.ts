@@ -9,6 +9,7 @@
 import type { PodObject } from "../src/model/pod.ts";
 import { decodePod, encodeListPodsResponse, encodePod } from "../src/proto/mod.ts";
 import { SimulatedNode } from "../src/sim/mod.ts";
+import { systemClock } from "../src/clock.ts";
 
 const FULL_POD = JSON.parse(
   await Deno.readTextFile(new URL("../tests/_fixtures/full_pod.json", import.meta.url)),
@@ -22,7 +23,11 @@ const PODS_1K: PodObject[] = Array.from({ length: 1000 }, (_, i) => {
 });
 
 /** The simulated node's pods (what the load benchmark serves): about 2 KB each. */
-const SIM_PODS = new SimulatedNode({ clock: { now: () => 1_767_225_600_000 }, pods: 1000, seed: 1 })
+const SIM_PODS = new SimulatedNode({
+  clock: { ...systemClock, now: () => 1_767_225_600_000 },
+  pods: 1000,
+  seed: 1,
+})
   .pods();
 
 const FULL_POD_BYTES = encodePod(FULL_POD);

@@ -14,13 +14,18 @@ import { FieldMaskCache } from "../src/fieldmask/mod.ts";
 import { encodeListPodsResponse, encodePod, POD_SCHEMA } from "../src/proto/mod.ts";
 import { MaskedBytesCache } from "../src/server/masked_bytes_cache.ts";
 import { SimulatedNode } from "../src/sim/mod.ts";
+import { systemClock } from "../src/clock.ts";
 
 const MASKS = new FieldMaskCache(POD_SCHEMA);
 const ALL = MASKS.parseText("");
 const MASK_3 = MASKS.parseText("metadata.name,status.phase,status.podIPs");
 
 function cachedPods(count: number): CachedPod[] {
-  const node = new SimulatedNode({ clock: { now: () => 1_767_225_600_000 }, pods: count, seed: 1 });
+  const node = new SimulatedNode({
+    clock: { ...systemClock, now: () => 1_767_225_600_000 },
+    pods: count,
+    seed: 1,
+  });
   return node.pods()
     .map((pod, i) => ({ uid: pod.metadata.uid, pod, version: i + 1, bytes: encodePod(pod) }))
     .sort((a, b) => a.uid < b.uid ? -1 : 1);

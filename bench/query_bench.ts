@@ -41,7 +41,7 @@ import { SimulatedNode } from "../src/sim/mod.ts";
 import { relistFixture } from "./_relist_fixture.ts";
 
 const T0 = 1_767_225_600_000;
-const clock = { now: () => T0 };
+const clock = { ...systemClock, now: () => T0 };
 const metrics = createMetricsRegistry().metrics;
 
 function containerId(i: number): string {

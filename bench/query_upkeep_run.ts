@@ -12,8 +12,9 @@
 
 import { createMetricsRegistry } from "../src/metrics/registry.ts";
 import { relistFixture } from "./_relist_fixture.ts";
+import { systemClock } from "../src/clock.ts";
 
-const clock = { now: () => 1_767_225_600_000 };
+const clock = { ...systemClock, now: () => 1_767_225_600_000 };
 const metrics = createMetricsRegistry().metrics;
 const { hub, engine, change, relist } = await relistFixture(clock, metrics);
 const without: number[] = [];

@@ -11,6 +11,7 @@
 import { runKubeletPod } from "../src/sim/runtime/cri_kubelet.ts";
 import { SimCriRuntime } from "../src/sim/runtime/cri_runtime.ts";
 import { CONTAINER_STATE, CriPodSource } from "../src/sources/cri/mod.ts";
+import { systemClock } from "../src/clock.ts";
 
 interface Fixture {
   readonly runtime: SimCriRuntime;
@@ -21,7 +22,7 @@ interface Fixture {
 }
 
 async function fixture(pods: number): Promise<Fixture> {
-  const runtime = new SimCriRuntime({ clock: { now: () => 1_700_000_000_000 } });
+  const runtime = new SimCriRuntime({ clock: { ...systemClock, now: () => 1_700_000_000_000 } });
   const flippable: string[] = [];
   for (let i = 0; i < pods; i++) {
     const handle = await runKubeletPod(runtime, {

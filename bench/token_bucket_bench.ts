@@ -4,7 +4,7 @@ import { systemClock } from "../src/clock.ts";
 import { TokenBucket } from "../src/ratelimit/mod.ts";
 
 let fakeNow = 0;
-const FAKE_CLOCK = { now: () => fakeNow };
+const FAKE_CLOCK = { ...systemClock, now: () => fakeNow };
 // Refills on every call: 1 ms per call at 1000 qps.
 const REFILLING = new TokenBucket({ qps: 1000, burst: 10, clock: FAKE_CLOCK });
 // Always empty after the first calls: the rejection path.

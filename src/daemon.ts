@@ -133,7 +133,7 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
   const queryService = new PodQueryService({ core, masks, encode: encodePod });
   const grpc = await startGrpcServer(
     { socketPath: config.socket, socketGroup: config.socketGroup },
-    { service, query: queryService, metrics, log: log.child("grpc") },
+    { service, query: queryService, metrics, log: log.child("grpc"), clock },
   ).catch((err) => {
     throw listenError(err, "socket", config.socket);
   });

@@ -18,6 +18,7 @@
  */
 
 import type { Clock } from "../../src/clock.ts";
+import { systemClock } from "../../src/clock.ts";
 import { parseServeConfig } from "../../src/config.ts";
 import { startDaemon } from "../../src/daemon.ts";
 import { createLogger } from "../../src/log.ts";
@@ -93,7 +94,7 @@ async function main(args: string[]): Promise<void> {
   // simulatedSources(): pin the clock meanwhile so that the start is known.
   const startMs = Date.now();
   let pinned = true;
-  const clock: Clock = { now: () => pinned ? startMs : Date.now() };
+  const clock: Clock = { ...systemClock, now: () => pinned ? startMs : Date.now() };
   const created = await simulatedSources(config, { log, clock, metrics: registry.metrics });
   pinned = false;
   const changes: Change[] = [];

@@ -59,9 +59,10 @@ function countContainers(pod: Readonly<PodObject>): number {
  * @example Usage
  * ```ts
  * import { PodCache } from "./pod_cache.ts";
+ * import { FakeClock } from "../clock.ts";
  * const cache = new PodCache({
  *   encode: (pod) => new TextEncoder().encode(JSON.stringify(pod)),
- *   clock: { now: () => 0 },
+ *   clock: new FakeClock(0),
  * });
  * const pod = { metadata: { uid: "u1", name: "web", namespace: "default" } };
  * const events = cache.apply([{ uid: "u1", pod }]);

@@ -214,7 +214,8 @@ class Subscriber implements Subscription {
  * import { EventHub } from "./hub.ts";
  * import { PodCache } from "../cache/pod_cache.ts";
  * import { createMetricsRegistry } from "../metrics/registry.ts";
- * const cache = new PodCache({ encode: () => new Uint8Array(), clock: { now: () => 0 } });
+ * import { FakeClock } from "../clock.ts";
+ * const cache = new PodCache({ encode: () => new Uint8Array(), clock: new FakeClock(0) });
  * const hub = new EventHub({ store: cache, metrics: createMetricsRegistry().metrics });
  * const controller = new AbortController();
  * const watch = hub.subscribe({ signal: controller.signal });

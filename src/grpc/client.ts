@@ -8,6 +8,7 @@
  * @module
  */
 
+import { type CancelTimer, type Clock, systemClock } from "../clock.ts";
 import { ConnectionClosedError, Http2Connection } from "../h2/connection.ts";
 import { H2_ERROR } from "../h2/errors.ts";
 import { headerValue } from "../h2/header_rules.ts";
@@ -16,9 +17,6 @@ import type { Http2Stream } from "../h2/stream.ts";
 import { frameMessage, MessageReader } from "./message_framing.ts";
 import { decodeGrpcMessage, formatTimeout, metadataFields } from "./metadata.ts";
 import { GrpcError, parseStatusCode, STATUS, statusFromHttp } from "./status.ts";
-
-/** The longest delay setTimeout honours (2^31 - 1 ms); longer ones fire at once. */
-const MAX_TIMER_MS = 0x7fffffff;
 
 /** Where a channel connects. */
 export type ChannelTarget =
@@ -31,6 +29,8 @@ export interface GrpcChannelOptions {
   maxReceiveMessageBytes?: number;
   /** Sent as `user-agent`. @default {"pods-api"} */
   userAgent?: string;
+  /** Runs call deadlines and the connection's timers. @default {systemClock} */
+  clock?: Clock;
 }
 
 /** Options of one call. */
@@ -54,6 +54,7 @@ export class GrpcChannel implements Disposable {
   readonly target: ChannelTarget;
   readonly #maxBytes: number;
   readonly #userAgent: string;
+  readonly #clock: Clock;
   #connection: Http2Connection | undefined;
   /** Every connection not closed yet, the current one included. */
   readonly #connections = new Set<Http2Connection>();
@@ -64,12 +65,13 @@ export class GrpcChannel implements Disposable {
    * Creates a channel; it connects on the first call.
    *
    * @param target A unix socket path or tcp address.
-   * @param options Message size limit and user agent.
+   * @param options Message size limit, user agent and clock.
    */
   constructor(target: ChannelTarget, options: GrpcChannelOptions = {}) {
     this.target = target;
     this.#maxBytes = options.maxReceiveMessageBytes ?? 16 * 1024 * 1024;
     this.#userAgent = options.userAgent ?? "pods-api";
+    this.#clock = options.clock ?? systemClock;
   }
 
   /** Closes the connection; calls in flight fail with UNAVAILABLE. */
@@ -187,7 +189,7 @@ export class GrpcChannel implements Disposable {
       }
       throw err;
     }
-    const call = new ClientCall(stream, this.#maxBytes, options);
+    const call = new ClientCall(stream, this.#maxBytes, options, this.#clock);
     stream.sendData(frameMessage(request).bytes, true);
     return call;
   }
@@ -215,6 +217,7 @@ export class GrpcChannel implements Disposable {
     const connection = new Http2Connection(conn, {
       role: "client",
       limits: { handshakeTimeoutMs: 0 },
+      clock: this.#clock,
     });
     this.#connection = connection;
     this.#connections.add(connection);
@@ -245,13 +248,13 @@ class ClientCall {
   #gotHeaders = false;
   /** DATA bytes received and not yet given back to the peer's window. */
   #held = 0;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #cancelDeadline: CancelTimer | undefined;
   readonly #signal: AbortSignal | undefined;
   readonly #onAbort = () => this.#fail(new GrpcError(STATUS.CANCELLED, "call cancelled"), true);
   /** The server refused the stream before processing it. */
   refused = false;
 
-  constructor(stream: Http2Stream, maxBytes: number, options: CallOptions) {
+  constructor(stream: Http2Stream, maxBytes: number, options: CallOptions, clock: Clock) {
     this.#stream = stream;
     this.#reader = new MessageReader(maxBytes);
     stream.listener = {
@@ -259,12 +262,10 @@ class ClientCall {
       onData: (chunk, end) => this.#onData(chunk, end),
       onClose: (code) => this.#onClose(code),
     };
-    // setTimeout fires at once past 2^31-1 ms (24.8 days): such a deadline
-    // is only sent to the server, not enforced here.
-    if (options.timeoutMs !== undefined && options.timeoutMs <= MAX_TIMER_MS) {
-      this.#timer = setTimeout(
-        () => this.#fail(new GrpcError(STATUS.DEADLINE_EXCEEDED, "deadline exceeded"), true),
+    if (options.timeoutMs !== undefined) {
+      this.#cancelDeadline = clock.setTimer(
         options.timeoutMs,
+        () => this.#fail(new GrpcError(STATUS.DEADLINE_EXCEEDED, "deadline exceeded"), true),
       );
     }
     this.#signal = options.signal;
@@ -392,7 +393,7 @@ class ClientCall {
   #end(error: GrpcError | undefined, reset: boolean): void {
     if (this.#ended) return;
     this.#ended = true;
-    clearTimeout(this.#timer);
+    this.#cancelDeadline?.();
     this.#signal?.removeEventListener("abort", this.#onAbort);
     if (reset) this.#stream.reset(H2_ERROR.CANCEL);
     this.#push({ kind: "end", error });

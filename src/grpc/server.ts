@@ -1,13 +1,14 @@
 /**
  * A gRPC server on our HTTP/2 connections: routes calls by path to unary
- * and server-streaming handlers, turns `grpc-timeout` and client cancels into
- * an AbortSignal, writes responses (pre-framed messages as they are) and
- * trailers, answers non-gRPC requests with a plain HTTP error, and shuts
- * down in two phases.
+ * and server-streaming handlers, turns `grpc-timeout` (timed on the injected
+ * clock) and client cancels into an AbortSignal, writes responses
+ * (pre-framed messages as they are) and trailers, answers non-gRPC requests
+ * with a plain HTTP error, and shuts down in two phases.
  *
  * @module
  */
 
+import { type CancelTimer, type Clock, systemClock } from "../clock.ts";
 import { type ConnectionLimits, DEFAULT_LIMITS, Http2Connection } from "../h2/connection.ts";
 import { H2_ERROR } from "../h2/errors.ts";
 import { headerValue } from "../h2/header_rules.ts";
@@ -83,13 +84,13 @@ export interface GrpcServerOptions {
   /** HTTP/2 limits of each connection. */
   limits?: Partial<ConnectionLimits>;
   observer?: GrpcServerObserver;
+  /** Runs call deadlines and the connections' timers. @default {systemClock} */
+  clock?: Clock;
 }
 
 const TEXT = new TextEncoder();
 /** The abort reason of a call that is over: one object, as an Error captures a stack when made. */
 const CALL_ENDED = new GrpcError(STATUS.CANCELLED, "call ended");
-/** The longest delay setTimeout honours (2^31 - 1 ms); longer ones fire at once. */
-const MAX_TIMER_MS = 0x7fffffff;
 const OK_HEADERS = encodeHeaderBlockWithoutIndexing([
   [":status", "200"],
   ["content-type", "application/grpc"],
@@ -177,6 +178,7 @@ export class GrpcServer {
     const connection: Http2Connection = new Http2Connection(conn, {
       role: "server",
       ...(this.#o.limits === undefined ? {} : { limits: this.#o.limits }),
+      clock: this.#o.clock ?? systemClock,
       onStream: (stream, fields, endStream, oversizedBytes) =>
         this.#onStream(connection, stream, fields, endStream, oversizedBytes),
       observer: {
@@ -283,7 +285,7 @@ class CallState implements ServerCall {
   #messages = 0;
   #headersSent = false;
   #ended = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #cancelDeadline: CancelTimer | undefined;
 
   constructor(
     stream: Http2Stream,
@@ -333,10 +335,9 @@ class CallState implements ServerCall {
     if (this.#unsupported !== undefined) {
       return this.#finish(STATUS.UNIMPLEMENTED, this.#unsupported);
     }
-    // setTimeout fires at once past 2^31-1 ms (24.8 days): a deadline that far
-    // off is left unenforced rather than hit immediately.
-    if (this.#timeoutMs !== undefined && this.#timeoutMs <= MAX_TIMER_MS) {
-      this.#timer = setTimeout(() => this.#deadline(), this.#timeoutMs);
+    if (this.#timeoutMs !== undefined) {
+      const clock = this.#o.clock ?? systemClock;
+      this.#cancelDeadline = clock.setTimer(this.#timeoutMs, () => this.#deadline());
     }
     if (endStream) this.#requestComplete();
   }
@@ -430,7 +431,7 @@ class CallState implements ServerCall {
   }
 
   #deadline(): void {
-    this.#timer = undefined;
+    this.#cancelDeadline = undefined;
     this.#controller.abort(new GrpcError(STATUS.DEADLINE_EXCEEDED, "deadline exceeded"));
     this.#finish(STATUS.DEADLINE_EXCEEDED, "Deadline exceeded");
   }
@@ -439,7 +440,7 @@ class CallState implements ServerCall {
   #finish(code: StatusCode, message: string): void {
     if (this.#ended) return;
     this.#ended = true;
-    clearTimeout(this.#timer);
+    this.#cancelDeadline?.();
     if (!this.#stream.localOpen) return;
     if (code !== STATUS.OK) {
       // A reader that stopped reading will not take what is queued: the status goes first.
@@ -464,7 +465,7 @@ class CallState implements ServerCall {
   }
 
   #onClose(code: number | undefined): void {
-    clearTimeout(this.#timer);
+    this.#cancelDeadline?.();
     if (code === undefined || this.#controller.signal.aborted) {
       if (!this.#controller.signal.aborted) {
         this.#controller.abort(CALL_ENDED);

@@ -2,13 +2,13 @@
  * The timers of one HTTP/2 connection: the handshake deadline (the peer's
  * preface and first SETTINGS), the idle timeout (no stream for a while:
  * close gracefully) and keepalive PINGs (streams open but the peer silent:
- * PING it, and give up when the PING is not answered). One timer checks all
- * three at a quarter of the shortest period.
+ * PING it, and give up when the PING is not answered). One timer on the
+ * connection's clock, armed for the nearest deadline.
  *
  * @module
  */
 
-import type { Clock } from "../clock.ts";
+import type { CancelTimer, Clock } from "../clock.ts";
 import type { ConnectionLimits } from "./connection_options.ts";
 
 /** The payload of our keepalive PINGs ("keepaliv"). */
@@ -41,12 +41,15 @@ export class Keepalive {
   #lastActivity: number;
   #idleSince: number;
   #pingSentAt: number | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #cancel: CancelTimer | undefined;
+  /** When the armed timer fires; `Infinity` when none is armed. */
+  #armedFor = Infinity;
+  #stopped = false;
 
   /**
    * @param host The connection.
    * @param limits Its handshake, idle and keepalive periods.
-   * @param clock Reads the time.
+   * @param clock Reads the time and holds the timer.
    */
   constructor(host: KeepaliveHost, limits: ConnectionLimits, clock: Clock) {
     this.#host = host;
@@ -55,21 +58,17 @@ export class Keepalive {
     this.#startedAt = this.#lastActivity = this.#idleSince = clock.now();
   }
 
-  /** Starts the timer (when any period is set). */
+  /** Arms the timer for the first deadline (when any period is set). */
   start(): void {
-    const periods = [
-      this.#limits.handshakeTimeoutMs,
-      this.#limits.idleTimeoutMs,
-      this.#limits.keepaliveMs,
-    ].filter((ms) => ms > 0);
-    if (periods.length === 0) return;
-    const every = Math.max(100, Math.min(...periods) / 4);
-    this.#timer = setTimeout(() => this.#tick(every), every);
+    this.#check();
   }
 
-  /** Stops the timer. */
+  /** Stops the timer for good. */
   stop(): void {
-    clearTimeout(this.#timer);
+    this.#stopped = true;
+    this.#cancel?.();
+    this.#cancel = undefined;
+    this.#armedFor = Infinity;
   }
 
   /** Bytes arrived from the peer. */
@@ -77,14 +76,19 @@ export class Keepalive {
     this.#lastActivity = this.#clock.now();
   }
 
-  /** A stream opened: the connection is not idle. */
+  /** A stream opened: the connection is not idle, and a silent peer is PINGed. */
   busy(): void {
     this.#idleSince = Infinity;
+    const l = this.#limits;
+    if (l.keepaliveMs > 0 && this.#pingSentAt === undefined) {
+      this.#arm(this.#lastActivity + l.keepaliveMs);
+    }
   }
 
   /** The last stream closed: the idle period starts now. */
   quiet(): void {
     this.#idleSince = this.#clock.now();
+    if (this.#limits.idleTimeoutMs > 0) this.#arm(this.#idleSince + this.#limits.idleTimeoutMs);
   }
 
   /** The peer answered a PING: no keepalive PING is outstanding. */
@@ -92,26 +96,52 @@ export class Keepalive {
     this.#pingSentAt = undefined;
   }
 
-  #tick(every: number): void {
+  /**
+   * Arms the timer for `at` unless it fires by then already. A deadline that
+   * moved later (activity, a stream) is found when the timer fires early and
+   * rearms: reads never touch the timer.
+   */
+  #arm(at: number): void {
+    if (this.#stopped || at >= this.#armedFor) return;
+    this.#cancel?.();
+    this.#armedFor = at;
+    this.#cancel = this.#clock.setTimer(at - this.#clock.now(), () => {
+      this.#cancel = undefined;
+      this.#armedFor = Infinity;
+      this.#check();
+    });
+  }
+
+  /** Acts on every deadline that passed, then arms the timer for the next one. */
+  #check(): void {
     const host = this.#host;
-    if (host.closed()) return;
+    if (this.#stopped || host.closed()) return;
     const now = this.#clock.now();
     const l = this.#limits;
-    if (
-      !host.settingsSeen() && l.handshakeTimeoutMs > 0 &&
-      now - this.#startedAt >= l.handshakeTimeoutMs
-    ) {
-      host.handshakeTimedOut();
-    } else if (l.idleTimeoutMs > 0 && now - this.#idleSince >= l.idleTimeoutMs) {
-      host.idle();
-    } else if (l.keepaliveMs > 0 && host.streamCount() > 0) {
-      if (this.#pingSentAt !== undefined && now - this.#pingSentAt >= l.keepaliveTimeoutMs) {
-        host.pingUnanswered();
-      } else if (this.#pingSentAt === undefined && now - this.#lastActivity >= l.keepaliveMs) {
+    let next = Infinity;
+    if (!host.settingsSeen() && l.handshakeTimeoutMs > 0) {
+      const at = this.#startedAt + l.handshakeTimeoutMs;
+      if (now >= at) return host.handshakeTimedOut();
+      next = at;
+    }
+    if (l.idleTimeoutMs > 0 && this.#idleSince !== Infinity) {
+      const at = this.#idleSince + l.idleTimeoutMs;
+      if (now >= at) return host.idle();
+      next = Math.min(next, at);
+    }
+    if (l.keepaliveMs > 0 && host.streamCount() > 0) {
+      if (this.#pingSentAt !== undefined) {
+        const at = this.#pingSentAt + l.keepaliveTimeoutMs;
+        if (now >= at) return host.pingUnanswered();
+        next = Math.min(next, at);
+      } else if (now >= this.#lastActivity + l.keepaliveMs) {
         this.#pingSentAt = now;
         host.sendPing(KEEPALIVE_PING);
+        next = Math.min(next, now + l.keepaliveTimeoutMs);
+      } else {
+        next = Math.min(next, this.#lastActivity + l.keepaliveMs);
       }
     }
-    if (!host.closed()) this.#timer = setTimeout(() => this.#tick(every), every);
+    if (next !== Infinity && !host.closed()) this.#arm(next);
   }
 }

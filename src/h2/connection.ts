@@ -18,8 +18,7 @@
  * @module
  */
 
-import type { Clock } from "../clock.ts";
-import { systemClock } from "../clock.ts";
+import { type CancelTimer, type Clock, systemClock } from "../clock.ts";
 import { bytesEqual } from "../bytes_equal.ts";
 import { ControlFrames } from "./_control_frames.ts";
 import { FrameReader } from "./_frame_reader.ts";
@@ -60,6 +59,10 @@ const READ_BUFFER_BYTES = 64 * 1024;
 /** Streams this side reset whose late frames are ignored, not treated as errors. */
 const RESET_MEMORY = 1024;
 const SHUTDOWN_PING = new Uint8Array([0x73, 0x68, 0x75, 0x74, 0x64, 0x6f, 0x77, 0x6e]);
+/** Longest wait for the shutdown PING's answer before the final GOAWAY, ms. */
+const SHUTDOWN_PING_WAIT_MS = 1000;
+/** Longest wait for the last frames to reach a peer that does not read, ms. */
+const FLUSH_TIMEOUT_MS = 1000;
 
 /** An HTTP/2 connection. */
 export class Http2Connection implements StreamHost {
@@ -82,9 +85,9 @@ export class Http2Connection implements StreamHost {
   #closing = false;
   readonly #done: Promise<void>;
   #resolveDone!: () => void;
-  #shutdownTimer: ReturnType<typeof setTimeout> | undefined;
+  #cancelShutdownTimer: CancelTimer | undefined;
   #shutdownPingPending = false;
-  #graceTimer: ReturnType<typeof setTimeout> | undefined;
+  #cancelGraceTimer: CancelTimer | undefined;
   readonly #control: ControlFrames;
   readonly #keepalive: Keepalive;
   readonly #reader: FrameReader;
@@ -266,22 +269,31 @@ export class Http2Connection implements StreamHost {
    * Graceful shutdown (RFC 9113 section 6.8): a GOAWAY that refuses nothing
    * yet and a PING; once the PING returns (or after a second), a GOAWAY
    * naming the last stream accepted. The connection closes when its streams
-   * are done, or after `graceMs`.
+   * are done, or after `graceMs`. Both waits run on the connection's clock.
    *
    * @param graceMs Longest wait for open streams.
    * @returns Resolves when the connection is closed.
    */
   shutdown(graceMs: number): Promise<void> {
     if (this.#closed || this.#closing) return this.#done;
+    // No grace: GOAWAY naming the last stream taken, and close now (no timer
+    // to wait on, whatever the clock).
+    if (graceMs <= 0) {
+      this.#fail(H2_ERROR.NO_ERROR, "shutdown without a grace period");
+      return this.#done;
+    }
     if (!this.#goawaySent) {
       this.#goawaySent = true;
       this.#queueControl(goawayFrame(MAX_INT31, H2_ERROR.NO_ERROR));
       this.#queueControl(pingFrame(SHUTDOWN_PING, false));
       this.#shutdownPingPending = true;
-      this.#shutdownTimer = setTimeout(() => this.#finalGoaway(), Math.min(1000, graceMs));
-      this.#graceTimer = setTimeout(
-        () => this.#fail(H2_ERROR.NO_ERROR, "shutdown grace period over"),
+      this.#cancelShutdownTimer = this.#clock.setTimer(
+        Math.min(SHUTDOWN_PING_WAIT_MS, graceMs),
+        () => this.#finalGoaway(),
+      );
+      this.#cancelGraceTimer = this.#clock.setTimer(
         graceMs,
+        () => this.#fail(H2_ERROR.NO_ERROR, "shutdown grace period over"),
       );
     }
     this.#closeIfDrained();
@@ -461,11 +473,15 @@ export class Http2Connection implements StreamHost {
     this.#writer.clearStreams();
     this.#kick();
     const flushed = this.#writer.idle;
-    // A peer that does not read cannot hold the socket open: give up after a second.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<void>((resolve) => timer = setTimeout(resolve, 1000));
+    // A peer that does not read cannot hold the socket open: give up after a
+    // second. This bounds a socket write, an I/O wait, so it runs on real
+    // time: a test's frozen clock must not keep a socket open forever.
+    let cancel: CancelTimer | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      cancel = systemClock.setTimer(FLUSH_TIMEOUT_MS, resolve);
+    });
     Promise.race([flushed, timeout]).then(() => {
-      clearTimeout(timer);
+      cancel?.();
       this.#terminate(streamCode);
     });
   }
@@ -476,8 +492,8 @@ export class Http2Connection implements StreamHost {
     this.#closed = true;
     this.#closing = true;
     this.#keepalive.stop();
-    clearTimeout(this.#shutdownTimer);
-    clearTimeout(this.#graceTimer);
+    this.#cancelShutdownTimer?.();
+    this.#cancelGraceTimer?.();
     this.#writer.clearStreams();
     this.#writer.clearControl();
     const streams = [...this.#streams.values()];

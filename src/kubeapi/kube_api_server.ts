@@ -38,7 +38,6 @@ import {
   statusObject,
   versionInfo,
 } from "./api_objects.ts";
-import { numericDefault } from "../config_flags.ts";
 
 /** Options of {@linkcode serveKubeApi}. */
 export interface KubeApiServerOptions {

@@ -59,7 +59,8 @@ export function sourcesToRelease(
  * import { releaseBestEffortSources } from "./best_effort.ts";
  * import { SyncGate } from "../relist/sync_gate.ts";
  * import { silentLogger } from "../log.ts";
- * const gate = new SyncGate({ sources: ["cri", "kubelet"], clock: { now: () => 0 } });
+ * import { FakeClock } from "../clock.ts";
+ * const gate = new SyncGate({ sources: ["cri", "kubelet"], clock: new FakeClock(0) });
  * gate.markSynced("cri");
  * const released = await releaseBestEffortSources(gate, new AbortController().signal, {
  *   sources: ["kubelet"],

@@ -48,10 +48,11 @@ export interface PodPipelineOptions {
  * import { PodPipeline } from "./pod_pipeline.ts";
  * import { createMetricsRegistry } from "../metrics/registry.ts";
  * import { silentLogger } from "../log.ts";
+ * import { FakeClock } from "../clock.ts";
  * const pipeline = new PodPipeline({
  *   sources: ["fake"],
  *   encode: () => new Uint8Array(),
- *   clock: { now: () => 0 },
+ *   clock: new FakeClock(0),
  *   metrics: createMetricsRegistry().metrics,
  *   log: silentLogger,
  *   history: { maxAgeMs: 60_000, maxEvents: 1000 },

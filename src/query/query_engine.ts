@@ -9,7 +9,7 @@
  */
 
 import type { CachedPod, PodEvent, PodStore } from "../cache/types.ts";
-import type { Clock } from "../clock.ts";
+import type { CancelTimer, Clock } from "../clock.ts";
 import type { EventHub, Subscription, SubscriptionItem } from "../events/mod.ts";
 import type { Surface } from "../metrics/metrics.ts";
 import { podPhase, type PodUid } from "../model/pod.ts";
@@ -313,6 +313,7 @@ export class QueryEngine {
       : this.#log.since(from, subscription.resourceVersion);
     const bookmarkMs = options.bookmarkMs ?? 0;
     const store = this.#store;
+    const clock = this.#clock;
     async function* items(): AsyncGenerator<WatchItem> {
       if (replay === undefined) {
         for (const pod of subscription.snapshot) {
@@ -331,7 +332,7 @@ export class QueryEngine {
         }
       }
       subscription.markLive();
-      yield* live(subscription, selector, store, bookmarkMs);
+      yield* live(subscription, selector, store, { bookmarkMs, clock });
     }
     return { position: subscription.resourceVersion, [Symbol.asyncIterator]: items };
   }
@@ -378,26 +379,32 @@ async function* live(
   subscription: Subscription,
   selector: PodSelector,
   store: PodStore,
-  bookmarkMs: number,
+  bookmarks: { readonly bookmarkMs: number; readonly clock: Clock },
 ): AsyncGenerator<WatchItem> {
+  const { bookmarkMs, clock } = bookmarks;
   let pending: Promise<SubscriptionItem> | undefined;
   // Bookmarks keep time from the last item sent: changes filtered out by
   // the selection must not postpone them forever.
-  let lastSent = performance.now();
+  let lastSent = clock.now();
   for (;;) {
     pending ??= subscription.next();
     let item: SubscriptionItem;
     if (bookmarkMs > 0) {
       const tick = Promise.withResolvers<number>();
-      const wait = Math.max(0, lastSent + bookmarkMs - performance.now());
+      // A wall clock stepped back waits one period at most.
+      const wait = Math.min(bookmarkMs, Math.max(0, lastSent + bookmarkMs - clock.now()));
       // The position is read when the timer fires: had an event been
       // delivered before, `pending` would have settled first and won the race.
-      const timer = setTimeout(() => tick.resolve(store.resourceVersion), wait);
+      // Overdue (the timer fired but a change the selection filters out won),
+      // the same race is run at once: a queued event still goes first.
+      let cancel: CancelTimer | undefined;
+      if (wait === 0) tick.resolve(store.resourceVersion);
+      else cancel = clock.setTimer(wait, () => tick.resolve(store.resourceVersion));
       const winner = await Promise.race([pending, tick.promise]);
-      clearTimeout(timer);
+      cancel?.();
       if (typeof winner === "number") {
         yield { type: "BOOKMARK", pod: undefined, position: winner };
-        lastSent = performance.now();
+        lastSent = clock.now();
         continue;
       }
       item = winner;
@@ -410,7 +417,7 @@ async function* live(
     const selected = selectEvent(item.event, selector);
     if (selected !== undefined) {
       yield selected;
-      lastSent = performance.now();
+      lastSent = clock.now();
     }
   }
 }

@@ -50,11 +50,12 @@ export interface TokenBucketOptions {
  * @example
  * ```ts
  * import { TokenBucket } from "./token_bucket.ts";
+ * import { FakeClock } from "../clock.ts";
  *
- * let now = 0;
- * const bucket = new TokenBucket({ qps: 100, burst: 1, clock: { now: () => now } });
+ * const clock = new FakeClock(0);
+ * const bucket = new TokenBucket({ qps: 100, burst: 1, clock });
  * console.assert(bucket.tryTake() && !bucket.tryTake());
- * now += 10; // 10 ms at 100 qps: one token
+ * clock.advance(10); // 10 ms at 100 qps: one token
  * console.assert(bucket.tryTake());
  * ```
  */

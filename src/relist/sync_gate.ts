@@ -47,7 +47,8 @@ export interface GateHealth {
  * @example Usage
  * ```ts
  * import { SyncGate } from "./sync_gate.ts";
- * const gate = new SyncGate({ sources: ["cri"], clock: { now: () => 0 } });
+ * import { FakeClock } from "../clock.ts";
+ * const gate = new SyncGate({ sources: ["cri"], clock: new FakeClock(0) });
  * console.assert(!gate.isOpen && gate.pending()[0] === "cri");
  * gate.markSynced("cri");
  * console.assert(gate.isOpen && gate.health(1000).ready);

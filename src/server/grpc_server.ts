@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { Clock } from "../clock.ts";
 import type { ConnectionLimits } from "../h2/connection.ts";
 import { h2ErrorName } from "../h2/errors.ts";
 import { GrpcServer, type MethodHandler } from "../grpc/server.ts";
@@ -16,6 +17,7 @@ import type { PodsService } from "./pods_service.ts";
 import type { PodQueryService } from "./pod_query_service.ts";
 import { prepareSocketPath, removeSocket } from "./unix_socket.ts";
 import { watchSocket } from "./socket_watchdog.ts";
+import { clockSleep } from "../sleep.ts";
 
 /** Options of {@linkcode startGrpcServer}. */
 export interface GrpcServerOptions {
@@ -45,6 +47,8 @@ export interface GrpcServerDeps {
   query?: PodQueryService;
   metrics: Metrics;
   log: Logger;
+  /** Runs call deadlines, the connections' timers and the socket checks. @default {systemClock} */
+  clock?: Clock;
 }
 
 /** A running server; disposing it stops it and removes the socket. */
@@ -124,6 +128,7 @@ export async function startGrpcServer(
     maxReceiveMessageBytes: options.maxReceiveMessageBytes ?? 64 * 1024,
     maxSendMessageBytes: options.maxSendMessageBytes ?? 256 * 1024 * 1024,
     maxConnections: options.maxConnections ?? 1024,
+    ...(deps.clock === undefined ? {} : { clock: deps.clock }),
     limits: {
       maxConcurrentStreams: options.maxConcurrentStreams ?? 1100,
       maxHeaderListSize: options.maxMetadataBytes ?? 16 * 1024,
@@ -180,6 +185,7 @@ export async function startGrpcServer(
     path: options.socketPath,
     ...(options.socketCheckMs === undefined ? {} : { checkMs: options.socketCheckMs }),
     rebind: bind,
+    ...(deps.clock === undefined ? {} : { sleep: clockSleep(deps.clock) }),
     log,
     metrics,
     signal: stopWatchdog.signal,

@@ -27,7 +27,6 @@ import { MESSAGES, RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
 import { FIELD_MASK_BIN_KEY, FIELD_MASK_KEY, requestMask } from "./request_mask.ts";
 import { bytesEqual } from "../bytes_equal.ts";
-import { numericDefault } from "../config_flags.ts";
 
 /** What the PodQuery handlers read. */
 export interface PodQueryServiceOptions {

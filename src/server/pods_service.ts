@@ -24,7 +24,6 @@ import { MESSAGES, RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
 import { requestMask } from "./request_mask.ts";
 import { bytesEqual } from "../bytes_equal.ts";
-import { numericDefault } from "../config_flags.ts";
 
 /** What the handlers read. */
 export interface PodsServiceOptions {

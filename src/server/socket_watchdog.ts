@@ -8,7 +8,7 @@
 
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
-import { abortableSleep } from "../sleep.ts";
+import { abortableSleep, type Sleep } from "../sleep.ts";
 
 /** Options of {@linkcode watchSocket}. */
 export interface SocketWatchdogOptions {
@@ -22,6 +22,8 @@ export interface SocketWatchdogOptions {
   metrics: Metrics;
   /** Stops watching. */
   signal: AbortSignal;
+  /** Waits between looks; the daemon's runs on its clock. @default {abortableSleep} */
+  sleep?: Sleep;
 }
 
 async function present(path: string): Promise<"socket" | "missing" | "other"> {
@@ -43,9 +45,10 @@ async function present(path: string): Promise<"socket" | "missing" | "other"> {
  */
 export async function watchSocket(options: SocketWatchdogOptions): Promise<void> {
   const { path, log, metrics, signal } = options;
+  const sleep = options.sleep ?? abortableSleep;
   let complained = false;
   while (!signal.aborted) {
-    await abortableSleep(options.checkMs ?? 2000, signal);
+    await sleep(options.checkMs ?? 2000, signal);
     if (signal.aborted) return;
     let state;
     try {

@@ -66,9 +66,10 @@ export interface OptionalSourcesDeps {
  * ```ts
  * import { createOptionalSources } from "./optional.ts";
  * import { silentLogger } from "../log.ts";
+ * import { systemClock } from "../clock.ts";
  * const sources = createOptionalSources(
  *   { nodeName: "node-1", podManifestPath: "/etc/kubernetes/manifests" },
- *   { clock: { now: () => Date.now() }, log: silentLogger },
+ *   { clock: systemClock, log: silentLogger },
  * );
  * console.assert(sources.length === 1 && sources[0]!.kind === "static");
  * ```

@@ -16,7 +16,7 @@ import { createMetricsRegistry, type MetricsRegistry } from "../../src/metrics/r
 import { PODS_API_DESCRIPTOR } from "../../src/proto/mod.ts";
 import { FakePodSource } from "../../src/sources/fake/mod.ts";
 import type { PodSource } from "../../src/sources/mod.ts";
-import { FakeClock } from "../../src/clock.ts";
+import { FakeClock, systemClock } from "../../src/clock.ts";
 
 /** Options of {@linkcode startHarness}. */
 export interface HarnessOptions {
@@ -195,18 +195,26 @@ export function watch(
     messages,
     ended,
     async waitFor(n, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (messages.length < n) {
-        if (Date.now() > deadline) {
-          throw new Error(`Timed out waiting for ${n} watch messages, got ${messages.length}`);
+      // Woken by each message; the timer only bounds a hang.
+      let cancel = () => {};
+      const timedOut = new Promise<never>((_, reject) => {
+        cancel = systemClock.setTimer(timeoutMs, () =>
+          reject(
+            new Error(`Timed out waiting for ${n} watch messages, got ${messages.length}`),
+          ));
+      });
+      try {
+        while (messages.length < n) {
+          await Promise.race([
+            new Promise<void>((r) => waiters.push(r)),
+            ended.then(() => {
+              throw new Error(`Watch ended after ${messages.length} of ${n} messages`);
+            }),
+            timedOut,
+          ]);
         }
-        await Promise.race([
-          new Promise<void>((r) => waiters.push(r)),
-          ended.then(() => {
-            throw new Error(`Watch ended after ${messages.length} of ${n} messages`);
-          }),
-          new Promise<void>((r) => setTimeout(r, 50)),
-        ]);
+      } finally {
+        cancel();
       }
     },
     cancel: () => call.cancel(),

@@ -7,6 +7,7 @@
  */
 
 import { GrpcError, PodsClient, STATUS } from "../../src/client/mod.ts";
+import { poll } from "../_support/poll.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 /** The permissions of `deno task client` and `deno task start`. */
@@ -77,19 +78,22 @@ function serveArgs(socket: string, options: SimDaemonOptions): string[] {
  * @param timeoutMs Give up after this long (a failure bound, not a measurement).
  */
 export async function waitReady(socket: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   using client = new PodsClient({ socket, rateLimitRetries: 0 });
-  for (;;) {
+  let last: unknown;
+  await poll(async () => {
     try {
       await client.listPods();
-      return;
+      return true;
     } catch (err) {
       // Refused by the rate limit: up and answering.
-      if (err instanceof GrpcError && err.code === STATUS.RESOURCE_EXHAUSTED) return;
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 50));
+      if (err instanceof GrpcError && err.code === STATUS.RESOURCE_EXHAUSTED) return true;
+      last = err;
+      return undefined;
     }
-  }
+  }, { what: `the daemon on ${socket} to answer (last: ${last})`, timeoutMs, intervalMs: 50 })
+    .catch((err) => {
+      throw last ?? err;
+    });
 }
 
 /**

@@ -1,6 +1,7 @@
 // Every error of a client command, as a user meets it: one line that says what to do, exit 1.
 import assert from "node:assert/strict";
 import { runCli, startSimDaemon } from "./_sim_daemon.ts";
+import { pollUntil } from "../_support/poll.ts";
 
 function lines(text: string): string[] {
   return text.split("\n").filter((l) => l !== "");
@@ -46,10 +47,10 @@ Deno.test("pods-api list says the daemon is still syncing", async () => {
     flags: ["--simulate-sync-delay", "10m"],
     waitReady: false,
   });
-  for (let i = 0; i < 600; i++) {
-    if (await Deno.lstat(daemon.socket).then(() => true, () => false)) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await pollUntil(
+    () => Deno.lstat(daemon.socket).then(() => true, () => false),
+    "the daemon's socket",
+  );
   const r = await runCli(["list", "--socket", daemon.socket]);
   assert.equal(r.code, 1);
   assert.deepEqual(lines(r.stderr), [

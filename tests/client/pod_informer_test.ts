@@ -1,5 +1,7 @@
 // PodInformer against the real daemon in its own process: SIGKILL restarts and cut connections
-// while the simulated node churns; on PodQuery (resume) and on a kubelet's v1alpha1.Pods (relist).
+// while the node changes; on PodQuery (resume) and on a kubelet's v1alpha1.Pods (relist). The
+// changes are static pod manifests the test edits one at a time, each awaited until the
+// watchers saw it: no fixed sleep, no race with real-time churn, so every change must arrive.
 import assert from "node:assert/strict";
 import {
   GrpcError,
@@ -11,8 +13,10 @@ import {
   STATUS,
 } from "../../src/client/mod.ts";
 import { startKubeletLikeServer } from "../_support/kubelet_like_server.ts";
+import { pollUntil } from "../_support/poll.ts";
 import { startSocketProxy } from "../_support/socket_proxy.ts";
 import { startSimDaemon } from "./_sim_daemon.ts";
+import { StaticPods } from "./_static_pods.ts";
 
 interface Seen {
   readonly phase: number;
@@ -22,19 +26,19 @@ interface Seen {
   readonly oldJson?: string;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
 /** Every version of every pod one direct watch saw, per UID, in order. */
 function recordVersions(client: PodsClient, signal: AbortSignal): {
   versions: Map<string, string[]>;
+  /** Resolves once the watch has its initial list. */
+  synced: Promise<void>;
   done: Promise<void>;
 } {
   const versions = new Map<string, string[]>();
+  const synced = Promise.withResolvers<void>();
   const done = (async () => {
     try {
       for await (const event of client.watchPods({ signal })) {
+        if (event.type === "INITIAL_SYNC_COMPLETE") synced.resolve();
         if (event.pod === undefined) continue;
         const list = versions.get(event.pod.metadata.uid) ?? [];
         list.push(JSON.stringify(event.pod));
@@ -43,20 +47,60 @@ function recordVersions(client: PodsClient, signal: AbortSignal): {
     } catch {
       // The daemon was killed: what was seen stays.
     }
+    synced.reject(new Error("The reference watch ended before its initial list"));
   })();
-  return { versions, done };
+  synced.promise.catch(() => {});
+  return { versions, synced: synced.promise, done };
 }
 
 function byUid(pods: readonly PodObject[]): Map<string, string> {
   return new Map(pods.map((p) => [p.metadata.uid, JSON.stringify(p)]));
 }
 
-async function waitUntil(check: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  // A bound on a hang, not a timing assertion.
-  const deadline = Date.now() + 30_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await sleep(25);
+/** Waits for a condition: a bound on a hang, not a timing assertion. */
+function waitUntil(check: () => Promise<boolean> | boolean, what: string): Promise<void> {
+  return pollUntil(check, what, 30_000);
+}
+
+function genOf(json: string | undefined): string | undefined {
+  return json === undefined ? undefined : JSON.parse(json).metadata.labels?.gen;
+}
+
+/** Whether every static pod in `gens` (by UID) is at the expected gen. */
+function atGens(gens: (uid: string) => string | undefined, expected: Map<string, string>): boolean {
+  return [...expected].every(([uid, gen]) => gens(uid) === gen);
+}
+
+function informerGen(informer: PodInformer): (uid: string) => string | undefined {
+  const store = byUid(informer.list());
+  return (uid) => genOf(store.get(uid));
+}
+
+function referenceGen(
+  ref: { versions: Map<string, string[]> },
+): (uid: string) => string | undefined {
+  return (uid) => genOf(ref.versions.get(uid)?.at(-1));
+}
+
+/**
+ * Bumps each of `which` once, then waits until the reference watch (and the
+ * informer, when it is connected) saw every static pod at its new gen.
+ */
+async function change(
+  pods: StaticPods,
+  which: readonly number[],
+  ref: { versions: Map<string, string[]> },
+  informer?: PodInformer,
+): Promise<void> {
+  for (const i of which) {
+    await pods.bump(i);
+    const expected = pods.expected();
+    await waitUntil(
+      () =>
+        atGens(referenceGen(ref), expected) &&
+        (informer === undefined || atGens(informerGen(informer), expected)),
+      `change ${pods.changes} (static-${i}) to reach the watchers`,
+    );
   }
 }
 
@@ -115,36 +159,49 @@ function versionsOf(seen: readonly Seen[], phase: number): Map<string, string[]>
 }
 
 /**
- * Each pod's versions are the direct watch's, in order; with `contiguous`, none skipped
- * from the first one seen on (a resume loses nothing), else only skips (a relist after a gap).
- *
- * @returns How many versions were checked.
+ * Each pod's versions are the direct watch's from the first one seen on:
+ * in order, none skipped, none made up.
  */
-function assertInOrder(
+function assertSameVersions(
   seen: Map<string, string[]>,
   reference: Map<string, string[]>,
-  contiguous: boolean,
   what: string,
-): number {
-  let checked = 0;
+): void {
   for (const [uid, versions] of seen) {
     const ref = reference.get(uid) ?? [];
-    let at = ref.indexOf(versions[0]!);
+    const at = ref.indexOf(versions[0]!);
     assert.notEqual(at, -1, `${what}: pod ${uid}'s first version was never sent by the daemon`);
-    for (const v of versions.slice(1)) {
-      const next = ref.indexOf(v, at + 1);
-      if (next === -1 && at === ref.length - 1) break; // the direct watch was cut first
-      assert.notEqual(next, -1, `${what}: pod ${uid}: a version out of order or made up`);
-      if (contiguous) assert.equal(next, at + 1, `${what}: pod ${uid}: a change was skipped`);
-      at = next;
-      checked++;
-    }
+    assert.deepEqual(versions, ref.slice(at), `${what}: pod ${uid}: a version skipped or made up`);
   }
-  return checked;
+}
+
+/**
+ * Every static pod went through every gen made since `from`, one by one:
+ * the handlers saw each change the test made.
+ *
+ * @returns How many changes that is.
+ */
+function assertEveryChange(
+  seen: Map<string, string[]>,
+  from: Map<string, string>,
+  to: Map<string, string>,
+  what: string,
+): number {
+  let changes = 0;
+  for (const [uid, last] of to) {
+    const gens = (seen.get(uid) ?? []).map(genOf).filter((g, i, all) => g !== all[i - 1]);
+    const first = Number(from.get(uid));
+    const made = Array.from({ length: Number(last) - first }, (_, k) => String(first + 1 + k));
+    if (gens[0] === String(first)) gens.shift();
+    assert.deepEqual(gens, made, `${what}: ${uid}'s changes`);
+    changes += made.length;
+  }
+  return changes;
 }
 
 Deno.test("PodInformer resumes from its token across cut connections and relists after a SIGKILL restart: store equals the daemon's list, handlers saw every change of every pod in order", async () => {
-  await using daemon = await startSimDaemon({ pods: 30, churn: 40, seed: 11 });
+  await using statics = await StaticPods.create(6);
+  await using daemon = await startSimDaemon({ pods: 30, seed: 11, flags: statics.flags });
   await using proxy = startSocketProxy(`${daemon.dir}/proxy.sock`, daemon.socket);
   using direct = new PodsClient({ socket: daemon.socket });
   using client = new PodsClient({ socket: proxy.path });
@@ -157,26 +214,32 @@ Deno.test("PodInformer resumes from its token across cut connections and relists
   const seen = record(informer, () => phase);
 
   // Phase 1: a reference watch straight on the daemon, then the informer through the proxy.
+  const atStart = statics.expected();
   const stopRef1 = new AbortController();
   const ref1 = recordVersions(direct, stopRef1.signal);
-  await sleep(100);
+  await ref1.synced;
   const stop = new AbortController();
   const running = informer.run(stop.signal);
   await informer.waitForSync(AbortSignal.timeout(30_000));
   assert.equal(informer.hasSynced(), true);
   assert.equal(informer.api, "PodQuery");
-  // Connections cut mid-watch, three times, while the node keeps changing (relists every 1 s).
+  await change(statics, [0, 1, 2, 3], ref1, informer);
+  // Connections cut mid-watch, three times; while the informer is away, pods
+  // change (one of them twice): the resume must replay every change.
   for (let i = 0; i < 3; i++) {
-    await sleep(600);
     const resumes = informer.stats.resumes;
+    proxy.pause();
     proxy.cut();
+    await change(statics, [i, 4, i], ref1);
+    proxy.resume();
     await waitUntil(() => informer.stats.resumes > resumes, `the resume after cut ${i + 1}`);
+    await change(statics, [5, i + 1], ref1, informer);
   }
-  await sleep(600);
+  const atPhase2 = statics.expected();
   assert.equal(informer.stats.relists, 0, "a cut connection resumes, never relists");
 
-  // Phase 2: killed mid-watch, back (same seed: the same UIDs, other states): its token is
-  // from the earlier run, so the informer relists.
+  // Phase 2: killed mid-watch, back (same seed and manifests: the same UIDs): its token is from
+  // the earlier run, so the informer relists, then follows every change again.
   proxy.pause();
   await daemon.kill("SIGKILL");
   await ref1.done;
@@ -184,18 +247,19 @@ Deno.test("PodInformer resumes from its token across cut connections and relists
   await daemon.restart();
   const stopRef2 = new AbortController();
   const ref2 = recordVersions(direct, stopRef2.signal);
-  await sleep(100);
+  await ref2.synced;
   proxy.resume();
   await waitUntil(() => informer.stats.relists === 1, "the relist after the restart");
-  await sleep(2500);
+  await change(statics, [5, 4, 3, 2, 1, 0, 0, 1, 2, 3, 4, 5], ref2, informer);
+  const atPhase3 = statics.expected();
 
-  // Phase 3: killed again, back with a quiet node, so the end state can be compared.
+  // Phase 3: killed again, back with another node, so the end state can be compared.
   proxy.pause();
   await daemon.kill("SIGKILL");
   stopRef2.abort();
   await ref2.done;
   phase = 3;
-  await daemon.restart({ churn: 0, seed: 13 });
+  await daemon.restart({ seed: 13 });
   proxy.resume();
   const final = byUid(await direct.listPods());
   await waitUntil(() => {
@@ -207,21 +271,20 @@ Deno.test("PodInformer resumes from its token across cut connections and relists
 
   assert.deepEqual(byUid(informer.list()), final);
   assertStory(seen, final);
-  // Phase 1 spans three cut connections: not one change missed.
-  assert.ok(assertInOrder(versionsOf(seen, 1), ref1.versions, true, "phase 1") > 30);
-  // Phase 2 starts from a relist after the restart and reads through the
-  // proxy, behind the direct reference watch: on a loaded machine its queue
-  // may merge a pod's pending changes into the newest (SPEC §6.5), so here
-  // the changes must come in order and none be made up, not every one of them.
-  assert.ok(assertInOrder(versionsOf(seen, 2), ref2.versions, false, "phase 2") > 5);
+  // Phase 1 spans three cut connections, phase 2 starts from a relist: not one change missed.
+  assertSameVersions(versionsOf(seen, 1), ref1.versions, "phase 1");
+  assert.equal(assertEveryChange(versionsOf(seen, 1), atStart, atPhase2, "phase 1"), 19);
+  assertSameVersions(versionsOf(seen, 2), ref2.versions, "phase 2");
+  assert.equal(assertEveryChange(versionsOf(seen, 2), atPhase2, atPhase3, "phase 2"), 12);
   assert.equal(informer.stats.relists, 2);
   assert.ok(informer.stats.resumes >= 3);
   assert.ok(retries.length >= 2, `retries: ${retries.length}`);
   assert.ok(seen.some((e) => e.type === "delete"), "a deletion reached the handlers");
 });
 
-Deno.test("PodInformer on a socket without PodQuery (a kubelet's) watches v1alpha1.Pods and relists after each cut: store equals the daemon's list, versions in order", async () => {
-  await using daemon = await startSimDaemon({ pods: 30, churn: 40, seed: 21 });
+Deno.test("PodInformer on a socket without PodQuery (a kubelet's) watches v1alpha1.Pods and relists after each cut: store equals the daemon's list, every change in order", async () => {
+  await using statics = await StaticPods.create(6);
+  await using daemon = await startSimDaemon({ pods: 30, seed: 21, flags: statics.flags });
   await using kubelet = startKubeletLikeServer(`${daemon.dir}/kubelet.sock`, daemon.socket);
   await using proxy = startSocketProxy(`${daemon.dir}/proxy.sock`, kubelet.path);
   using direct = new PodsClient({ socket: daemon.socket });
@@ -231,24 +294,31 @@ Deno.test("PodInformer on a socket without PodQuery (a kubelet's) watches v1alph
   const seen = record(informer, () => phase);
   const stopRef = new AbortController();
   const ref = recordVersions(direct, stopRef.signal);
-  await sleep(100);
+  await ref.synced;
   const stop = new AbortController();
   const running = informer.run(stop.signal);
   await informer.waitForSync(AbortSignal.timeout(30_000));
   assert.equal(informer.api, "v1alpha1.Pods");
+  const atStart = statics.expected();
+  await change(statics, [0, 1, 2], ref, informer);
+  // While the informer is away, some pods change once each: the relist
+  // after the cut brings each of those changes.
   for (let i = 0; i < 3; i++) {
-    await sleep(600);
     const relists = informer.stats.relists;
+    proxy.pause();
     proxy.cut();
+    await change(statics, [i, i + 3], ref);
+    proxy.resume();
     await waitUntil(() => informer.stats.relists > relists, `the relist after cut ${i + 1}`);
+    await change(statics, [5 - i, i], ref, informer);
   }
-  await sleep(600);
+  const atEnd = statics.expected();
   proxy.pause();
   stopRef.abort();
   await ref.done;
   const relists = informer.stats.relists;
   phase = 2;
-  await daemon.restart({ churn: 0, seed: 22 });
+  await daemon.restart({ seed: 22 });
   proxy.cut();
   proxy.resume();
   const final = byUid(await direct.listPods());
@@ -260,8 +330,8 @@ Deno.test("PodInformer on a socket without PodQuery (a kubelet's) watches v1alph
   await running;
   assert.ok(informer.stats.relists > relists);
   assertStory(seen, final);
-  // Before the restart: a relist skips the changes of the gap, never reorders or makes one up.
-  assert.ok(assertInOrder(versionsOf(seen, 1), ref.versions, false, "v1alpha1.Pods") > 30);
+  assertSameVersions(versionsOf(seen, 1), ref.versions, "v1alpha1.Pods");
+  assert.equal(assertEveryChange(versionsOf(seen, 1), atStart, atEnd, "v1alpha1.Pods"), 15);
 });
 
 Deno.test("PodInformer takes RESOURCE_EXHAUSTED (no watcher slot) as back-off and syncs once a slot frees", async () => {
@@ -269,12 +339,15 @@ Deno.test("PodInformer takes RESOURCE_EXHAUSTED (no watcher slot) as back-off an
   using holder = new PodsClient({ socket: daemon.socket });
   using client = new PodsClient({ socket: daemon.socket });
   const hold = new AbortController();
+  const holding = Promise.withResolvers<void>();
   const held = (async () => {
     for await (const _ of new PodQueryClient(holder).watch({ signal: hold.signal })) {
       // Keep the only slot.
+      holding.resolve();
     }
   })();
-  await sleep(200);
+  // The holder has its first event: the slot is taken.
+  await holding.promise;
   const retries: InformerRetry[] = [];
   const informer = new PodInformer(client, {
     backoff: { initialMs: 10, maxMs: 50 },

@@ -3,6 +3,7 @@
 // and their messages, Trailers-Only, size limits, and the channel coming back
 // after its connection goes away or the server restarts.
 import assert from "node:assert/strict";
+import { FakeClock } from "../../src/clock.ts";
 import { GrpcChannel, type GrpcChannelOptions } from "../../src/grpc/client.ts";
 import { frameMessage } from "../../src/grpc/message_framing.ts";
 import {
@@ -277,87 +278,87 @@ Deno.test("GrpcChannel delivers messages larger than its window to a reader that
   assert.deepEqual(got, [1, 1, 2, 2, 3, 3, 4, 4]);
 });
 
-Deno.test("GrpcServer ends a call at its grpc-timeout: the handler's signal says DEADLINE_EXCEEDED", async () => {
-  let reason: unknown;
-  await using h = await startHarness({
-    "/t.T/Wait": unary(async (_request, call) => {
-      reason = await aborted(call.signal);
-      return new Uint8Array(0);
-    }),
+/** A handler that waits for its call to end, and the call it serves. */
+function waitingHandler(): { handler: MethodHandler; calls: ServerCall[] } {
+  const calls: ServerCall[] = [];
+  const handler = unary(async (_request, call) => {
+    calls.push(call);
+    await aborted(call.signal);
+    return new Uint8Array(0);
   });
-  // A raw client sends grpc-timeout and never cancels: only the server's deadline can fire.
-  await using client = await RawClient.connect(h.path);
+  return { handler, calls };
+}
+
+/** Sends one call to `/t.T/Wait` from a raw client with this `grpc-timeout`. */
+async function rawCallWithTimeout(client: RawClient, timeout: string): Promise<void> {
   await client.handshake();
   await client.write(
-    client.headers(1, grpcRequestFields("/t.T/Wait", [["grpc-timeout", "50m"]]), false),
+    client.headers(1, grpcRequestFields("/t.T/Wait", [["grpc-timeout", timeout]]), false),
     buildFrame(FRAME_TYPE.DATA, FLAG.END_STREAM, 1, frameMessage(new Uint8Array(0)).bytes),
   );
-  const answer = await client.next((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 1);
-  const fields = new Map(client.decodeHeaders(answer!));
-  assert.equal(fields.get("grpc-status"), String(STATUS.DEADLINE_EXCEEDED));
-  assert.ok(answer!.flags & FLAG.END_STREAM);
-  assert.ok(reason instanceof GrpcError);
-  assert.equal(reason.code, STATUS.DEADLINE_EXCEEDED);
-});
+}
 
-Deno.test("GrpcChannel with timeoutMs fails DEADLINE_EXCEEDED and the handler's signal aborts", async () => {
-  let reason: Promise<unknown> | undefined;
-  await using h = await startHarness({
-    "/t.T/Wait": unary(async (_request, call) => {
-      reason = aborted(call.signal);
-      await reason;
-      return new Uint8Array(0);
-    }),
-  });
-  await rejectsWith(
-    h.channel().unary("/t.T/Wait", new Uint8Array(0), { timeoutMs: 50 }),
-    STATUS.DEADLINE_EXCEEDED,
-  );
-  await waitFor(() => reason !== undefined, "the handler");
-  const why = await reason;
-  // Whichever side's timer fires first: the server's, or the client's reset.
-  assert.ok(why instanceof GrpcError);
-  assert.ok(
-    why.code === STATUS.DEADLINE_EXCEEDED || why.code === STATUS.CANCELLED,
-    `code ${why.code}`,
-  );
-});
-
-Deno.test("GrpcServer and GrpcChannel keep a deadline longer than setTimeout can hold", async (t) => {
-  // 30 days: past setTimeout's 2^31-1 ms, where a timer fires at once.
-  const THIRTY_DAYS = 30 * 24 * 3_600_000;
-  const slow = unary(async (request, call) => {
-    // Later than a timer of 1 ms set before it, so a wrapped deadline would win.
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.equal(call.signal.aborted, false);
-    return request;
-  });
-  await t.step("server: grpc-timeout 99999999H from a raw client", async () => {
-    await using h = await startHarness({ "/t.T/Slow": slow });
-    await using client = await RawClient.connect(h.path);
-    await client.handshake();
-    await client.write(
-      client.headers(1, grpcRequestFields("/t.T/Slow", [["grpc-timeout", "99999999H"]]), false),
-      buildFrame(FRAME_TYPE.DATA, FLAG.END_STREAM, 1, frameMessage(new Uint8Array([5])).bytes),
-    );
-    const frames: Frame[] = [];
-    const trailers = await client.next(
-      (f) => f.type === FRAME_TYPE.HEADERS && (f.flags & FLAG.END_STREAM) !== 0,
-      frames,
-    );
-    const blocks = frames.filter((f) => f.type === FRAME_TYPE.HEADERS).map((f) =>
-      client.decodeHeaders(f)
-    );
-    assert.deepEqual(blocks.at(-1), [["grpc-status", "0"]], JSON.stringify(blocks));
-    assert.ok(trailers);
-  });
-  await t.step("client: timeoutMs of 30 days", async () => {
-    await using h = await startHarness({ "/t.T/Slow": slow });
-    const answer = await h.channel().unary("/t.T/Slow", TEXT.encode("ok"), {
-      timeoutMs: THIRTY_DAYS,
+Deno.test("GrpcServer ends a call at its grpc-timeout on its clock: the handler's signal says DEADLINE_EXCEEDED", async (t) => {
+  const cases = [
+    { timeout: "50m", ms: 50 },
+    // Past setTimeout's 2^31-1 ms, where a bare timer fires at once.
+    { timeout: "99999999H", ms: 99_999_999 * 3_600_000 },
+  ];
+  for (const c of cases) {
+    await t.step(`grpc-timeout ${c.timeout}`, async () => {
+      const clock = new FakeClock();
+      const { handler, calls } = waitingHandler();
+      await using h = await startHarness({ "/t.T/Wait": handler }, { clock });
+      // A raw client never cancels: only the server's deadline can end the call.
+      await using client = await RawClient.connect(h.path);
+      await rawCallWithTimeout(client, c.timeout);
+      await waitFor(() => calls.length === 1, "the handler");
+      clock.advance(c.ms - 1);
+      assert.equal(calls[0]!.signal.aborted, false, "not before its deadline");
+      clock.advance(1);
+      assert.equal(calls[0]!.signal.aborted, true, "at its deadline");
+      const reason = calls[0]!.signal.reason;
+      assert.ok(reason instanceof GrpcError);
+      assert.equal(reason.code, STATUS.DEADLINE_EXCEEDED);
+      const answer = await client.next((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 1);
+      const fields = new Map(client.decodeHeaders(answer!));
+      assert.equal(fields.get("grpc-status"), String(STATUS.DEADLINE_EXCEEDED));
+      assert.ok(answer!.flags & FLAG.END_STREAM);
     });
-    assert.equal(UTF8.decode(answer), "ok");
-  });
+  }
+});
+
+Deno.test("GrpcChannel fails a call DEADLINE_EXCEEDED at timeoutMs on its clock, and the handler sees the cancel", async (t) => {
+  // 30 days: past setTimeout's 2^31-1 ms, where a bare timer fires at once.
+  for (const ms of [50, 30 * 24 * 3_600_000]) {
+    await t.step(`timeoutMs ${ms}`, async () => {
+      const clock = new FakeClock();
+      const { handler, calls } = waitingHandler();
+      // The server's clock never moves: only the client's deadline can fire.
+      await using h = await startHarness({ "/t.T/Wait": handler, "/t.T/Echo": echo }, {
+        clock: new FakeClock(),
+      });
+      const channel = h.channel({ clock });
+      const result: { outcome?: unknown } = {};
+      const call = channel.unary("/t.T/Wait", new Uint8Array(0), { timeoutMs: ms }).then(
+        () => result.outcome = "answered",
+        (err) => result.outcome = err,
+      );
+      await waitFor(() => calls.length === 1, "the handler");
+      clock.advance(ms - 1);
+      // A call after it on the same connection comes back first.
+      assert.deepEqual(await channel.unary("/t.T/Echo", TEXT.encode("hi")), TEXT.encode("hi"));
+      assert.ok(!("outcome" in result), "not before its deadline");
+      clock.advance(1);
+      await call;
+      const outcome = result.outcome;
+      assert.ok(outcome instanceof GrpcError, `${outcome}`);
+      assert.equal(outcome.code, STATUS.DEADLINE_EXCEEDED);
+      const why = await aborted(calls[0]!.signal);
+      assert.ok(why instanceof GrpcError);
+      assert.equal(why.code, STATUS.CANCELLED, "the client's reset reached the server");
+    });
+  }
 });
 
 Deno.test("GrpcServer rejects a malformed grpc-timeout with INVALID_ARGUMENT", async () => {

@@ -139,14 +139,37 @@ Deno.test("Http2Connection ends a handshake that does not finish in time with GO
   ];
   for (const c of cases) {
     await t.step(c.name, async () => {
-      await using server = await startServer({ limits: { handshakeTimeoutMs: 150 } });
+      const clock = new FakeClock();
+      await using server = await startServer({ clock, limits: { handshakeTimeoutMs: 150 } });
       await using client = await RawClient.connect(server.path);
+      await waitFor(() => server.connections.length === 1, "the connection");
+      const connection = server.connections[0]!;
       if (c.bytes.length > 0) await client.write(...c.bytes);
+      clock.advance(149);
+      assert.equal(connection.closed, false, "in time until 150 ms");
+      clock.advance(1);
+      assert.equal(connection.closed, true, "closing at 150 ms");
       const goaway = await client.goawayThenClose();
       assert.equal(goaway?.code, H2_ERROR.SETTINGS_TIMEOUT);
       assert.equal(client.eof, true);
+      await connection.done;
+      assert.equal(clock.pendingTimers, 0, "a closed connection leaves no timer behind");
     });
   }
+});
+
+Deno.test("Http2Connection keeps a connection whose handshake finished in time past the handshake timeout", async () => {
+  const clock = new FakeClock();
+  await using server = await startServer({ clock, limits: { handshakeTimeoutMs: 150 } });
+  await using client = await RawClient.connect(server.path);
+  await client.handshake();
+  await waitFor(() => server.connections.length === 1, "the connection");
+  // Our PING's answer shows the server has read the preface and SETTINGS.
+  await client.write(pingFrame(PING_DATA, false));
+  assert.ok(await client.next((f) => f.type === FRAME_TYPE.PING && (f.flags & FLAG.ACK) !== 0));
+  clock.advance(10_000);
+  assert.equal(server.connections[0]!.closed, false);
+  assert.equal(clock.pendingTimers, 0, "no idle or keepalive period: nothing left to time");
 });
 
 Deno.test("Http2Connection sends its limits in SETTINGS and opens the connection window", async () => {
@@ -834,9 +857,11 @@ Deno.test("Http2Connection shuts an idle connection down gracefully after idleTi
 });
 
 Deno.test("Http2Connection PINGs a silent peer with open streams and closes it when the PING goes unanswered", async (t) => {
+  const isPing = (f: Frame) => f.type === FRAME_TYPE.PING && (f.flags & FLAG.ACK) === 0;
+  const isPingAck = (f: Frame) => f.type === FRAME_TYPE.PING && (f.flags & FLAG.ACK) !== 0;
   for (const answer of [true, false]) {
     await t.step(
-      answer ? "answered: another PING later" : "unanswered: GOAWAY and close",
+      answer ? "answered: another PING after the next silence" : "unanswered: GOAWAY and close",
       async () => {
         const clock = new FakeClock();
         await using server = await startServer({
@@ -847,33 +872,86 @@ Deno.test("Http2Connection PINGs a silent peer with open streams and closes it w
         await client.handshake();
         await client.write(client.headers(1, grpcRequestFields("/a/b"), true));
         await waitFor(() => server.streams.length === 1, "stream 1");
-        clock.advance(1000);
-        const ping = (await client.next((f) => f.type === FRAME_TYPE.PING))!;
-        assert.equal(ping.flags & FLAG.ACK, 0);
+        const connection = server.connections[0]!;
+        // 999 ms of silence: no PING yet. Our own PING's answer is the first
+        // PING frame back, so none was queued before it (and ours counts as
+        // activity: the silence starts again).
+        clock.advance(999);
+        await client.write(pingFrame(PING_DATA, false));
+        const seen: Frame[] = [];
+        await client.next(isPingAck, seen);
+        assert.deepEqual(seen.filter(isPing), [], "no keepalive PING before keepaliveMs");
+        clock.advance(999);
+        assert.equal(clock.pendingTimers, 1, "the keepalive timer is still waiting");
+        clock.advance(1);
+        const ping = (await client.next(isPing))!;
+        assert.equal(new TextDecoder().decode(ping.payload), "keepaliv");
         if (answer) {
           await client.write(buildFrame(FRAME_TYPE.PING, FLAG.ACK, 0, ping.payload));
           await client.write(pingFrame(PING_DATA, false));
           // Our own PING's answer shows the server read the ack first.
-          assert.ok(
-            await client.next((f) => f.type === FRAME_TYPE.PING && (f.flags & FLAG.ACK) !== 0),
-          );
+          assert.ok(await client.next(isPingAck));
           clock.advance(2000);
-          const next = await client.next((f) => f.type === FRAME_TYPE.PING || isGoaway(f));
-          assert.equal(next?.type, FRAME_TYPE.PING);
-          assert.equal(server.connections[0]!.closed, false);
+          assert.equal(connection.closed, false, "an answered PING keeps the connection");
+          const next = await client.next((f) => isPing(f) || isGoaway(f));
+          assert.equal(next?.type, FRAME_TYPE.PING, "the next silence is PINGed in turn");
         } else {
-          clock.advance(2000);
+          clock.advance(1999);
+          assert.equal(connection.closed, false, "the PING may be answered for 2000 ms");
+          clock.advance(1);
+          assert.equal(connection.closed, true);
           const goaway = await client.goawayThenClose();
           assert.equal(goaway?.code, H2_ERROR.NO_ERROR);
           assert.equal(server.streams[0]!.stream.closeCode, H2_ERROR.CANCEL);
+          await connection.done;
+          assert.equal(clock.pendingTimers, 0);
         }
       },
     );
   }
 });
 
+Deno.test("Http2Connection.shutdown() sends the final GOAWAY after a second without the PING's answer, and closes after the grace period", async () => {
+  const clock = new FakeClock();
+  await using server = await startServer({ clock });
+  await using client = await RawClient.connect(server.path);
+  await client.handshake();
+  await client.write(client.headers(1, grpcRequestFields("/a/b"), true));
+  await waitFor(() => server.streams.length === 1, "stream 1");
+  const connection = server.connections[0]!;
+  let closed = false;
+  const done = connection.shutdown(5000).then(() => closed = true);
+
+  const first = parseGoaway((await client.next(isGoaway))!);
+  assert.deepEqual([first.lastStreamId, first.code], [MAX_INT31, H2_ERROR.NO_ERROR]);
+  assert.ok(await client.next((f) => f.type === FRAME_TYPE.PING && (f.flags & FLAG.ACK) === 0));
+  // The client never answers the PING: a second later the GOAWAY names the
+  // last stream taken.
+  clock.advance(999);
+  await client.write(pingFrame(PING_DATA, false));
+  const seen: Frame[] = [];
+  await client.next((f) => f.type === FRAME_TYPE.PING && (f.flags & FLAG.ACK) !== 0, seen);
+  assert.deepEqual(seen.filter(isGoaway), [], "no final GOAWAY before a second");
+  clock.advance(1);
+  const last = parseGoaway((await client.next(isGoaway))!);
+  assert.deepEqual([last.lastStreamId, last.code], [1, H2_ERROR.NO_ERROR]);
+
+  // Stream 1 never ends: the connection waits out the grace period, no longer.
+  clock.advance(3999);
+  assert.equal(connection.closed, false, "open streams get the whole grace period");
+  clock.advance(1);
+  assert.equal(connection.closed, true, "closing at 5000 ms");
+  const goaway = await client.goawayThenClose();
+  assert.deepEqual([goaway?.lastStreamId, goaway?.code], [1, H2_ERROR.NO_ERROR]);
+  await done;
+  assert.equal(closed, true);
+  assert.equal(server.streams[0]!.stream.closeCode, H2_ERROR.CANCEL);
+  assert.equal(clock.pendingTimers, 0);
+});
+
 Deno.test("Http2Connection.shutdown() sends GOAWAY(2^31-1) and PING, then the real last stream, and closes once streams finish", async () => {
-  await using server = await startServer();
+  // A frozen clock: only the PING's answer can end the wait, never the timer.
+  await using server = await startServer({ clock: new FakeClock() });
   await using client = await RawClient.connect(server.path);
   await client.handshake();
   await client.write(client.headers(1, grpcRequestFields("/a/b"), true));
@@ -912,7 +990,8 @@ Deno.test("Http2Connection.shutdown() sends GOAWAY(2^31-1) and PING, then the re
 });
 
 Deno.test("Http2Connection.shutdown() of an idle connection closes after the PING returns", async () => {
-  await using server = await startServer();
+  // A frozen clock: only the PING's answer can end the wait, never the timer.
+  await using server = await startServer({ clock: new FakeClock() });
   await using client = await RawClient.connect(server.path);
   await client.handshake();
   await waitFor(() => server.connections.length === 1, "the connection");

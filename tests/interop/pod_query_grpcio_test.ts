@@ -118,6 +118,10 @@ Deno.test({
     pods = pods.filter((p) => p.metadata.name !== "web-1");
     await set(pods);
     await go();
+    // The resumed watch asks for a bookmark every second of the daemon's
+    // clock: once it has armed that timer, the second passes.
+    await h.clock.waitForTimers(1, 1000);
+    h.clock.advance(1000);
     const resumed = await step("resumed");
     assert.deepEqual(resumed.events, [[2, "api-7"], [3, "web-1"], [5, true]]);
     assert.equal(resumed.gone[0], "NOT_FOUND");

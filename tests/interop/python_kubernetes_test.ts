@@ -66,7 +66,13 @@ Deno.test({
       ["DELETED", "jobs/batch-1", ""],
     ]);
 
-    const bookmark = await step("bookmark");
+    // The script's next watch waits for a bookmark, sent after 200 ms of the
+    // daemon's clock without an event: once the watch has armed that timer,
+    // the time passes.
+    const bookmarkStep = step("bookmark");
+    await k.h.clock.waitForTimers(1, 200);
+    k.h.clock.advance(200);
+    const bookmark = await bookmarkStep;
     assert.equal(bookmark.rv, resumed.last, "a bookmark names the position reached");
     pods = relabel(pods, "report", "2");
     await k.set(pods);

@@ -188,7 +188,7 @@ Deno.test("a selected watch sees ADDED and DELETED as pods enter and leave the s
 });
 
 Deno.test("a selected watch that falls behind sees nothing of a pod that entered and left meanwhile", async () => {
-  const { engine, apply } = setup();
+  const { engine, apply, clock } = setup();
   const b = makePod({ name: "b", uid: "u-b", labels: { app: "y" } });
   apply([b]);
   const controller = new AbortController();
@@ -202,7 +202,12 @@ Deno.test("a selected watch that falls behind sees nothing of a pod that entered
   assert.deepEqual(brief(await take(it, 1)), ["INITIAL_SYNC_COMPLETE"]);
   apply([{ ...b, metadata: { ...b.metadata, labels: { app: "x" } } }]);
   apply([]);
-  assert.deepEqual(brief(await take(it, 1)), ["BOOKMARK"]);
+  const next = take(it, 1);
+  await clock.waitForTimers(1);
+  clock.advance(10);
+  const items = await next;
+  assert.deepEqual(brief(items), ["BOOKMARK"]);
+  assert.equal(items[0]!.position, engine.position);
   controller.abort();
 });
 
@@ -266,22 +271,48 @@ Deno.test("QueryEngine.openWatch() refuses tokens too old, of another incarnatio
   engine.openWatch({ selector: SELECT_ALL, signal, resumeToken: engine.token(5) });
 });
 
-Deno.test("a watch with bookmarks gets one while idle, naming the current position", async () => {
-  const { engine, apply } = setup();
-  apply([makePod({ name: "a", labels: { app: "x" } }), makePod({ name: "b" })]);
+Deno.test("a watch with bookmarks gets one bookmarkMs after the last item sent, naming the position then", async () => {
+  const { engine, apply, clock } = setup();
+  const a = makePod({ name: "a", labels: { app: "x" } });
+  const b = makePod({ name: "b" });
+  apply([a, b]);
   const controller = new AbortController();
   const it = open(
     engine.openWatch({
       selector: compileSelector({ labelSelector: "app=x" }),
       signal: controller.signal,
-      bookmarkMs: 20,
+      bookmarkMs: 1000,
     }),
   );
-  await take(it, 2);
-  // A change outside the selection moves the position without sending anything.
-  apply([makePod({ name: "a", labels: { app: "x" } }), makePod({ name: "b", phase: "Failed" })]);
-  const [bookmark] = await take(it, 1);
+  assert.deepEqual(brief(await take(it, 2)), ["ADDED:a", "INITIAL_SYNC_COMPLETE"]);
+
+  // Not before the period: a change at 999 ms comes first.
+  const first = take(it, 1);
+  await clock.waitForTimers(1);
+  clock.advance(999);
+  apply([{ ...a, status: { phase: "Failed" } }, b]);
+  assert.deepEqual(brief(await first), ["MODIFIED:a"]);
+
+  // The period restarts from that item; a change outside the selection
+  // moves the position without sending anything, and postpones nothing.
+  const second = take(it, 1);
+  await clock.waitForTimers(1);
+  clock.advance(500);
+  apply([{ ...a, status: { phase: "Failed" } }, { ...b, status: { phase: "Failed" } }]);
+  const moved = engine.position;
+  clock.advance(500);
+  const [bookmark] = await second;
   assert.equal(bookmark!.type, "BOOKMARK");
-  assert.equal(bookmark!.position, engine.position);
+  assert.equal(bookmark!.position, moved);
+
+  // And again a full period after the bookmark, not sooner.
+  const third = take(it, 1);
+  await clock.waitForTimers(1);
+  clock.advance(999);
+  assert.equal(clock.pendingTimers, 1, "the bookmark timer waits 1 ms more");
+  clock.advance(1);
+  assert.deepEqual(brief(await third), ["BOOKMARK"]);
   controller.abort();
+  assert.equal((await it.next()).done, true);
+  assert.equal(clock.pendingTimers, 0, "an ended watch leaves no timer behind");
 });

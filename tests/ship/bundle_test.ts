@@ -14,6 +14,7 @@
 import assert from "node:assert/strict";
 import { bundleCommand } from "../../scripts/_permissions.ts";
 import { buildBundle } from "../../scripts/bundle.ts";
+import { pollUntil } from "../_support/poll.ts";
 
 const DECODER = new TextDecoder();
 
@@ -181,9 +182,7 @@ Deno.test("buildBundle() output runs the demo daemon alone in an empty directory
       assert.ok(port > 0, `start-up line names the metrics port: ${JSON.stringify(started)}`);
       const base = `http://127.0.0.1:${port}`;
       // The simulated node syncs at once; poll until the gate opens.
-      while ((await get(`${base}/readyz`)).status !== 200) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await pollUntil(async () => (await get(`${base}/readyz`)).status === 200, "/readyz ok");
 
       await t.step("the socket and its directory are private", async () => {
         assert.equal((await Deno.stat(socketDir)).mode! & 0o777, 0o750);

@@ -16,6 +16,7 @@ import { EXIT } from "../../main.ts";
 import { silentLogger } from "../../src/log.ts";
 import { SimulatedNode, startSimulatedRuntime } from "../../src/sim/mod.ts";
 import { systemClock } from "../../src/clock.ts";
+import { poll } from "../_support/poll.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const UNIT = await Deno.readTextFile(new URL("../../deploy/pods-api.service", import.meta.url));
@@ -109,13 +110,17 @@ function startServe(args: string[]) {
     status,
     exited: () => exited,
     async waitFor(match: (l: LogLine) => boolean): Promise<LogLine> {
-      const deadline = Date.now() + DEADLINE_MS;
-      for (;;) {
-        const found = lines.find(match);
-        if (found) return found;
-        if (exited) throw new Error(`serve exited (${exited.code}) first:\n${raw.join("\n")}`);
-        if (Date.now() > deadline) throw new Error(`No such log line:\n${raw.join("\n")}`);
-        await pause(50);
+      try {
+        return await poll(() => {
+          const found = lines.find(match);
+          if (found === undefined && exited) {
+            throw new Error(`serve exited (${exited.code}) first:\n${raw.join("\n")}`);
+          }
+          return found;
+        }, { what: "a log line", timeoutMs: DEADLINE_MS, intervalMs: 50 });
+      } catch (err) {
+        if (exited) throw err;
+        throw new Error(`No such log line:\n${raw.join("\n")}`);
       }
     },
   };
@@ -186,12 +191,10 @@ Deno.test({
         assert.ok(serve.lines.some((l) => l.msg === "container runtime answered"));
         // A :0 address keeps the port it had while waiting.
         assert.equal(started.metrics, probe.address);
-        const deadline = Date.now() + DEADLINE_MS;
-        let ready = await get(`${base}/readyz`);
-        while (ready.status !== 200 && Date.now() < deadline) {
-          await pause(100);
-          ready = await get(`${base}/readyz`);
-        }
+        const ready = await poll(async () => {
+          const r = await get(`${base}/readyz`);
+          return r.status === 200 ? r : undefined;
+        }, { what: "/readyz ok", timeoutMs: DEADLINE_MS, intervalMs: 100 });
         assert.deepEqual(ready, { status: 200, body: "ok\n" });
         const metrics = await get(`${base}/metrics`);
         assert.match(metrics.body, /^pods_api_cache_pods 5$/m);

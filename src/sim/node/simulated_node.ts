@@ -82,10 +82,11 @@ function isJob(w: Workload): boolean {
  * @example Usage
  * ```ts
  * import { SimulatedNode } from "./simulated_node.ts";
- * let now = Date.UTC(2025, 0, 1);
- * const node = new SimulatedNode({ clock: { now: () => now }, pods: 20, seed: 7 });
- * now += 60_000;
- * node.advanceTo(now);
+ * import { FakeClock } from "../../clock.ts";
+ * const clock = new FakeClock(Date.UTC(2025, 0, 1));
+ * const node = new SimulatedNode({ clock, pods: 20, seed: 7 });
+ * clock.advance(60_000);
+ * node.advanceTo(clock.now());
  * console.log(node.pods().length, node.mutations);
  * ```
  */

@@ -540,7 +540,7 @@ async function syncLoop(
  * ```ts ignore
  * import { SimulatedNode } from "../node/simulated_node.ts";
  * import { startSimulatedRuntime } from "./sim_cri_bridge.ts";
- * const clock = { now: () => Date.now() };
+ * import { systemClock as clock } from "../../clock.ts";
  * const node = new SimulatedNode({ clock, pods: 30 });
  * await using sim = await startSimulatedRuntime({ node, socketPath: "/tmp/sim-cri.sock" });
  * sim.endpoint; // "unix:///tmp/sim-cri.sock"

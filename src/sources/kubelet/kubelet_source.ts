@@ -16,6 +16,7 @@
  * @module
  */
 
+import { systemClock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
 import { isJsonObject, type JsonObject } from "../../model/json.ts";
@@ -302,7 +303,8 @@ export class KubeletPodSource implements PodSource, Disposable {
       `Cannot read kubelet pods from "${this.#url}": no answer within ${this.#timeoutMs} ms`,
       { reason: "timeout" },
     );
-    const timer = setTimeout(() => call.abort(timeout), this.#timeoutMs);
+    // A bound on one HTTPS request, an I/O wait: it runs on real time.
+    const cancelTimer = systemClock.setTimer(this.#timeoutMs, () => call.abort(timeout));
     const onAbort = () => call.abort(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
     const headers: Record<string, string> = { accept: "application/json" };
@@ -334,7 +336,7 @@ export class KubeletPodSource implements PodSource, Disposable {
         throw fail("connect", `reading the answer failed: ${errorText(error)}`, error);
       }
     } finally {
-      clearTimeout(timer);
+      cancelTimer();
       signal.removeEventListener("abort", onAbort);
     }
   }

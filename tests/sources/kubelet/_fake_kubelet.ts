@@ -7,6 +7,7 @@
  */
 
 import { serveLocal } from "../../_support/serve_local.ts";
+import { poll } from "../../_support/poll.ts";
 
 /** What the scriptable fake answers. */
 export interface FakeKubeletBehaviour {
@@ -130,20 +131,17 @@ export async function startMtlsKubelet(options: {
     stdout: "null",
     stderr: "null",
   }).spawn();
-  // Poll until it accepts connections.
-  for (let attempt = 0;; attempt++) {
-    try {
-      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-      conn.close();
-      break;
-    } catch (error) {
-      if (attempt > 500) {
-        child.kill();
-        await child.status;
-        throw error;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+  // Wait until it accepts connections.
+  try {
+    await poll(async () => {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port }).catch(() => undefined);
+      conn?.close();
+      return conn === undefined ? undefined : true;
+    }, { what: `the fake kubelet on port ${port}` });
+  } catch (error) {
+    child.kill();
+    await child.status;
+    throw error;
   }
   return {
     url: `https://127.0.0.1:${port}`,

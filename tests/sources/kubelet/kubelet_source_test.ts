@@ -11,6 +11,7 @@ import {
 } from "../../../src/sources/kubelet/mod.ts";
 import { type FakeKubelet, startFakeKubelet, startMtlsKubelet } from "./_fake_kubelet.ts";
 import { makePki, type Pki } from "./_pki.ts";
+import { pollUntil } from "../../_support/poll.ts";
 
 const FIXTURE = new URL("../../_fixtures/kubelet/pods.json", import.meta.url);
 const PODS_TEXT = Deno.readTextFileSync(FIXTURE);
@@ -167,7 +168,7 @@ Deno.test("KubeletPodSource.list() stops at the caller's abort", async () => {
   const source = s.source();
   const controller = new AbortController();
   const pending = source.list(controller.signal);
-  while (s.kubelet.authorizations.length === 0) await new Promise((r) => setTimeout(r, 5));
+  await pollUntil(() => s.kubelet.authorizations.length > 0, "the request at the kubelet");
   const reason = new Error("shutdown");
   controller.abort(reason);
   await assert.rejects(pending, (error) => error === reason);

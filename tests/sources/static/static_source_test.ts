@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createLogger } from "../../../src/log.ts";
+import { poll } from "../../_support/poll.ts";
 import type { Metrics } from "../../../src/metrics/metrics.ts";
 import { createMetricsRegistry } from "../../../src/metrics/registry.ts";
 import type { JsonObject } from "../../../src/model/json.ts";
@@ -466,14 +467,12 @@ Deno.test("StaticPodSource.watch() reports file changes until aborted", async ()
   });
   // Write until the watcher (which starts asynchronously) sees a change.
   let i = 0;
-  const writer = (async () => {
-    while (changes === 0 && i < 200) {
-      await write(h.dir, "web.yaml", podYaml(`web${i++}`));
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  })();
+  await poll(async () => {
+    if (changes > 0) return true;
+    await write(h.dir, "web.yaml", podYaml(`web${i++}`));
+    return undefined;
+  }, { what: "the watcher to see a write" });
   await changed;
-  await writer;
   controller.abort();
   await watching;
   assert.ok(changes > 0);

@@ -9,17 +9,14 @@
  */
 
 import { decodeFieldMaskBinary, encodeFieldMaskBinary } from "./field_mask_bin.ts";
+import { MessageWriter, readMessage, readString } from "./message_writer.ts";
 import {
   expect,
   lenFieldSize,
-  STRICT_UTF8,
-  varintSize,
-  WIRE_LEN,
   WIRE_VARINT,
   type WireField,
   WireReader,
   writeLenField,
-  writeVarint,
 } from "./wire.ts";
 
 /** `podsapi.v1.EventType` values. */
@@ -93,32 +90,18 @@ export interface WatchEventMessage {
 
 const ENCODER = new TextEncoder();
 
-function text(reader: WireReader, f: WireField, name: string): string {
-  expect(reader, f, WIRE_LEN, name);
-  try {
-    return STRICT_UTF8.decode(f.bytes!);
-  } catch {
-    return reader.fail(`field "${name}" is not valid UTF-8`);
-  }
-}
-
-function message(reader: WireReader, f: WireField, name: string): Uint8Array {
-  expect(reader, f, WIRE_LEN, name);
-  return f.bytes!;
-}
-
 function decodeSelector(bytes: Uint8Array, into: SelectorMessage): void {
   const reader = new WireReader(bytes, "Selector");
   while (!reader.done) {
     const f = reader.next();
-    if (f.field === 1) into.namespace = text(reader, f, "namespace");
-    else if (f.field === 2) into.labelSelector = text(reader, f, "label_selector");
-    else if (f.field === 3) into.fieldSelector = text(reader, f, "field_selector");
+    if (f.field === 1) into.namespace = readString(reader, f, "namespace");
+    else if (f.field === 2) into.labelSelector = readString(reader, f, "label_selector");
+    else if (f.field === 3) into.fieldSelector = readString(reader, f, "field_selector");
   }
 }
 
 function decodeMask(reader: WireReader, f: WireField, previous: readonly string[] | undefined) {
-  const bytes = message(reader, f, "mask");
+  const bytes = readMessage(reader, f, "mask");
   let paths: string[];
   try {
     paths = decodeFieldMaskBinary(bytes);
@@ -145,7 +128,7 @@ export function decodeListRequest(bytes: Uint8Array): ListRequestMessage {
   const out: ListRequestMessage = { selector: emptySelector(), mask: undefined };
   while (!reader.done) {
     const f = reader.next();
-    if (f.field === 1) decodeSelector(message(reader, f, "selector"), out.selector);
+    if (f.field === 1) decodeSelector(readMessage(reader, f, "selector"), out.selector);
     else if (f.field === 2) out.mask = decodeMask(reader, f, out.mask);
   }
   return out;
@@ -165,25 +148,25 @@ export function decodeGetRequest(bytes: Uint8Array): GetRequestMessage {
     const f = reader.next();
     switch (f.field) {
       case 1:
-        out.key = { kind: "uid", uid: text(reader, f, "uid") };
+        out.key = { kind: "uid", uid: readString(reader, f, "uid") };
         break;
       case 2: {
-        const name = new WireReader(message(reader, f, "name"), "NamespacedName");
+        const name = new WireReader(readMessage(reader, f, "name"), "NamespacedName");
         let namespace = "";
         let podName = "";
         while (!name.done) {
           const g = name.next();
-          if (g.field === 1) namespace = text(name, g, "namespace");
-          else if (g.field === 2) podName = text(name, g, "name");
+          if (g.field === 1) namespace = readString(name, g, "namespace");
+          else if (g.field === 2) podName = readString(name, g, "name");
         }
         out.key = { kind: "name", namespace, name: podName };
         break;
       }
       case 3:
-        out.key = { kind: "containerId", id: text(reader, f, "container_id") };
+        out.key = { kind: "containerId", id: readString(reader, f, "container_id") };
         break;
       case 4:
-        out.key = { kind: "podIp", ip: text(reader, f, "pod_ip") };
+        out.key = { kind: "podIp", ip: readString(reader, f, "pod_ip") };
         break;
       case 5:
         out.mask = decodeMask(reader, f, out.mask);
@@ -214,9 +197,9 @@ export function decodeWatchRequest(bytes: Uint8Array): WatchRequestMessage {
   };
   while (!reader.done) {
     const f = reader.next();
-    if (f.field === 1) decodeSelector(message(reader, f, "selector"), out.selector);
+    if (f.field === 1) decodeSelector(readMessage(reader, f, "selector"), out.selector);
     else if (f.field === 2) out.mask = decodeMask(reader, f, out.mask);
-    else if (f.field === 3) out.resumeToken = text(reader, f, "resume_token");
+    else if (f.field === 3) out.resumeToken = readString(reader, f, "resume_token");
     else if (f.field === 4) {
       expect(reader, f, WIRE_VARINT, "bookmark_seconds");
       // uint32: the low 32 bits, as protobuf truncates a wider varint.
@@ -227,50 +210,6 @@ export function decodeWatchRequest(bytes: Uint8Array): WatchRequestMessage {
 }
 
 // ---- encoding -------------------------------------------------------------
-
-/** Collects fields, then writes them once with exact sizes. */
-class Writer {
-  #parts: Array<{ field: number; bytes?: Uint8Array; varint?: number }> = [];
-
-  bytes(field: number, bytes: Uint8Array | undefined): this {
-    if (bytes !== undefined && bytes.length > 0) this.#parts.push({ field, bytes });
-    return this;
-  }
-
-  /** A message field is written even when empty (it is "set"). */
-  message(field: number, bytes: Uint8Array | undefined): this {
-    if (bytes !== undefined) this.#parts.push({ field, bytes });
-    return this;
-  }
-
-  string(field: number, value: string): this {
-    return value === "" ? this : this.bytes(field, ENCODER.encode(value));
-  }
-
-  varint(field: number, value: number): this {
-    if (value !== 0) this.#parts.push({ field, varint: value });
-    return this;
-  }
-
-  finish(): Uint8Array {
-    let size = 0;
-    for (const p of this.#parts) {
-      size += p.bytes !== undefined
-        ? lenFieldSize(p.field, p.bytes)
-        : varintSize(p.field << 3) + varintSize(p.varint!);
-    }
-    const buf = new Uint8Array(size);
-    let pos = 0;
-    for (const p of this.#parts) {
-      if (p.bytes !== undefined) pos = writeLenField(buf, pos, p.field, p.bytes);
-      else {
-        pos = writeVarint(buf, pos, (p.field << 3) | WIRE_VARINT);
-        pos = writeVarint(buf, pos, p.varint!);
-      }
-    }
-    return buf;
-  }
-}
 
 /**
  * Frames `ListResponse { repeated bytes pods = 1; string resume_token = 2 }`.
@@ -334,12 +273,12 @@ export function encodeWatchEvent(
   pod: Uint8Array | undefined,
   resumeToken: string,
 ): Uint8Array {
-  return new Writer().varint(1, type).bytes(2, pod).string(3, resumeToken).finish();
+  return new MessageWriter().varint(1, type).bytes(2, pod).string(3, resumeToken).finish();
 }
 
 function encodeSelector(selector: Partial<SelectorMessage> | undefined): Uint8Array | undefined {
   if (selector === undefined) return undefined;
-  return new Writer()
+  return new MessageWriter()
     .string(1, selector.namespace ?? "")
     .string(2, selector.labelSelector ?? "")
     .string(3, selector.fieldSelector ?? "")
@@ -359,7 +298,7 @@ function encodeMask(mask: readonly string[] | undefined): Uint8Array | undefined
 export function encodeListRequest(
   request: { selector?: Partial<SelectorMessage>; mask?: readonly string[] } = {},
 ): Uint8Array {
-  return new Writer()
+  return new MessageWriter()
     .message(1, encodeSelector(request.selector))
     .message(2, encodeMask(request.mask))
     .finish();
@@ -374,14 +313,14 @@ export function encodeListRequest(
 export function encodeGetRequest(
   request: { key: GetKeyMessage; mask?: readonly string[]; includeDeleted?: boolean },
 ): Uint8Array {
-  const w = new Writer();
+  const w = new MessageWriter();
   const key = request.key;
   switch (key.kind) {
     case "uid":
       w.message(1, ENCODER.encode(key.uid));
       break;
     case "name":
-      w.message(2, new Writer().string(1, key.namespace).string(2, key.name).finish());
+      w.message(2, new MessageWriter().string(1, key.namespace).string(2, key.name).finish());
       break;
     case "containerId":
       w.message(3, ENCODER.encode(key.id));
@@ -408,7 +347,7 @@ export function encodeWatchRequest(
     bookmarkSeconds?: number;
   } = {},
 ): Uint8Array {
-  return new Writer()
+  return new MessageWriter()
     .message(1, encodeSelector(request.selector))
     .message(2, encodeMask(request.mask))
     .string(3, request.resumeToken ?? "")
@@ -428,8 +367,8 @@ export function decodeListResponse(bytes: Uint8Array): ListResponseMessage {
   const out: ListResponseMessage = { pods: [], resumeToken: "" };
   while (!reader.done) {
     const f = reader.next();
-    if (f.field === 1) out.pods.push(message(reader, f, "pods"));
-    else if (f.field === 2) out.resumeToken = text(reader, f, "resume_token");
+    if (f.field === 1) out.pods.push(readMessage(reader, f, "pods"));
+    else if (f.field === 2) out.resumeToken = readString(reader, f, "resume_token");
   }
   return out;
 }
@@ -446,8 +385,8 @@ export function decodeGetResponse(bytes: Uint8Array): GetResponseMessage {
   const out: GetResponseMessage = { pod: new Uint8Array(0), resumeToken: "", deleted: false };
   while (!reader.done) {
     const f = reader.next();
-    if (f.field === 1) out.pod = message(reader, f, "pod");
-    else if (f.field === 2) out.resumeToken = text(reader, f, "resume_token");
+    if (f.field === 1) out.pod = readMessage(reader, f, "pod");
+    else if (f.field === 2) out.resumeToken = readString(reader, f, "resume_token");
     else if (f.field === 3) {
       expect(reader, f, WIRE_VARINT, "deleted");
       out.deleted = f.varint !== 0;
@@ -475,8 +414,8 @@ export function decodeWatchEvent(bytes: Uint8Array): WatchEventMessage {
     if (f.field === 1) {
       expect(reader, f, WIRE_VARINT, "type");
       type = f.varint;
-    } else if (f.field === 2) pod = message(reader, f, "pod");
-    else if (f.field === 3) resumeToken = text(reader, f, "resume_token");
+    } else if (f.field === 2) pod = readMessage(reader, f, "pod");
+    else if (f.field === 3) resumeToken = readString(reader, f, "resume_token");
   }
   if (!EVENT_TYPES.has(type)) reader.fail(`unknown event type "${type}"`);
   return { type: type as QueryEventType, pod, resumeToken };

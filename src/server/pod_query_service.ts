@@ -379,6 +379,9 @@ function checkKey(key: LookupKey): LookupKey {
     case "podIp":
       if (key.ip === "") throw empty("pod_ip");
       break;
+    case "deviceId":
+      if (key.id === "") throw empty("device_id");
+      break;
   }
   return key;
 }
@@ -397,5 +400,7 @@ function describe(key: LookupKey): string {
       return `container ID ${quote(key.id)}`;
     case "podIp":
       return `IP ${quote(key.ip)}`;
+    case "deviceId":
+      return `device ${quote(key.id)}`;
   }
 }

@@ -150,6 +150,7 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     watchQueueLimit: config.watchQueueSize,
     maxWatchers: config.maxWatchers,
     shutdown: shutdown.signal,
+    ...(podResources === undefined ? {} : { devices: pipeline.devices }),
   });
   const grpc = await startGrpcServer(
     { socketPath: config.socket, socketGroup: config.socketGroup },

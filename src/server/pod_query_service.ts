@@ -17,11 +17,14 @@ import {
   decodeListRequest,
   decodeWatchRequest,
   encodeListResponse,
+  encodePodResourcesMessage,
   encodeQueryGetResponse,
   encodeWatchEvent,
   QUERY_EVENT_TYPE,
   type SelectorMessage,
 } from "../proto/mod.ts";
+import { containersHoldingDevice } from "../model/pod_resources.ts";
+import { type DevicesView, listDevices } from "./list_devices.ts";
 import {
   compileSelector,
   type LookupKey,
@@ -56,6 +59,8 @@ export interface PodQueryServiceOptions {
   maxWatchers?: number;
   /** Aborted when the daemon shuts down. */
   shutdown: AbortSignal;
+  /** The node's devices for ListDevices; absent: the podresources API is off. */
+  devices?: DevicesView;
 }
 
 /** Longest bookmark period honoured; a larger request is clamped. */
@@ -75,6 +80,7 @@ interface Memo<P> {
 interface ParsedList {
   readonly selector: PodSelector;
   readonly mask: FieldMask;
+  readonly includeResources: boolean;
 }
 
 /** A Get request, parsed. */
@@ -82,6 +88,7 @@ interface ParsedGet {
   readonly key: LookupKey;
   readonly mask: FieldMask;
   readonly includeDeleted: boolean;
+  readonly includeResources: boolean;
 }
 
 /** Most list bodies kept. */
@@ -147,7 +154,11 @@ export class PodQueryService {
     for (let i = 0; i < pods.length; i++) {
       frames[i] = this.#masked.bytesOf(parsed.mask, pods[i]!);
     }
-    const body = encodeListResponse(frames, this.#tokenBytes(position));
+    const body = encodeListResponse(
+      frames,
+      this.#tokenBytes(position),
+      parsed.includeResources ? resourcesOf(pods) : [],
+    );
     this.#remember(this.#lists, LIST_MEMO_LIMIT, request, ctx, memo, parsed, position, body);
     return Promise.resolve(body);
   }
@@ -173,10 +184,19 @@ export class PodQueryService {
     if (found === undefined) {
       throw new RpcError(STATUS.NOT_FOUND, `pod with ${describe(parsed.key)} not found`);
     }
+    const key = parsed.key;
     const body = encodeQueryGetResponse(
       this.#masked.bytesOf(parsed.mask, found.pod),
       this.#tokenBytes(position),
       found.deleted,
+      ...(parsed.includeResources || key.kind === "deviceId"
+        ? [{
+          resources: resourcesOf([found.pod])[0],
+          deviceContainers: key.kind === "deviceId"
+            ? containersHoldingDevice(found.pod.resources, key.id)
+            : [],
+        }]
+        : []),
     );
     // A tombstone expires with time, not with a cache change: its body is not kept.
     this.#remember(
@@ -197,6 +217,7 @@ export class PodQueryService {
     return {
       selector: compileSelector(selectorSpec(req.selector)),
       mask: this.#mask(req.mask, ctx),
+      includeResources: req.includeResources,
     };
   }
 
@@ -205,13 +226,14 @@ export class PodQueryService {
     if (req.key === undefined) {
       throw new RpcError(
         STATUS.INVALID_ARGUMENT,
-        "Cannot get a pod without a key: set uid, name, container_id or pod_ip",
+        "Cannot get a pod without a key: set uid, name, container_id, pod_ip or device_id",
       );
     }
     return {
       key: checkKey(req.key),
       mask: this.#mask(req.mask, ctx),
       includeDeleted: req.includeDeleted,
+      includeResources: req.includeResources,
     };
   }
 
@@ -278,6 +300,7 @@ export class PodQueryService {
         signal,
         queueLimit: this.#o.watchQueueLimit ?? numericDefault("watch-queue-size"),
         apiVersion: ctx.apiVersion,
+        resources: req.includeResources,
         ...(mask.isAll ? {} : {
           visible: (prev: CachedPod, pod: CachedPod) =>
             !bytesEqual(this.#masked.bytesOf(mask, prev), this.#masked.bytesOf(mask, pod)),
@@ -295,7 +318,10 @@ export class PodQueryService {
         this.#checkAlive(ctx);
         const token = item.position > 0 ? engine.token(item.position) : "";
         const pod = item.pod === undefined ? undefined : this.#masked.bytesOf(mask, item.pod);
-        await sink.send(encodeWatchEvent(QUERY_EVENT_TYPE[item.type], pod, token));
+        const held = req.includeResources && item.pod?.resources !== undefined
+          ? encodePodResourcesMessage(item.pod.uid, item.pod.resources)
+          : undefined;
+        await sink.send(encodeWatchEvent(QUERY_EVENT_TYPE[item.type], pod, token, held));
       }
       this.#checkAlive(ctx);
       throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
@@ -304,6 +330,22 @@ export class PodQueryService {
       this.#watchers--;
       gauge.dec();
     }
+  }
+
+  /**
+   * ListDevices: the node's devices with their holders (or free), and its
+   * exclusive CPUs, allocatable and free. Rate limited as List.
+   *
+   * @param request The encoded `ListDevicesRequest`.
+   * @param ctx The call.
+   * @returns The encoded `ListDevicesResponse`.
+   * @throws {RpcError} INVALID_ARGUMENT, and the admission errors of List.
+   */
+  listDevices(request: Uint8Array, ctx: CallContext): Promise<Uint8Array> {
+    this.#admitUnary(ctx, "list");
+    const engine = this.#o.engine;
+    const token = engine.token(engine.position);
+    return Promise.resolve(listDevices(request, this.#o.devices, token));
   }
 
   /** The UTF-8 token of a position, encoded once per position. */
@@ -360,7 +402,18 @@ function selectorSpec(selector: SelectorMessage) {
     namespace: selector.namespace,
     labelSelector: selector.labelSelector,
     fieldSelector: selector.fieldSelector,
+    resourceName: selector.resourceName,
+    deviceId: selector.deviceId,
   };
+}
+
+/** The serialized `PodResources` of the pods that hold something. */
+function resourcesOf(pods: readonly CachedPod[]): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (const pod of pods) {
+    if (pod.resources !== undefined) out.push(encodePodResourcesMessage(pod.uid, pod.resources));
+  }
+  return out;
 }
 
 function checkKey(key: LookupKey): LookupKey {

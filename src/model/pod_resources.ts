@@ -82,6 +82,27 @@ export interface AllocatableResources {
   readonly memory: readonly ContainerMemory[];
 }
 
+/** A pod holding a device, and which of its containers do. */
+export interface DeviceHolder {
+  readonly uid: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly containers: readonly string[];
+}
+
+/** One device of the node, with who holds it. */
+export interface NodeDevice {
+  /** The device plugin's resource, or the DRA driver's name. */
+  readonly resourceName: string;
+  /** The device plugin's ID, or `driver/pool/device` for a DRA device. */
+  readonly deviceId: string;
+  readonly numaNodes: readonly number[];
+  /** Whether `GetAllocatableResources` lists it. */
+  readonly allocatable: boolean;
+  /** Empty: free. */
+  readonly holders: readonly DeviceHolder[];
+}
+
 /** `resourceName` of exclusive CPUs in selectors and device counts. */
 export const CPU_RESOURCE = "cpu";
 

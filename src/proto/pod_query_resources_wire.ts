@@ -12,7 +12,9 @@ import type {
   ContainerDevices,
   ContainerMemory,
   ContainerResources,
+  DeviceHolder,
   DynamicResource,
+  NodeDevice,
   PodResources,
 } from "../model/pod_resources.ts";
 import {
@@ -30,22 +32,10 @@ export interface PodResourcesMessage extends PodResources {
 }
 
 /** `podsapi.v1.DeviceHolder`. */
-export interface DeviceHolderMessage {
-  readonly uid: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly containers: readonly string[];
-}
+export type DeviceHolderMessage = DeviceHolder;
 
 /** `podsapi.v1.NodeDevice`. */
-export interface NodeDeviceMessage {
-  readonly resourceName: string;
-  readonly deviceId: string;
-  readonly numaNodes: readonly number[];
-  readonly allocatable: boolean;
-  /** Empty: free. */
-  readonly holders: readonly DeviceHolderMessage[];
-}
+export type NodeDeviceMessage = NodeDevice;
 
 /** `podsapi.v1.ListDevicesResponse`. */
 export interface ListDevicesResponseMessage {

@@ -12,33 +12,18 @@
 
 import type { CachedPod, PodStore } from "../cache/types.ts";
 import type { Metrics } from "../metrics/metrics.ts";
-import type { PodUid } from "../model/pod.ts";
 import {
   type AllocatableResources,
   containerDevices,
   type ContainerMemory,
   CPU_RESOURCE,
+  type DeviceHolder,
+  type HeldDevice,
+  type NodeDevice,
   normalizeAllocatable,
 } from "../model/pod_resources.ts";
 
-/** A pod holding a device, and which of its containers do. */
-export interface DeviceHolder {
-  readonly uid: PodUid;
-  readonly namespace: string;
-  readonly name: string;
-  readonly containers: readonly string[];
-}
-
-/** One device of the node. */
-export interface NodeDevice {
-  readonly resourceName: string;
-  readonly deviceId: string;
-  readonly numaNodes: readonly number[];
-  /** Whether `GetAllocatableResources` lists it. */
-  readonly allocatable: boolean;
-  /** Empty: free. */
-  readonly holders: readonly DeviceHolder[];
-}
+export type { DeviceHolder, NodeDevice };
 
 /** The node's devices, CPUs and memory as last read, with who holds what. */
 export interface NodeDevicesView {
@@ -180,10 +165,7 @@ export class NodeDevices {
     for (const pod of pods) {
       const resources = pod.resources;
       if (resources === undefined) continue;
-      const byDevice = new Map<
-        string,
-        { device: ReturnType<typeof containerDevices>[number]; containers: string[] }
-      >();
+      const byDevice = new Map<string, { device: HeldDevice; containers: string[] }>();
       for (const c of resources.containers) {
         for (const d of containerDevices(c)) {
           const key = keyOf(d.resource, d.id);

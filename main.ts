@@ -185,6 +185,7 @@ async function main(args: readonly string[]): Promise<number> {
     case "get":
     case "watch":
     case "ps":
+    case "devices":
     case "completion": {
       const interrupt = new AbortController();
       // Ctrl-C cancels the call: the stream is reset and the connection closed.

@@ -49,6 +49,12 @@ export const CRI_SOCKETS: readonly string[] = [
 ];
 
 /**
+ * The kubelet's podresources socket (`--pod-resources-endpoint`'s default):
+ * connecting needs read and write on it, and the daemon looks for it first.
+ */
+export const PODRESOURCES_SOCKET = "/var/lib/kubelet/pod-resources/kubelet.sock";
+
+/**
  * Files and directories the daemon may read besides its socket directory and
  * the CRI sockets: `/etc/group` (resolving `--socket-group`), the config file
  * directory, the static pod manifests, the kubelet's client certificates and a
@@ -130,8 +136,10 @@ export function daemonPermissionFlags(options: PermissionOptions = {}): string[]
     );
   }
   return [
-    `--allow-read=${[socketDir, ...CRI_SOCKETS, ...READ_PATHS, CLIENT_SCOPE].join(",")}`,
-    `--allow-write=${[socketDir, ...CRI_SOCKETS, CLIENT_SCOPE].join(",")}`,
+    `--allow-read=${
+      [socketDir, ...CRI_SOCKETS, PODRESOURCES_SOCKET, ...READ_PATHS, CLIENT_SCOPE].join(",")
+    }`,
+    `--allow-write=${[socketDir, ...CRI_SOCKETS, PODRESOURCES_SOCKET, CLIENT_SCOPE].join(",")}`,
     "--allow-net",
     `--allow-env=${ENV_VARS.join(",")}`,
     "--ignore-env",

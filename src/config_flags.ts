@@ -154,6 +154,13 @@ export const SERVE_FLAGS = {
     default: "10s",
     help: "Poll period of --kubelet-url /pods",
   },
+  "pod-resources-endpoint": {
+    key: "podResourcesEndpoint",
+    type: "string",
+    default: "",
+    help:
+      "The kubelet's podresources API (unix://PATH): devices, exclusive CPUs and memory per container, joined onto pods for PodQuery (List at --relist-period, at most 10/s). Empty: unix:///var/lib/kubelet/pod-resources/kubelet.sock when that socket exists; none: off",
+  },
   "apiserver": {
     key: "apiserver",
     type: "string",

@@ -17,6 +17,7 @@ import { FieldMaskCache } from "./fieldmask/mod.ts";
 import type { Logger } from "./log.ts";
 import { serveMetrics } from "./metrics/http.ts";
 import { createMetricsRegistry, type MetricsRegistry } from "./metrics/registry.ts";
+import type { Metrics } from "./metrics/metrics.ts";
 import { encodePod, POD_SCHEMA } from "./proto/mod.ts";
 import { TokenBucket } from "./ratelimit/mod.ts";
 import { readinessReasons, Relister, type SyncGate } from "./relist/mod.ts";
@@ -28,6 +29,12 @@ import { ServingCore } from "./serving/mod.ts";
 import { PodPipeline } from "./pipeline/mod.ts";
 import { type RunningKubeApi, serveKubeApi } from "./kubeapi/mod.ts";
 import type { PodSource } from "./sources/mod.ts";
+import {
+  DEFAULT_POD_RESOURCES_ENDPOINT,
+  PodResourcesClient,
+  PodResourcesPoller,
+  type PollResult,
+} from "./sources/podresources/mod.ts";
 
 /** Longest time one read of a source may take. */
 const RELIST_TIMEOUT_MS = 30_000;
@@ -67,6 +74,11 @@ export interface RunningDaemon extends AsyncDisposable {
    * beside it). @returns Whether every source succeeded.
    */
   relistOnce(): Promise<boolean>;
+  /**
+   * Polls the kubelet's podresources API once, now.
+   * @returns What happened, or `undefined` when `--pod-resources-endpoint` is `none`.
+   */
+  pollPodResources(): Promise<PollResult | undefined>;
   /** Stops: watches end with UNAVAILABLE, the socket is removed. */
   close(): Promise<void>;
 }
@@ -107,6 +119,7 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
       timeout: Math.min(config.runtimeRequestTimeoutMs, RELIST_TIMEOUT_MS),
     })
   );
+  const podResources = startPodResources(config, deps, pipeline, metrics);
   const limiter = new TokenBucket({
     qps: config.rateLimitQps,
     burst: config.rateLimitBurst,
@@ -130,7 +143,12 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     watchQueueLimit: config.watchQueueSize,
   });
   const service = new PodsService({ core, masks, encode: encodePod });
-  const queryService = new PodQueryService({ core, masks, encode: encodePod });
+  const queryService = new PodQueryService({
+    core,
+    masks,
+    encode: encodePod,
+    ...(podResources === undefined ? {} : { devices: pipeline.devices }),
+  });
   const grpc = await startGrpcServer(
     { socketPath: config.socket, socketGroup: config.socketGroup },
     { service, query: queryService, metrics, log: log.child("grpc"), clock },
@@ -180,6 +198,7 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     const { signal } = shutdown;
     const died = (err: unknown) => log.error("background loop died", { error: err });
     for (const r of relisters) loops.push(r.run(signal).catch(died));
+    if (podResources !== undefined) loops.push(podResources.poller.run(signal).catch(died));
     // The gate opening is when clients start getting pods: worth one log line.
     loops.push(
       gate.waitOpen(signal).then(
@@ -213,6 +232,7 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
       await httpApi?.close();
       await http.close();
       await Promise.all(loops);
+      podResources?.client.close();
     })();
     return closing;
   };
@@ -228,7 +248,46 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
       const results = await Promise.all(relisters.map((r) => r.relistOnce(shutdown.signal)));
       return results.every(Boolean);
     },
+    pollPodResources: () =>
+      podResources === undefined
+        ? Promise.resolve(undefined)
+        : podResources.poller.pollOnce(shutdown.signal),
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/**
+ * The podresources loop of `--pod-resources-endpoint` (`none`: off), feeding
+ * the pipeline. Left empty, the kubelet's socket is used where it exists: a
+ * node without it just has the feature off, and nothing counts as an error.
+ */
+function startPodResources(
+  config: ServeConfig,
+  deps: DaemonDeps,
+  pipeline: PodPipeline,
+  metrics: Metrics,
+): { client: PodResourcesClient; poller: PodResourcesPoller } | undefined {
+  const given = config.podResourcesEndpoint;
+  if (given === "none") {
+    pipeline.devices.setAvailability(false, "--pod-resources-endpoint is none");
+    return undefined;
+  }
+  const endpoint = given === "" ? DEFAULT_POD_RESOURCES_ENDPOINT : given;
+  const client = new PodResourcesClient(endpoint);
+  const poller = new PodResourcesPoller({
+    api: client,
+    sink: {
+      resources: (pods) => pipeline.applyResources(pods),
+      allocatable: (allocatable) => pipeline.applyAllocatable(allocatable),
+      availability: (available, reason) => pipeline.devices.setAvailability(available, reason),
+    },
+    clock: deps.clock,
+    metrics,
+    log: deps.log.child("podresources"),
+    periodMs: config.relistPeriodMs,
+    // Not asked for: the feature is on where the kubelet's socket is.
+    ...(given === "" ? { optionalSocket: client.path } : {}),
+  });
+  return { client, poller };
 }

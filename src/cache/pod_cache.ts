@@ -9,6 +9,7 @@
 import type { Clock } from "../clock.ts";
 import { isJsonObject } from "../model/json.ts";
 import type { PodObject, PodSnapshot, PodUid } from "../model/pod.ts";
+import { type PodResources, samePodResources } from "../model/pod_resources.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import { compareUids, diffPods } from "./diff.ts";
 import type { CachedPod, PodEncoder, PodEvent, PodEventType, PodStore } from "./types.ts";
@@ -145,6 +146,38 @@ export class PodCache implements PodStore {
     return events;
   }
 
+  /**
+   * Sets what each pod holds according to the kubelet's podresources API.
+   * A pod whose resources changed gets a new `CachedPod` with the same pod,
+   * bytes and content version, and a MODIFIED event of its own position:
+   * only watchers that asked for resources are told (see
+   * `isResourcesOnlyChange`); the Pods API's bytes never change.
+   *
+   * @param byUid Every cached pod's resources; a pod left out holds nothing.
+   * @returns The changes, in `seq` order (empty when nothing changed).
+   */
+  applyResources(byUid: ReadonlyMap<PodUid, PodResources>): PodEvent[] {
+    const events: PodEvent[] = [];
+    for (const uid of this.#sortedUids ??= [...this.#entries.keys()].sort(compareUids)) {
+      const entry = this.#entries.get(uid)!;
+      const prev = entry.cached;
+      const resources = byUid.get(uid);
+      if (samePodResources(prev.resources, resources)) continue;
+      const cached: CachedPod = Object.freeze({
+        uid,
+        pod: prev.pod,
+        version: prev.version,
+        bytes: prev.bytes,
+        resources,
+      });
+      entry.cached = cached;
+      events.push({ type: "MODIFIED", pod: cached, prev, seq: ++this.#version });
+    }
+    // The pod counts and event metrics are about pods, which did not change.
+    if (events.length > 0) this.#list = undefined;
+    return events;
+  }
+
   #correct(pod: Readonly<PodObject>, history: Entry | undefined): Readonly<PodObject> {
     const metrics = this.#metrics;
     return enforceInvariants(pod, history, {
@@ -152,8 +185,18 @@ export class PodCache implements PodStore {
     });
   }
 
-  #store(uid: PodUid, pod: Readonly<PodObject>, bytes: Uint8Array): CachedPod {
-    return Object.freeze({ uid, pod, version: ++this.#version, bytes });
+  #store(
+    uid: PodUid,
+    pod: Readonly<PodObject>,
+    bytes: Uint8Array,
+    resources?: PodResources,
+  ): CachedPod {
+    const version = ++this.#version;
+    return Object.freeze(
+      resources === undefined
+        ? { uid, pod, version, bytes }
+        : { uid, pod, version, bytes, resources },
+    );
   }
 
   #add(snapshot: PodSnapshot): PodEvent {
@@ -179,7 +222,8 @@ export class PodCache implements PodStore {
     const bytes = this.#encode(pod);
     const prev = entry.cached;
     if (bytesEqual(bytes, prev.bytes)) return undefined;
-    const cached = this.#store(snapshot.uid, pod, bytes);
+    // A new pod version keeps what the pod holds until the next podresources answer.
+    const cached = this.#store(snapshot.uid, pod, bytes, prev.resources);
     const containers = countContainers(pod);
     this.#containers += containers - entry.containers;
     entry.containers = containers;
@@ -199,7 +243,8 @@ export class PodCache implements PodStore {
       pod = { ...pod, metadata: { ...pod.metadata, deletionTimestamp } };
       bytes = this.#encode(pod);
     }
-    const cached = this.#store(uid, pod, bytes);
+    // The tombstone shows what the pod held when it went.
+    const cached = this.#store(uid, pod, bytes, prev.resources);
     this.#entries.delete(uid);
     this.#containers -= entry.containers;
     this.#sortedUids = undefined;

@@ -6,6 +6,7 @@
  */
 
 import type { PodObject, PodUid } from "../model/pod.ts";
+import type { PodResources } from "../model/pod_resources.ts";
 
 /** One pod as stored: its content, its content version and its wire bytes. */
 export interface CachedPod {
@@ -18,6 +19,13 @@ export interface CachedPod {
   readonly version: number;
   /** The pod's deterministic protobuf encoding, made once per version. */
   readonly bytes: Uint8Array;
+  /**
+   * What the kubelet's podresources API says the pod holds (devices, CPUs,
+   * memory), kept beside the pod and never in `pod` or `bytes`. A change of
+   * it alone makes a new `CachedPod` with the same `pod`, `bytes` and
+   * `version` (see {@linkcode isResourcesOnlyChange}).
+   */
+  readonly resources?: PodResources | undefined;
 }
 
 /** Live watch event types (INITIAL_SYNC_COMPLETE belongs to the wire only). */
@@ -42,6 +50,18 @@ export interface PodStore {
   list(): readonly CachedPod[];
   /** Bumped by every change; the `seq` of the newest event. */
   readonly resourceVersion: number;
+}
+
+/**
+ * Whether a MODIFIED event changed only the pod's resources (its bytes are
+ * the very same): watchers that did not ask for resources never see one.
+ *
+ * @param event A cache event (possibly coalesced).
+ * @returns `true` for a resources-only change.
+ */
+export function isResourcesOnlyChange(event: PodEvent): boolean {
+  return event.type === "MODIFIED" && event.prev !== undefined &&
+    event.prev.bytes === event.pod.bytes;
 }
 
 /** Turns a pod into its deterministic protobuf bytes (injected: the cache knows no protobuf). */

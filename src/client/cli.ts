@@ -19,6 +19,7 @@ import {
   UsageError,
 } from "./cli_flags.ts";
 import { bashCompletion, zshCompletion } from "./completion.ts";
+import { devicesColumn, devicesCommand } from "./devices_command.ts";
 import { PodsApiConnectError } from "./connect_error.ts";
 import { PodInformer } from "./pod_informer.ts";
 import { lookUpPod, splitName } from "./pod_lookup.ts";
@@ -64,6 +65,7 @@ export const CLIENT_USAGE = `Client commands (each takes --help):
   pods-api get    UID | NS/NAME | -n NS NAME | --container-id ID | --ip IP  [-o ...]
   pods-api watch  [-n NS|-A] [-l SEL] [--watch-only] [-o table|wide|name|json|yaml]
   pods-api ps     [-a] [--pod POD] [--name RE] [--state S] [-q]
+  pods-api devices [DEVICE] [-n NS|-A] [--resource NAME] [--node] [-o table|wide|json|yaml]
   pods-api completion bash|zsh`;
 
 const UID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -102,6 +104,10 @@ export async function runClientCommand(
         return await watchCommand(flags, io);
       case "ps":
         return await psCommand(flags, io);
+      case "devices": {
+        using client = openClient(flags, io, []);
+        return await devicesCommand(flags, io, client);
+      }
       case "completion":
         return completionCommand(flags, io);
       default:
@@ -282,9 +288,10 @@ async function listCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
     noResources(io, c.namespace);
     return CLIENT_EXIT.ok;
   }
+  const devices = c.format.kind === "wide" ? await devicesColumn(client, io.signal) : undefined;
   io.out(renderPods(pods, {
     format: c.format,
-    columns: c.columns,
+    columns: devices === undefined ? c.columns : [...c.columns, devices],
     now: io.now(),
     mask: c.mask,
     noHeaders: bool(flags, "no-headers"),

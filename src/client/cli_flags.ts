@@ -68,7 +68,15 @@ const LABEL_COLUMNS: ClientFlagSpec = {
 };
 
 /** The client subcommands. */
-export const CLIENT_COMMANDS = ["list", "get", "watch", "ps", "completion", "version"] as const;
+export const CLIENT_COMMANDS = [
+  "list",
+  "get",
+  "watch",
+  "ps",
+  "devices",
+  "completion",
+  "version",
+] as const;
 
 /** One client subcommand. */
 export type ClientCommand = typeof CLIENT_COMMANDS[number];
@@ -222,6 +230,43 @@ export const COMMAND_SPECS: Readonly<Record<ClientCommand, CommandSpec>> = {
       "pods-api ps",
       "pods-api ps -a --state exited",
       "pods-api ps --pod payments/api-0 -q",
+    ],
+  },
+  devices: {
+    usage: "pods-api devices [DEVICE] [flags]",
+    summary:
+      "What the node's pods hold (devices, exclusive CPUs, memory, DRA devices: the kubelet's podresources API, joined onto pods by the daemon): one row per device with its pod, container and NUMA node; with DEVICE, which pod and container holds it; with --node, every device of the node, allocated or free.",
+    outputs: ["table", "wide", "json", "yaml"],
+    flags: {
+      "namespace": { ...NAMESPACE, help: "Only pods of this namespace" },
+      "all-namespaces": ALL_NAMESPACES,
+      "selector": { ...SELECTOR, help: "Only pods with these labels" },
+      "resource": {
+        type: "string",
+        value: "NAME",
+        help:
+          "Only this resource: a device plugin resource (nvidia.com/gpu), a DRA driver, cpu, or a memory type (hugepages-1Gi)",
+      },
+      "node": {
+        type: "boolean",
+        help: "The node's devices (allocatable, and in use) with their state: allocated or free",
+      },
+      "output": {
+        type: "string",
+        short: "o",
+        value: "FORMAT",
+        help: "table, wide (adds CLAIM, CDI, POD UID / ALLOCATABLE), json or yaml",
+      },
+      "no-headers": NO_HEADERS,
+      "socket": SOCKET,
+      "config": CONFIG,
+      "help": HELP,
+    },
+    examples: [
+      "pods-api devices --resource nvidia.com/gpu -n ml",
+      "pods-api devices GPU-8f2c1b7e-4a1d-9c3e-5b6f-0a1b2c3d4e5f",
+      "pods-api devices --node --resource nvidia.com/gpu",
+      "pods-api devices -o json | jq '.items[].containers[].devices'",
     ],
   },
   completion: {

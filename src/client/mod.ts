@@ -48,8 +48,10 @@ export {
   type PodInformerOptions,
 } from "./pod_informer.ts";
 export {
+  type NodeDevicesInfo,
   type PodKey,
   PodQueryClient,
+  type PodResourcesInfo,
   type PodSelection,
   type QueryCallOptions,
   type QueryEventName,

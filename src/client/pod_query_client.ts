@@ -10,14 +10,18 @@
 
 import type { PodObject } from "../model/pod.ts";
 import {
+  decodeListDevicesResponse,
   decodeListResponse,
   decodePod,
   decodeQueryGetResponse,
   decodeWatchEvent,
   encodeGetRequest,
+  encodeListDevicesRequest,
   encodeListRequest,
   encodeWatchRequest,
   type GetKeyMessage,
+  type ListDevicesResponseMessage,
+  type PodResourcesMessage,
   QUERY_EVENT_TYPE,
   type SelectorMessage,
 } from "../proto/mod.ts";
@@ -36,7 +40,18 @@ export interface QueryCallOptions {
   fields?: readonly string[];
   /** Cancels the call. */
   signal?: AbortSignal;
+  /**
+   * Also return what pods hold (devices, exclusive CPUs, memory, DRA
+   * claims: the kubelet's podresources API, joined by the daemon).
+   */
+  includeResources?: boolean;
 }
+
+/** What one pod holds, with its UID (`podsapi.v1.PodResources`). */
+export type PodResourcesInfo = PodResourcesMessage;
+
+/** The node's devices with who holds each (`ListDevices`). */
+export type NodeDevicesInfo = ListDevicesResponseMessage;
 
 /** A PodQuery watch event's type. */
 export type QueryEventName =
@@ -54,6 +69,8 @@ export interface QueryWatchEvent {
   readonly pod?: PodObject;
   /** Where to resume after this event; empty when the daemon sent none. */
   readonly resumeToken: string;
+  /** What the pod holds, for a watch with `includeResources` (absent: nothing). */
+  readonly resources?: PodResourcesInfo;
 }
 
 /** Options of {@linkcode PodQueryClient.watch}. */
@@ -125,15 +142,23 @@ export class PodQueryClient {
   async list(
     selector: PodSelection = {},
     options: QueryCallOptions = {},
-  ): Promise<{ pods: PodObject[]; resumeToken: string }> {
+  ): Promise<{ pods: PodObject[]; resumeToken: string; resources: PodResourcesInfo[] }> {
     const res = decodeListResponse(
       await this.#client.unary(
         `${SERVICE}/List`,
-        encodeListRequest({ selector, ...this.#mask(options) }),
+        encodeListRequest({
+          selector,
+          includeResources: options.includeResources ?? false,
+          ...this.#mask(options),
+        }),
         this.#call(options),
       ),
     );
-    return { pods: res.pods.map(decodePod), resumeToken: res.resumeToken };
+    return {
+      pods: res.pods.map(decodePod),
+      resumeToken: res.resumeToken,
+      resources: res.resources,
+    };
   }
 
   /**
@@ -147,19 +172,54 @@ export class PodQueryClient {
   async get(
     key: PodKey,
     options: QueryCallOptions & { includeDeleted?: boolean } = {},
-  ): Promise<{ pod: PodObject; deleted: boolean; resumeToken: string }> {
+  ): Promise<{
+    pod: PodObject;
+    deleted: boolean;
+    resumeToken: string;
+    resources: PodResourcesInfo | undefined;
+    deviceContainers: string[];
+  }> {
     const res = decodeQueryGetResponse(
       await this.#client.unary(
         `${SERVICE}/Get`,
         encodeGetRequest({
           key,
           includeDeleted: options.includeDeleted ?? false,
+          includeResources: options.includeResources ?? false,
           ...this.#mask(options),
         }),
         this.#call(options),
       ),
     );
-    return { pod: decodePod(res.pod), deleted: res.deleted, resumeToken: res.resumeToken };
+    return {
+      pod: decodePod(res.pod),
+      deleted: res.deleted,
+      resumeToken: res.resumeToken,
+      resources: res.resources,
+      deviceContainers: res.deviceContainers,
+    };
+  }
+
+  /**
+   * The node's devices (`ListDevices`): each with the pods and containers
+   * holding it, or free; the exclusive CPUs, allocatable and free.
+   *
+   * @param resourceName Only this resource (`cpu`: CPUs alone); empty: all.
+   * @param options Cancellation.
+   * @returns The devices, and whether the daemon reads the podresources API.
+   * @throws {GrpcError} UNIMPLEMENTED from a daemon without ListDevices (or a kubelet).
+   */
+  async listDevices(
+    resourceName = "",
+    options: { signal?: AbortSignal } = {},
+  ): Promise<NodeDevicesInfo> {
+    return decodeListDevicesResponse(
+      await this.#client.unary(
+        `${SERVICE}/ListDevices`,
+        encodeListDevicesRequest(resourceName),
+        this.#call(options),
+      ),
+    );
   }
 
   /**
@@ -176,6 +236,7 @@ export class PodQueryClient {
       selector: options.selector ?? {},
       resumeToken: options.resumeToken ?? "",
       bookmarkSeconds: options.bookmarkSeconds ?? 0,
+      includeResources: options.includeResources ?? false,
       ...this.#mask(options),
     });
     for await (
@@ -186,8 +247,9 @@ export class PodQueryClient {
       if (type === undefined) {
         throw new GrpcError(STATUS.INTERNAL, `Unknown watch event type ${event.type}`);
       }
+      const resources = event.resources === undefined ? {} : { resources: event.resources };
       yield event.pod !== undefined && event.pod.byteLength > 0
-        ? { type, pod: decodePod(event.pod), resumeToken: event.resumeToken }
+        ? { type, pod: decodePod(event.pod), resumeToken: event.resumeToken, ...resources }
         : { type, resumeToken: event.resumeToken };
     }
   }

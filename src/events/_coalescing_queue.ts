@@ -71,11 +71,16 @@ export class CoalescingQueue {
   /**
    * @param options `keep`: whether a merged MODIFIED still differs, for its
    *   watcher, from what the watcher last saw (a masked watcher compares its
-   *   fields only). @default {the pod's bytes changed}
+   *   fields only). @default {the pod's bytes changed}. `resources`: a change of
+   *   what the pod holds (podresources) counts as a change too.
    */
-  constructor(options: { keep?: KeepModified } = {}) {
-    const keep = options.keep;
-    this.#keep = keep === undefined ? bytesChanged : (event) => bytesChanged(event) && keep(event);
+  constructor(options: { keep?: KeepModified; resources?: boolean } = {}) {
+    const { keep, resources } = options;
+    // A watcher of allocations (podresources) must also hear a change of what the pod holds.
+    const changed: KeepModified = resources === true
+      ? (event) => bytesChanged(event) || event.prev?.resources !== event.pod.resources
+      : bytesChanged;
+    this.#keep = keep === undefined ? changed : (event) => changed(event) && keep(event);
   }
 
   /** Events waiting. */

@@ -6,7 +6,12 @@
  * @module
  */
 
-import type { CachedPod, PodEvent, PodStore } from "../cache/types.ts";
+import {
+  type CachedPod,
+  isResourcesOnlyChange,
+  type PodEvent,
+  type PodStore,
+} from "../cache/types.ts";
 import type { Metrics, Surface } from "../metrics/metrics.ts";
 import { CoalescingQueue } from "./_coalescing_queue.ts";
 import { numericDefault } from "../config_flags.ts";
@@ -32,6 +37,13 @@ export interface SubscribeOptions {
    * must see every pod's birth and death.
    */
   accept?: (event: PodEvent) => boolean;
+  /**
+   * Also deliver MODIFIED events that changed only a pod's podresources
+   * allocation (same bytes). Off by default: a Pods API watcher must never
+   * get a MODIFIED whose pod did not change.
+   * @default {false}
+   */
+  resources?: boolean;
   /** The `server_api_version` label of `watchersDropped`. @default {"v1alpha1"} */
   apiVersion?: Surface;
   /**
@@ -92,6 +104,7 @@ class Subscriber implements Subscription {
   #queue: CoalescingQueue;
   #limit: number;
   #accept: ((event: PodEvent) => boolean) | undefined;
+  #resources: boolean;
   #waiter: ((item: SubscriptionItem) => void) | undefined;
   #final: SubscriptionItem | undefined;
   #metrics: Metrics;
@@ -108,8 +121,12 @@ class Subscriber implements Subscription {
     this.#limit = init.options.queueLimit ?? DEFAULT_QUEUE_LIMIT;
     const accept = init.options.accept;
     this.#accept = accept;
+    this.#resources = init.options.resources === true;
     // A merge may bring a pod back to what this watcher last saw: then it hears nothing.
-    this.#queue = new CoalescingQueue(accept === undefined ? {} : { keep: accept });
+    this.#queue = new CoalescingQueue({
+      resources: this.#resources,
+      ...(accept === undefined ? {} : { keep: accept }),
+    });
     this.#live = init.options.deferLimitUntilLive !== true;
     this.#metrics = init.metrics;
     this.#apiVersion = init.options.apiVersion ?? "v1alpha1";
@@ -143,7 +160,10 @@ class Subscriber implements Subscription {
 
   deliver(event: PodEvent): void {
     if (this.#final !== undefined || event.seq <= this.resourceVersion) return;
-    if (event.type === "MODIFIED" && this.#accept !== undefined && !this.#accept(event)) return;
+    if (event.type === "MODIFIED") {
+      if (!this.#resources && isResourcesOnlyChange(event)) return;
+      if (this.#accept !== undefined && !this.#accept(event)) return;
+    }
     const waiter = this.#waiter;
     if (waiter !== undefined) {
       this.#waiter = undefined;

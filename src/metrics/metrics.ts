@@ -96,6 +96,16 @@ export interface Metrics {
   readonly apiserverLastEvent: Gauge<never>;
   /** Failed requests to the API server, by cause. */
   readonly apiserverErrors: Counter<"cause">;
+  /** Calls made to the kubelet's podresources API, by call. */
+  readonly podResourcesPolls: Counter<"call">;
+  /** Failed podresources calls, by call and reason (`rate_limited`, `unavailable`...). */
+  readonly podResourcesErrors: Counter<"call" | "reason">;
+  /** 1 while the kubelet's podresources API answers. */
+  readonly podResourcesAvailable: Gauge<never>;
+  /** Pods of the last podresources answer by how they joined (`matched`, `no_pod`, `held_back`). */
+  readonly podResourcesPods: Gauge<"join">;
+  /** Devices (and exclusive CPUs, as `cpu`) by resource and state (`allocated`, `free`). */
+  readonly devices: Gauge<"resource" | "state">;
 }
 
 const RELIST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -312,6 +322,39 @@ export function createMetrics(registry: Registry): Metrics {
       help:
         "Failed requests to the API server, by cause: http_401, http_403, http_429, http_5xx, http_4xx, tls, dns, connect, timeout, invalid_json, too_large, credentials.",
       labelNames: ["cause"],
+      registers,
+    }),
+    podResourcesPolls: new Counter({
+      name: "pods_api_podresources_polls_total",
+      help:
+        "Calls to the kubelet's podresources API (list at the relist period, get_allocatable every minute).",
+      labelNames: ["call"],
+      registers,
+    }),
+    podResourcesErrors: new Counter({
+      name: "pods_api_podresources_errors_total",
+      help:
+        "Failed podresources calls, by call and reason (rate_limited: the kubelet answered RESOURCE_EXHAUSTED and the daemon backed off).",
+      labelNames: ["call", "reason"],
+      registers,
+    }),
+    podResourcesAvailable: new Gauge({
+      name: "pods_api_podresources_available",
+      help: "1 while the kubelet's podresources API answers; 0 when it is absent or failing.",
+      registers,
+    }),
+    podResourcesPods: new Gauge({
+      name: "pods_api_podresources_pods",
+      help:
+        "Pods of the last podresources answer holding something, by join: matched (to a pod UID), no_pod (no such pod known yet), held_back (the name's known pod is not the one the kubelet runs).",
+      labelNames: ["join"],
+      registers,
+    }),
+    devices: new Gauge({
+      name: "pods_api_devices",
+      help:
+        "Devices by resource (device plugin resource, DRA driver, or cpu for exclusive CPUs) and state: allocated (held by a container) or free (allocatable, held by none).",
+      labelNames: ["resource", "state"],
       registers,
     }),
     invariantCorrections: new Counter({

@@ -7,6 +7,7 @@
  */
 
 export { PodPipeline, type PodPipelineOptions } from "./pod_pipeline.ts";
+export { type JoinResult, MAX_HOLD_BACK, ResourceJoiner } from "./resource_join.ts";
 export {
   UnrepresentableCounter,
   type UnrepresentableCounterOptions,

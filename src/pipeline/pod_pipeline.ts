@@ -17,10 +17,12 @@ import type { Logger } from "../log.ts";
 import { PodMerger } from "../merge/mod.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { PodSnapshot } from "../model/pod.ts";
+import type { AllocatableResources, PodResources } from "../model/pod_resources.ts";
 import type { PodSourceKind } from "../model/pod_source_kind.ts";
-import { type HistoryLimits, QueryEngine } from "../query/mod.ts";
+import { type HistoryLimits, NodeDevices, QueryEngine } from "../query/mod.ts";
 import { SyncGate } from "../relist/mod.ts";
 import { UnrepresentableCounter } from "./unrepresentable_counter.ts";
+import { type JoinResult, ResourceJoiner } from "./resource_join.ts";
 
 /** Options of {@linkcode PodPipeline}. */
 export interface PodPipelineOptions {
@@ -71,7 +73,11 @@ export class PodPipeline {
   readonly query: QueryEngine;
   /** Closed until every source has synced; the one record of each source's last success. */
   readonly gate: SyncGate;
+  /** The node's allocatable devices and who holds them (podresources). */
+  readonly devices: NodeDevices;
   readonly #merger = new PodMerger();
+  readonly #joiner = new ResourceJoiner();
+  readonly #metrics: Metrics;
   readonly #unrepresentable: UnrepresentableCounter;
 
   /** @param options Sources, encoder, clock, metrics, log and the query engine's limits. */
@@ -92,6 +98,8 @@ export class PodPipeline {
       ...(options.staleAfterMs === undefined ? {} : { staleAfter: options.staleAfterMs }),
     });
     this.#unrepresentable = new UnrepresentableCounter({ metrics, log: options.log });
+    this.devices = new NodeDevices({ store: this.cache, metrics });
+    this.#metrics = metrics;
   }
 
   /**
@@ -109,6 +117,41 @@ export class PodPipeline {
     this.query.apply(events);
     this.hub.publish(events);
     this.gate.markSynced(source);
+    // A pod that held devices and went frees them.
+    if (events.some((e) => e.type === "DELETED" && e.pod.resources !== undefined)) {
+      this.devices.refreshMetrics();
+    }
+  }
+
+  /**
+   * Takes a podresources `List` answer: joins it onto the cached pods (by
+   * namespace and name, checking the UID is the pod the kubelet runs) and
+   * publishes each pod whose resources changed as a MODIFIED that only
+   * watchers asking for resources get. Pod bytes never change.
+   *
+   * @param entries The kubelet's answer.
+   * @returns How its entries joined.
+   */
+  applyResources(entries: readonly PodResources[]): JoinResult {
+    const joined = this.#joiner.join(entries, this.cache.list());
+    const events = this.cache.applyResources(joined.byUid);
+    this.query.apply(events);
+    this.hub.publish(events);
+    const pods = this.#metrics.podResourcesPods;
+    pods.set({ join: "matched" }, joined.matched);
+    pods.set({ join: "no_pod" }, joined.noPod);
+    pods.set({ join: "held_back" }, joined.heldBack);
+    if (events.length > 0) this.devices.refreshMetrics();
+    return joined;
+  }
+
+  /**
+   * Takes a `GetAllocatableResources` answer.
+   *
+   * @param allocatable The node's allocatable resources.
+   */
+  applyAllocatable(allocatable: AllocatableResources): void {
+    this.devices.setAllocatable(allocatable);
   }
 
   /** Ends every watch (they see the hub close). */

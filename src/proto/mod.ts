@@ -51,3 +51,16 @@ export {
   type WatchEventMessage,
   type WatchRequestMessage,
 } from "./pod_query_wire.ts";
+export {
+  decodeListDevicesRequest,
+  decodeListDevicesResponse,
+  decodePodResourcesMessage,
+  type DeviceHolderMessage,
+  encodeListDevicesRequest,
+  encodeListDevicesResponse,
+  encodePodResourcesMessage,
+  type ListDevicesResponseMessage,
+  type NodeDeviceMessage,
+  type PodResourcesMessage,
+} from "./pod_query_resources_wire.ts";
+export { MessageWriter } from "./message_writer.ts";

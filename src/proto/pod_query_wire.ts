@@ -9,17 +9,15 @@
  */
 
 import { decodeFieldMaskBinary, encodeFieldMaskBinary } from "./field_mask_bin.ts";
+import { MessageWriter, readBool, readMessage, readString } from "./message_writer.ts";
+import { decodePodResourcesMessage, type PodResourcesMessage } from "./pod_query_resources_wire.ts";
 import {
   expect,
   lenFieldSize,
-  STRICT_UTF8,
-  varintSize,
-  WIRE_LEN,
   WIRE_VARINT,
   type WireField,
   WireReader,
   writeLenField,
-  writeVarint,
 } from "./wire.ts";
 
 /** `podsapi.v1.EventType` values. */
@@ -40,12 +38,17 @@ export interface SelectorMessage {
   namespace: string;
   labelSelector: string;
   fieldSelector: string;
+  /** Only pods holding this resource (podresources). */
+  resourceName: string;
+  /** Only pods holding this device. */
+  deviceId: string;
 }
 
 /** `podsapi.v1.ListRequest`; `mask` is `undefined` when the field is absent. */
 export interface ListRequestMessage {
   selector: SelectorMessage;
   mask: readonly string[] | undefined;
+  includeResources: boolean;
 }
 
 /** The `key` oneof of `podsapi.v1.GetRequest`. */
@@ -53,7 +56,8 @@ export type GetKeyMessage =
   | { readonly kind: "uid"; readonly uid: string }
   | { readonly kind: "name"; readonly namespace: string; readonly name: string }
   | { readonly kind: "containerId"; readonly id: string }
-  | { readonly kind: "podIp"; readonly ip: string };
+  | { readonly kind: "podIp"; readonly ip: string }
+  | { readonly kind: "deviceId"; readonly id: string };
 
 /** `podsapi.v1.GetRequest`. */
 export interface GetRequestMessage {
@@ -61,6 +65,7 @@ export interface GetRequestMessage {
   key: GetKeyMessage | undefined;
   mask: readonly string[] | undefined;
   includeDeleted: boolean;
+  includeResources: boolean;
 }
 
 /** `podsapi.v1.WatchRequest`. */
@@ -69,12 +74,15 @@ export interface WatchRequestMessage {
   mask: readonly string[] | undefined;
   resumeToken: string;
   bookmarkSeconds: number;
+  includeResources: boolean;
 }
 
 /** A decoded `podsapi.v1.ListResponse`. */
 export interface ListResponseMessage {
   pods: Uint8Array[];
   resumeToken: string;
+  /** What the listed pods hold (those holding something). */
+  resources: PodResourcesMessage[];
 }
 
 /** A decoded `podsapi.v1.GetResponse`. */
@@ -82,6 +90,10 @@ export interface GetResponseMessage {
   pod: Uint8Array;
   resumeToken: string;
   deleted: boolean;
+  /** What the pod holds, when asked for (or found by a device). */
+  resources: PodResourcesMessage | undefined;
+  /** A device lookup: the containers holding the device. */
+  deviceContainers: string[];
 }
 
 /** A decoded `podsapi.v1.WatchEvent`. */
@@ -89,36 +101,26 @@ export interface WatchEventMessage {
   type: QueryEventType;
   pod: Uint8Array | undefined;
   resumeToken: string;
+  /** What the pod holds, for a watch that asked. */
+  resources: PodResourcesMessage | undefined;
 }
 
 const ENCODER = new TextEncoder();
-
-function text(reader: WireReader, f: WireField, name: string): string {
-  expect(reader, f, WIRE_LEN, name);
-  try {
-    return STRICT_UTF8.decode(f.bytes!);
-  } catch {
-    return reader.fail(`field "${name}" is not valid UTF-8`);
-  }
-}
-
-function message(reader: WireReader, f: WireField, name: string): Uint8Array {
-  expect(reader, f, WIRE_LEN, name);
-  return f.bytes!;
-}
 
 function decodeSelector(bytes: Uint8Array, into: SelectorMessage): void {
   const reader = new WireReader(bytes, "Selector");
   while (!reader.done) {
     const f = reader.next();
-    if (f.field === 1) into.namespace = text(reader, f, "namespace");
-    else if (f.field === 2) into.labelSelector = text(reader, f, "label_selector");
-    else if (f.field === 3) into.fieldSelector = text(reader, f, "field_selector");
+    if (f.field === 1) into.namespace = readString(reader, f, "namespace");
+    else if (f.field === 2) into.labelSelector = readString(reader, f, "label_selector");
+    else if (f.field === 3) into.fieldSelector = readString(reader, f, "field_selector");
+    else if (f.field === 4) into.resourceName = readString(reader, f, "resource_name");
+    else if (f.field === 5) into.deviceId = readString(reader, f, "device_id");
   }
 }
 
 function decodeMask(reader: WireReader, f: WireField, previous: readonly string[] | undefined) {
-  const bytes = message(reader, f, "mask");
+  const bytes = readMessage(reader, f, "mask");
   let paths: string[];
   try {
     paths = decodeFieldMaskBinary(bytes);
@@ -130,7 +132,7 @@ function decodeMask(reader: WireReader, f: WireField, previous: readonly string[
 }
 
 function emptySelector(): SelectorMessage {
-  return { namespace: "", labelSelector: "", fieldSelector: "" };
+  return { namespace: "", labelSelector: "", fieldSelector: "", resourceName: "", deviceId: "" };
 }
 
 /**
@@ -142,11 +144,16 @@ function emptySelector(): SelectorMessage {
  */
 export function decodeListRequest(bytes: Uint8Array): ListRequestMessage {
   const reader = new WireReader(bytes, "ListRequest");
-  const out: ListRequestMessage = { selector: emptySelector(), mask: undefined };
+  const out: ListRequestMessage = {
+    selector: emptySelector(),
+    mask: undefined,
+    includeResources: false,
+  };
   while (!reader.done) {
     const f = reader.next();
-    if (f.field === 1) decodeSelector(message(reader, f, "selector"), out.selector);
+    if (f.field === 1) decodeSelector(readMessage(reader, f, "selector"), out.selector);
     else if (f.field === 2) out.mask = decodeMask(reader, f, out.mask);
+    else if (f.field === 3) out.includeResources = readBool(reader, f, "include_resources");
   }
   return out;
 }
@@ -160,37 +167,47 @@ export function decodeListRequest(bytes: Uint8Array): ListRequestMessage {
  */
 export function decodeGetRequest(bytes: Uint8Array): GetRequestMessage {
   const reader = new WireReader(bytes, "GetRequest");
-  const out: GetRequestMessage = { key: undefined, mask: undefined, includeDeleted: false };
+  const out: GetRequestMessage = {
+    key: undefined,
+    mask: undefined,
+    includeDeleted: false,
+    includeResources: false,
+  };
   while (!reader.done) {
     const f = reader.next();
     switch (f.field) {
       case 1:
-        out.key = { kind: "uid", uid: text(reader, f, "uid") };
+        out.key = { kind: "uid", uid: readString(reader, f, "uid") };
         break;
       case 2: {
-        const name = new WireReader(message(reader, f, "name"), "NamespacedName");
+        const name = new WireReader(readMessage(reader, f, "name"), "NamespacedName");
         let namespace = "";
         let podName = "";
         while (!name.done) {
           const g = name.next();
-          if (g.field === 1) namespace = text(name, g, "namespace");
-          else if (g.field === 2) podName = text(name, g, "name");
+          if (g.field === 1) namespace = readString(name, g, "namespace");
+          else if (g.field === 2) podName = readString(name, g, "name");
         }
         out.key = { kind: "name", namespace, name: podName };
         break;
       }
       case 3:
-        out.key = { kind: "containerId", id: text(reader, f, "container_id") };
+        out.key = { kind: "containerId", id: readString(reader, f, "container_id") };
         break;
       case 4:
-        out.key = { kind: "podIp", ip: text(reader, f, "pod_ip") };
+        out.key = { kind: "podIp", ip: readString(reader, f, "pod_ip") };
         break;
       case 5:
         out.mask = decodeMask(reader, f, out.mask);
         break;
       case 6:
-        expect(reader, f, WIRE_VARINT, "include_deleted");
-        out.includeDeleted = f.varint !== 0;
+        out.includeDeleted = readBool(reader, f, "include_deleted");
+        break;
+      case 7:
+        out.key = { kind: "deviceId", id: readString(reader, f, "device_id") };
+        break;
+      case 8:
+        out.includeResources = readBool(reader, f, "include_resources");
         break;
     }
   }
@@ -211,85 +228,47 @@ export function decodeWatchRequest(bytes: Uint8Array): WatchRequestMessage {
     mask: undefined,
     resumeToken: "",
     bookmarkSeconds: 0,
+    includeResources: false,
   };
   while (!reader.done) {
     const f = reader.next();
-    if (f.field === 1) decodeSelector(message(reader, f, "selector"), out.selector);
+    if (f.field === 1) decodeSelector(readMessage(reader, f, "selector"), out.selector);
     else if (f.field === 2) out.mask = decodeMask(reader, f, out.mask);
-    else if (f.field === 3) out.resumeToken = text(reader, f, "resume_token");
+    else if (f.field === 3) out.resumeToken = readString(reader, f, "resume_token");
     else if (f.field === 4) {
       expect(reader, f, WIRE_VARINT, "bookmark_seconds");
       // uint32: the low 32 bits, as protobuf truncates a wider varint.
       out.bookmarkSeconds = f.varint % 2 ** 32;
-    }
+    } else if (f.field === 5) out.includeResources = readBool(reader, f, "include_resources");
   }
   return out;
 }
 
 // ---- encoding -------------------------------------------------------------
 
-/** Collects fields, then writes them once with exact sizes. */
-class Writer {
-  #parts: Array<{ field: number; bytes?: Uint8Array; varint?: number }> = [];
-
-  bytes(field: number, bytes: Uint8Array | undefined): this {
-    if (bytes !== undefined && bytes.length > 0) this.#parts.push({ field, bytes });
-    return this;
-  }
-
-  /** A message field is written even when empty (it is "set"). */
-  message(field: number, bytes: Uint8Array | undefined): this {
-    if (bytes !== undefined) this.#parts.push({ field, bytes });
-    return this;
-  }
-
-  string(field: number, value: string): this {
-    return value === "" ? this : this.bytes(field, ENCODER.encode(value));
-  }
-
-  varint(field: number, value: number): this {
-    if (value !== 0) this.#parts.push({ field, varint: value });
-    return this;
-  }
-
-  finish(): Uint8Array {
-    let size = 0;
-    for (const p of this.#parts) {
-      size += p.bytes !== undefined
-        ? lenFieldSize(p.field, p.bytes)
-        : varintSize(p.field << 3) + varintSize(p.varint!);
-    }
-    const buf = new Uint8Array(size);
-    let pos = 0;
-    for (const p of this.#parts) {
-      if (p.bytes !== undefined) pos = writeLenField(buf, pos, p.field, p.bytes);
-      else {
-        pos = writeVarint(buf, pos, (p.field << 3) | WIRE_VARINT);
-        pos = writeVarint(buf, pos, p.varint!);
-      }
-    }
-    return buf;
-  }
-}
-
 /**
- * Frames `ListResponse { repeated bytes pods = 1; string resume_token = 2 }`.
+ * Frames `ListResponse { repeated bytes pods = 1; string resume_token = 2;
+ * repeated PodResources resources = 3 }`.
  *
  * @param pods Each pod's serialized `v1.Pod`, in order.
  * @param resumeToken The position of the list.
+ * @param resources Serialized `PodResources`, for a request that asked.
  * @returns The serialized response.
  */
 export function encodeListResponse(
   pods: readonly Uint8Array[],
   resumeToken: string | Uint8Array,
+  resources: readonly Uint8Array[] = [],
 ): Uint8Array {
   const token = typeof resumeToken === "string" ? ENCODER.encode(resumeToken) : resumeToken;
   let size = token.length > 0 ? lenFieldSize(2, token) : 0;
   for (const pod of pods) size += lenFieldSize(1, pod);
+  for (const r of resources) size += lenFieldSize(3, r);
   const buf = new Uint8Array(size);
   let pos = 0;
   for (const pod of pods) pos = writeLenField(buf, pos, 1, pod);
-  if (token.length > 0) writeLenField(buf, pos, 2, token);
+  if (token.length > 0) pos = writeLenField(buf, pos, 2, token);
+  for (const r of resources) pos = writeLenField(buf, pos, 3, r);
   return buf;
 }
 
@@ -299,13 +278,28 @@ export function encodeListResponse(
  * @param pod The serialized `v1.Pod`.
  * @param resumeToken The position the answer holds at (text, or its UTF-8 bytes).
  * @param deleted Whether `pod` is a tombstone.
+ * @param extra What the pod holds (serialized `PodResources`) and, for a
+ *   device lookup, the containers holding the device.
  * @returns The serialized response.
  */
 export function encodeGetResponse(
   pod: Uint8Array,
   resumeToken: string | Uint8Array,
   deleted: boolean,
+  extra?: { resources?: Uint8Array | undefined; deviceContainers?: readonly string[] },
 ): Uint8Array {
+  if (extra !== undefined) {
+    // Appended fields: the message is the same with or without them in front.
+    const base = encodeGetResponse(pod, resumeToken, deleted);
+    const tail = new MessageWriter()
+      .message(4, extra.resources)
+      .strings(5, extra.deviceContainers ?? [])
+      .finish();
+    const out = new Uint8Array(base.length + tail.length);
+    out.set(base);
+    out.set(tail, base.length);
+    return out;
+  }
   // Written directly (no field list): Get is the hottest unary call.
   const token = typeof resumeToken === "string" ? ENCODER.encode(resumeToken) : resumeToken;
   const size = (pod.length > 0 ? lenFieldSize(1, pod) : 0) +
@@ -327,22 +321,27 @@ export function encodeGetResponse(
  * @param type The event type.
  * @param pod The serialized `v1.Pod` (absent for INITIAL_SYNC_COMPLETE and BOOKMARK).
  * @param resumeToken Resume from here for the changes after this event ("" for none).
+ * @param resources What the pod holds (serialized `PodResources`), for a watch that asked.
  * @returns The serialized event.
  */
 export function encodeWatchEvent(
   type: QueryEventType,
   pod: Uint8Array | undefined,
   resumeToken: string,
+  resources?: Uint8Array,
 ): Uint8Array {
-  return new Writer().varint(1, type).bytes(2, pod).string(3, resumeToken).finish();
+  return new MessageWriter().varint(1, type).bytes(2, pod).string(3, resumeToken)
+    .message(4, resources).finish();
 }
 
 function encodeSelector(selector: Partial<SelectorMessage> | undefined): Uint8Array | undefined {
   if (selector === undefined) return undefined;
-  return new Writer()
+  return new MessageWriter()
     .string(1, selector.namespace ?? "")
     .string(2, selector.labelSelector ?? "")
     .string(3, selector.fieldSelector ?? "")
+    .string(4, selector.resourceName ?? "")
+    .string(5, selector.deviceId ?? "")
     .finish();
 }
 
@@ -357,11 +356,16 @@ function encodeMask(mask: readonly string[] | undefined): Uint8Array | undefined
  * @returns The serialized request.
  */
 export function encodeListRequest(
-  request: { selector?: Partial<SelectorMessage>; mask?: readonly string[] } = {},
+  request: {
+    selector?: Partial<SelectorMessage>;
+    mask?: readonly string[];
+    includeResources?: boolean;
+  } = {},
 ): Uint8Array {
-  return new Writer()
+  return new MessageWriter()
     .message(1, encodeSelector(request.selector))
     .message(2, encodeMask(request.mask))
+    .bool(3, request.includeResources ?? false)
     .finish();
 }
 
@@ -372,16 +376,21 @@ export function encodeListRequest(
  * @returns The serialized request.
  */
 export function encodeGetRequest(
-  request: { key: GetKeyMessage; mask?: readonly string[]; includeDeleted?: boolean },
+  request: {
+    key: GetKeyMessage;
+    mask?: readonly string[];
+    includeDeleted?: boolean;
+    includeResources?: boolean;
+  },
 ): Uint8Array {
-  const w = new Writer();
+  const w = new MessageWriter();
   const key = request.key;
   switch (key.kind) {
     case "uid":
       w.message(1, ENCODER.encode(key.uid));
       break;
     case "name":
-      w.message(2, new Writer().string(1, key.namespace).string(2, key.name).finish());
+      w.message(2, new MessageWriter().string(1, key.namespace).string(2, key.name).finish());
       break;
     case "containerId":
       w.message(3, ENCODER.encode(key.id));
@@ -389,8 +398,12 @@ export function encodeGetRequest(
     case "podIp":
       w.message(4, ENCODER.encode(key.ip));
       break;
+    case "deviceId":
+      w.presentString(7, key.id);
+      break;
   }
-  return w.message(5, encodeMask(request.mask)).varint(6, request.includeDeleted ? 1 : 0)
+  return w.message(5, encodeMask(request.mask)).bool(6, request.includeDeleted ?? false)
+    .bool(8, request.includeResources ?? false)
     .finish();
 }
 
@@ -406,13 +419,15 @@ export function encodeWatchRequest(
     mask?: readonly string[];
     resumeToken?: string;
     bookmarkSeconds?: number;
+    includeResources?: boolean;
   } = {},
 ): Uint8Array {
-  return new Writer()
+  return new MessageWriter()
     .message(1, encodeSelector(request.selector))
     .message(2, encodeMask(request.mask))
     .string(3, request.resumeToken ?? "")
     .varint(4, request.bookmarkSeconds ?? 0)
+    .bool(5, request.includeResources ?? false)
     .finish();
 }
 
@@ -425,11 +440,14 @@ export function encodeWatchRequest(
  */
 export function decodeListResponse(bytes: Uint8Array): ListResponseMessage {
   const reader = new WireReader(bytes, "ListResponse");
-  const out: ListResponseMessage = { pods: [], resumeToken: "" };
+  const out: ListResponseMessage = { pods: [], resumeToken: "", resources: [] };
   while (!reader.done) {
     const f = reader.next();
-    if (f.field === 1) out.pods.push(message(reader, f, "pods"));
-    else if (f.field === 2) out.resumeToken = text(reader, f, "resume_token");
+    if (f.field === 1) out.pods.push(readMessage(reader, f, "pods"));
+    else if (f.field === 2) out.resumeToken = readString(reader, f, "resume_token");
+    else if (f.field === 3) {
+      out.resources.push(decodePodResourcesMessage(readMessage(reader, f, "resources")));
+    }
   }
   return out;
 }
@@ -443,15 +461,21 @@ export function decodeListResponse(bytes: Uint8Array): ListResponseMessage {
  */
 export function decodeGetResponse(bytes: Uint8Array): GetResponseMessage {
   const reader = new WireReader(bytes, "GetResponse");
-  const out: GetResponseMessage = { pod: new Uint8Array(0), resumeToken: "", deleted: false };
+  const out: GetResponseMessage = {
+    pod: new Uint8Array(0),
+    resumeToken: "",
+    deleted: false,
+    resources: undefined,
+    deviceContainers: [],
+  };
   while (!reader.done) {
     const f = reader.next();
-    if (f.field === 1) out.pod = message(reader, f, "pod");
-    else if (f.field === 2) out.resumeToken = text(reader, f, "resume_token");
-    else if (f.field === 3) {
-      expect(reader, f, WIRE_VARINT, "deleted");
-      out.deleted = f.varint !== 0;
-    }
+    if (f.field === 1) out.pod = readMessage(reader, f, "pod");
+    else if (f.field === 2) out.resumeToken = readString(reader, f, "resume_token");
+    else if (f.field === 3) out.deleted = readBool(reader, f, "deleted");
+    else if (f.field === 4) {
+      out.resources = decodePodResourcesMessage(readMessage(reader, f, "resources"));
+    } else if (f.field === 5) out.deviceContainers.push(readString(reader, f, "device_containers"));
   }
   return out;
 }
@@ -470,14 +494,18 @@ export function decodeWatchEvent(bytes: Uint8Array): WatchEventMessage {
   let type = 0;
   let pod: Uint8Array | undefined;
   let resumeToken = "";
+  let resources: PodResourcesMessage | undefined;
   while (!reader.done) {
     const f = reader.next();
     if (f.field === 1) {
       expect(reader, f, WIRE_VARINT, "type");
       type = f.varint;
-    } else if (f.field === 2) pod = message(reader, f, "pod");
-    else if (f.field === 3) resumeToken = text(reader, f, "resume_token");
+    } else if (f.field === 2) pod = readMessage(reader, f, "pod");
+    else if (f.field === 3) resumeToken = readString(reader, f, "resume_token");
+    else if (f.field === 4) {
+      resources = decodePodResourcesMessage(readMessage(reader, f, "resources"));
+    }
   }
   if (!EVENT_TYPES.has(type)) reader.fail(`unknown event type "${type}"`);
-  return { type: type as QueryEventType, pod, resumeToken };
+  return { type: type as QueryEventType, pod, resumeToken, resources };
 }

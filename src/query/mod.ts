@@ -16,6 +16,14 @@ export {
   WatchDroppedError,
 } from "./errors.ts";
 export { normalizeIp } from "./ip.ts";
+export { DeviceIndex } from "./device_index.ts";
+export {
+  type DeviceHolder,
+  type NodeDevice,
+  NodeDevices,
+  type NodeDevicesOptions,
+  type NodeDevicesView,
+} from "./node_devices.ts";
 export { bareContainerId, MIN_CONTAINER_ID_PREFIX, PodIndex } from "./pod_index.ts";
 export {
   type LookupKey,

@@ -8,14 +8,20 @@
  * @module
  */
 
-import type { CachedPod, PodEvent, PodStore } from "../cache/types.ts";
+import {
+  type CachedPod,
+  isResourcesOnlyChange,
+  type PodEvent,
+  type PodStore,
+} from "../cache/types.ts";
 import type { CancelTimer, Clock } from "../clock.ts";
 import type { EventHub, Subscription, SubscriptionItem } from "../events/mod.ts";
 import type { Surface } from "../metrics/metrics.ts";
 import { podPhase, type PodUid } from "../model/pod.ts";
 import { ChangeLog, type HistoryLimits, newIncarnation } from "./change_log.ts";
-import { WatchDroppedError } from "./errors.ts";
-import { PodIndex } from "./pod_index.ts";
+import { LookupError, WatchDroppedError } from "./errors.ts";
+import { DeviceIndex } from "./device_index.ts";
+import { PodIndex, quote } from "./pod_index.ts";
 import type { PodSelector } from "./selector.ts";
 
 /** Options of {@linkcode QueryEngine}. */
@@ -36,7 +42,9 @@ export type LookupKey =
   | { readonly kind: "uid"; readonly uid: string }
   | { readonly kind: "name"; readonly namespace: string; readonly name: string }
   | { readonly kind: "containerId"; readonly id: string }
-  | { readonly kind: "podIp"; readonly ip: string };
+  | { readonly kind: "podIp"; readonly ip: string }
+  /** A device the pod holds (podresources): plugin ID, DRA device or CDI name. */
+  | { readonly kind: "deviceId"; readonly id: string };
 
 /** A pod found by {@linkcode QueryEngine.lookup}. */
 export interface LookupResult {
@@ -83,6 +91,11 @@ export interface QueryWatchOptions {
    * sending (a masked watch: only when a masked field changed).
    */
   visible?: (prev: CachedPod, pod: CachedPod) => boolean;
+  /**
+   * Also send a MODIFIED when only what a selected pod holds (podresources)
+   * changed. Without it such changes are never sent.
+   */
+  resources?: boolean;
 }
 
 /** An opened watch: its items, in order, until it ends. */
@@ -108,8 +121,10 @@ const SELECTION_MEMO_LIMIT = 64;
  * @returns The item to send, or `undefined` when the watcher sees nothing.
  */
 export function selectEvent(event: PodEvent, selector: PodSelector): WatchItem | undefined {
-  const now = selector.matches(event.pod.pod);
-  const before = event.prev === undefined ? false : selector.matches(event.prev.pod);
+  const now = selector.matches(event.pod.pod, event.pod.resources);
+  const before = event.prev === undefined
+    ? false
+    : selector.matches(event.prev.pod, event.prev.resources);
   switch (event.type) {
     case "ADDED":
       return now ? { type: "ADDED", pod: event.pod, position: event.seq } : undefined;
@@ -158,6 +173,8 @@ export class QueryEngine {
   #log: ChangeLog;
   #live = new PodIndex();
   #tombIndex = new PodIndex();
+  #liveDevices = new DeviceIndex();
+  #tombDevices = new DeviceIndex();
   #tombstones = new Map<PodUid, Tombstone>();
   #ttl: number;
   #memo = new Map<string, { list: readonly CachedPod[]; selected: readonly CachedPod[] }>();
@@ -174,7 +191,10 @@ export class QueryEngine {
       incarnation: options.incarnation ?? newIncarnation(),
       start: options.store.resourceVersion,
     });
-    for (const pod of options.store.list()) this.#live.put(pod);
+    for (const pod of options.store.list()) {
+      this.#live.put(pod);
+      this.#liveDevices.put(pod);
+    }
   }
 
   /** This daemon run's name in tokens. */
@@ -211,12 +231,18 @@ export class QueryEngine {
       const uid = event.pod.uid;
       if (event.type === "DELETED") {
         this.#live.delete(uid);
+        this.#liveDevices.delete(uid);
         this.#tombstones.delete(uid);
         this.#tombstones.set(uid, { pod: event.pod, expires: now + this.#ttl });
         this.#tombIndex.put(event.pod);
+        this.#tombDevices.put(event.pod);
       } else {
         this.#live.put(event.pod);
-        if (this.#tombstones.delete(uid)) this.#tombIndex.delete(uid);
+        this.#liveDevices.put(event.pod);
+        if (this.#tombstones.delete(uid)) {
+          this.#tombIndex.delete(uid);
+          this.#tombDevices.delete(uid);
+        }
       }
     }
     this.#log.append(events);
@@ -254,7 +280,7 @@ export class QueryEngine {
     if (selector.isAll) return all;
     const memo = this.#memo.get(selector.key);
     if (memo !== undefined && memo.list === all) return memo.selected;
-    const selected = Object.freeze(all.filter((p) => selector.matches(p.pod)));
+    const selected = Object.freeze(all.filter((p) => selector.matches(p.pod, p.resources)));
     this.#memo.delete(selector.key);
     this.#memo.set(selector.key, { list: all, selected });
     if (this.#memo.size > SELECTION_MEMO_LIMIT) {
@@ -272,11 +298,16 @@ export class QueryEngine {
    * @throws {LookupError} For a malformed IP or a short or ambiguous container ID prefix.
    */
   lookup(key: LookupKey, includeDeleted = false): LookupResult | undefined {
-    const live = this.#find(this.#live, key, (uid) => this.#store.get(uid));
+    const live = this.#find(this.#live, this.#liveDevices, key, (uid) => this.#store.get(uid));
     if (live !== undefined) return { pod: live, deleted: false };
     if (!includeDeleted) return undefined;
     this.#pruneTombstones();
-    const dead = this.#find(this.#tombIndex, key, (uid) => this.#tombstones.get(uid)?.pod);
+    const dead = this.#find(
+      this.#tombIndex,
+      this.#tombDevices,
+      key,
+      (uid) => this.#tombstones.get(uid)?.pod,
+    );
     return dead === undefined ? undefined : { pod: dead, deleted: true };
   }
 
@@ -292,16 +323,25 @@ export class QueryEngine {
     const token = options.resumeToken ?? "";
     const from = token === "" ? undefined : this.#log.parse(token);
     const { selector, visible } = options;
+    const resources = options.resources === true;
     const accept = (event: PodEvent): boolean => {
       const prev = event.prev;
       if (prev === undefined) return true;
-      const before = selector.matches(prev.pod);
-      const now = selector.matches(event.pod.pod);
+      const resourcesOnly = isResourcesOnlyChange(event);
+      // Without resources asked for, an allocation change is news only when
+      // it moves a pod into or out of a selection made on what pods hold.
+      if (resourcesOnly && !resources && !selector.usesResources) return false;
+      const before = selector.matches(prev.pod, prev.resources);
+      const now = selector.matches(event.pod.pod, event.pod.resources);
       if (before !== now) return true;
-      return now && (visible === undefined || visible(prev, event.pod));
+      if (!now) return false;
+      if (resourcesOnly) return resources;
+      return visible === undefined || visible(prev, event.pod) ||
+        (resources && prev.resources !== event.pod.resources);
     };
     const subscription = this.#hub.subscribe({
       signal: options.signal,
+      resources: resources || selector.usesResources,
       queueLimit: options.queueLimit,
       deferLimitUntilLive: true,
       accept,
@@ -317,7 +357,9 @@ export class QueryEngine {
     async function* items(): AsyncGenerator<WatchItem> {
       if (replay === undefined) {
         for (const pod of subscription.snapshot) {
-          if (selector.matches(pod.pod)) yield { type: "ADDED", pod, position: 0 };
+          if (selector.matches(pod.pod, pod.resources)) {
+            yield { type: "ADDED", pod, position: 0 };
+          }
         }
         yield {
           type: "INITIAL_SYNC_COMPLETE",
@@ -339,6 +381,7 @@ export class QueryEngine {
 
   #find(
     index: PodIndex,
+    devices: DeviceIndex,
     key: LookupKey,
     get: (uid: PodUid) => CachedPod | undefined,
   ): CachedPod | undefined {
@@ -346,6 +389,18 @@ export class QueryEngine {
     switch (key.kind) {
       case "uid":
         return get(key.uid);
+      case "deviceId": {
+        const holders = devices.byDevice(key.id).map(get).filter((p) => p !== undefined);
+        if (holders.length > 1) {
+          // A shared DRA claim: no one pod is "the" holder.
+          throw new LookupError(
+            `Cannot look up device ${
+              quote(key.id)
+            }: ${holders.length} pods hold it (a shared claim); select them with selector.device_id`,
+          );
+        }
+        return holders[0];
+      }
       case "name":
         uids = index.byName(key.namespace, key.name);
         break;

@@ -13,6 +13,11 @@
 
 import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import type { PodObject } from "../model/pod.ts";
+import {
+  containersHoldingDevice,
+  podHoldsResource,
+  type PodResources,
+} from "../model/pod_resources.ts";
 import { SelectorError } from "./errors.ts";
 
 /** What a List or Watch selects (SPEC §14 `Selector`). */
@@ -21,6 +26,14 @@ export interface SelectorSpec {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
+  /**
+   * Only pods holding this resource (podresources API): a device plugin
+   * resource (`nvidia.com/gpu`), a DRA driver, `cpu` (exclusive CPUs) or a
+   * memory type (`hugepages-1Gi`).
+   */
+  resourceName?: string;
+  /** Only pods holding this device: a device plugin ID, a DRA device or CDI name. */
+  deviceId?: string;
 }
 
 /** A compiled selector. */
@@ -31,11 +44,14 @@ export interface PodSelector {
   readonly isAll: boolean;
   /** The namespace it is limited to, or `""`. */
   readonly namespace: string;
+  /** `true` when it reads what pods hold (podresources), not only the pod. */
+  readonly usesResources: boolean;
   /**
    * @param pod A pod object.
+   * @param resources What the pod holds (podresources), if known.
    * @returns Whether the pod is selected.
    */
-  matches(pod: Readonly<PodObject>): boolean;
+  matches(pod: Readonly<PodObject>, resources?: PodResources): boolean;
 }
 
 /** Selects everything. */
@@ -43,6 +59,7 @@ export const SELECT_ALL: PodSelector = Object.freeze({
   key: "",
   isAll: true,
   namespace: "",
+  usesResources: false,
   matches: () => true,
 });
 
@@ -475,18 +492,31 @@ export function compileSelector(spec: SelectorSpec): PodSelector {
   const namespace = spec.namespace ?? "";
   const labels = parseLabelSelector(spec.labelSelector ?? "");
   const fields = parseFieldSelector(spec.fieldSelector ?? "");
-  if (namespace === "" && labels.length === 0 && fields.length === 0) return SELECT_ALL;
-  const key = JSON.stringify([
+  const resourceName = spec.resourceName ?? "";
+  const deviceId = spec.deviceId ?? "";
+  const usesResources = resourceName !== "" || deviceId !== "";
+  if (namespace === "" && labels.length === 0 && fields.length === 0 && !usesResources) {
+    return SELECT_ALL;
+  }
+  const parts: unknown[] = [
     namespace,
     labels.map(labelText).sort(),
     fields.map((f) => `${f.field}${f.negate ? "!=" : "="}${f.value}`).sort(),
-  ]);
+  ];
+  // Keys of selections without these parts stay what they were.
+  if (usesResources) parts.push(resourceName, deviceId);
+  const key = JSON.stringify(parts);
   return Object.freeze({
     key,
     isAll: false,
     namespace,
-    matches(pod: Readonly<PodObject>): boolean {
+    usesResources,
+    matches(pod: Readonly<PodObject>, resources?: PodResources): boolean {
       if (namespace !== "" && pod.metadata.namespace !== namespace) return false;
+      if (resourceName !== "" && !podHoldsResource(resources, resourceName)) return false;
+      if (deviceId !== "" && containersHoldingDevice(resources, deviceId).length === 0) {
+        return false;
+      }
       if (labels.length > 0) {
         const podLabels = pod.metadata.labels ?? NO_LABELS;
         for (const req of labels) if (!labelMatches(req, podLabels)) return false;

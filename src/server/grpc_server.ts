@@ -102,6 +102,10 @@ function podQueryMethods(deps: GrpcServerDeps): [string, MethodHandler][] {
       "/podsapi.v1.PodQuery/Watch",
       serverStream((req, ctx, sink) => query.watch(req, ctx, sink), options("watch")),
     ],
+    [
+      "/podsapi.v1.PodQuery/ListDevices",
+      unary((req, ctx) => query.listDevices(req, ctx), options("list")),
+    ],
   ];
 }
 

@@ -15,6 +15,7 @@ import {
   decodeListRequest,
   decodeWatchRequest,
   encodeListResponse,
+  encodePodResourcesMessage,
   encodeQueryGetResponse,
   encodeWatchEvent,
   QUERY_EVENT_TYPE,
@@ -22,6 +23,8 @@ import {
 } from "../proto/mod.ts";
 import { compileSelector, type LookupKey, type PodSelector } from "../query/mod.ts";
 import type { ServingCore } from "../serving/mod.ts";
+import { containersHoldingDevice } from "../model/pod_resources.ts";
+import { type DevicesView, listDevices } from "./list_devices.ts";
 import type { CallContext, WatchSink } from "./call_context.ts";
 import { MESSAGES, RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
@@ -34,6 +37,8 @@ export interface PodQueryServiceOptions {
   core: ServingCore;
   masks: FieldMaskCache;
   encode: PodEncoder;
+  /** The node's devices for ListDevices; absent: the podresources API is off. */
+  devices?: DevicesView;
 }
 
 /** Longest bookmark period honoured; a larger request is clamped. */
@@ -53,6 +58,7 @@ interface Memo<P> {
 interface ParsedList {
   readonly selector: PodSelector;
   readonly mask: FieldMask;
+  readonly includeResources: boolean;
 }
 
 /** A Get request, parsed. */
@@ -60,6 +66,7 @@ interface ParsedGet {
   readonly key: LookupKey;
   readonly mask: FieldMask;
   readonly includeDeleted: boolean;
+  readonly includeResources: boolean;
 }
 
 /** Most list bodies kept. */
@@ -121,7 +128,11 @@ export class PodQueryService {
     for (let i = 0; i < pods.length; i++) {
       frames[i] = this.#masked.bytesOf(parsed.mask, pods[i]!);
     }
-    const body = encodeListResponse(frames, this.#tokenBytes(position));
+    const body = encodeListResponse(
+      frames,
+      this.#tokenBytes(position),
+      parsed.includeResources ? resourcesOf(pods) : [],
+    );
     this.#remember(this.#lists, LIST_MEMO_LIMIT, request, ctx, memo, parsed, position, body);
     return Promise.resolve(body);
   }
@@ -147,10 +158,19 @@ export class PodQueryService {
     if (found === undefined) {
       throw new RpcError(STATUS.NOT_FOUND, `pod with ${describe(parsed.key)} not found`);
     }
+    const key = parsed.key;
     const body = encodeQueryGetResponse(
       this.#masked.bytesOf(parsed.mask, found.pod),
       this.#tokenBytes(position),
       found.deleted,
+      ...(parsed.includeResources || key.kind === "deviceId"
+        ? [{
+          resources: resourcesOf([found.pod])[0],
+          deviceContainers: key.kind === "deviceId"
+            ? containersHoldingDevice(found.pod.resources, key.id)
+            : [],
+        }]
+        : []),
     );
     // A tombstone expires with time, not with a cache change: its body is not kept.
     this.#remember(
@@ -171,6 +191,7 @@ export class PodQueryService {
     return {
       selector: compileSelector(selectorSpec(req.selector)),
       mask: this.#mask(req.mask, ctx),
+      includeResources: req.includeResources,
     };
   }
 
@@ -179,13 +200,14 @@ export class PodQueryService {
     if (req.key === undefined) {
       throw new RpcError(
         STATUS.INVALID_ARGUMENT,
-        "Cannot get a pod without a key: set uid, name, container_id or pod_ip",
+        "Cannot get a pod without a key: set uid, name, container_id, pod_ip or device_id",
       );
     }
     return {
       key: checkKey(req.key),
       mask: this.#mask(req.mask, ctx),
       includeDeleted: req.includeDeleted,
+      includeResources: req.includeResources,
     };
   }
 
@@ -242,6 +264,7 @@ export class PodQueryService {
       resumeToken: req.resumeToken,
       bookmarkMs: Math.min(req.bookmarkSeconds, MAX_BOOKMARK_SECONDS) * 1000,
       signal: ctx.signal,
+      resources: req.includeResources,
       ...(mask.isAll ? {} : {
         visible: (prev: CachedPod, pod: CachedPod) =>
           !bytesEqual(this.#masked.bytesOf(mask, prev), this.#masked.bytesOf(mask, pod)),
@@ -252,10 +275,29 @@ export class PodQueryService {
       this.#checkAlive(ctx);
       const token = item.position > 0 ? engine.token(item.position) : "";
       const pod = item.pod === undefined ? undefined : this.#masked.bytesOf(mask, item.pod);
-      await sink.send(encodeWatchEvent(QUERY_EVENT_TYPE[item.type], pod, token));
+      const held = req.includeResources && item.pod?.resources !== undefined
+        ? encodePodResourcesMessage(item.pod.uid, item.pod.resources)
+        : undefined;
+      await sink.send(encodeWatchEvent(QUERY_EVENT_TYPE[item.type], pod, token, held));
     }
     this.#checkAlive(ctx);
     throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
+  }
+
+  /**
+   * ListDevices: the node's devices with their holders (or free), and its
+   * exclusive CPUs, allocatable and free. Rate limited as List.
+   *
+   * @param request The encoded `ListDevicesRequest`.
+   * @param ctx The call.
+   * @returns The encoded `ListDevicesResponse`.
+   * @throws {RpcError} INVALID_ARGUMENT, and the admission errors of List.
+   */
+  listDevices(request: Uint8Array, ctx: CallContext): Promise<Uint8Array> {
+    this.#core.admit(ctx.apiVersion, "list", ctx.connection);
+    const engine = this.#core.engine;
+    const token = engine.token(engine.position);
+    return Promise.resolve(listDevices(request, this.#o.devices, token));
   }
 
   /** The UTF-8 token of a position, encoded once per position. */
@@ -295,7 +337,18 @@ function selectorSpec(selector: SelectorMessage) {
     namespace: selector.namespace,
     labelSelector: selector.labelSelector,
     fieldSelector: selector.fieldSelector,
+    resourceName: selector.resourceName,
+    deviceId: selector.deviceId,
   };
+}
+
+/** The serialized `PodResources` of the pods that hold something. */
+function resourcesOf(pods: readonly CachedPod[]): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (const pod of pods) {
+    if (pod.resources !== undefined) out.push(encodePodResourcesMessage(pod.uid, pod.resources));
+  }
+  return out;
 }
 
 function checkKey(key: LookupKey): LookupKey {
@@ -313,6 +366,9 @@ function checkKey(key: LookupKey): LookupKey {
       break;
     case "podIp":
       if (key.ip === "") throw empty("pod_ip");
+      break;
+    case "deviceId":
+      if (key.id === "") throw empty("device_id");
       break;
   }
   return key;
@@ -332,5 +388,7 @@ function describe(key: LookupKey): string {
       return `container ID ${quote(key.id)}`;
     case "podIp":
       return `IP ${quote(key.ip)}`;
+    case "deviceId":
+      return `device ${quote(key.id)}`;
   }
 }

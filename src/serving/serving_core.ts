@@ -63,6 +63,8 @@ export interface ServeWatchOptions {
   signal: AbortSignal;
   /** Whether a change between two versions of a selected pod is worth sending (masks). */
   visible?: (prev: CachedPod, pod: CachedPod) => boolean;
+  /** Also send a MODIFIED when only what a pod holds (podresources) changed. @default {false} */
+  resources?: boolean;
 }
 
 /** An admitted watch: iterate it; close it (or let `using` do it) when done. */
@@ -178,6 +180,7 @@ export class ServingCore {
         signal,
         queueLimit: this.#queueLimit,
         apiVersion: surface,
+        resources: options.resources === true,
         ...(options.visible === undefined ? {} : { visible: options.visible }),
       });
     } catch (err) {

@@ -309,7 +309,7 @@ Deno.test("pods-api list, get, ps print kubectl's and crictl's shapes for the si
       const r = await runCli(["completion", shell]);
       assert.equal(r.code, 0);
       assert.match(r.stdout, /complete -F _pods_api pods-api/);
-      assert.match(r.stdout, /serve list get watch ps completion version help/);
+      assert.match(r.stdout, /serve list get watch ps devices completion version help/);
     }
   });
 });

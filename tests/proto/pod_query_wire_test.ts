@@ -24,13 +24,27 @@ Deno.test("PodQuery requests round-trip through their hand-written encoding", ()
       mask: ["status.phase", "metadata.labels"],
     })),
     {
-      selector: { namespace: "ns", labelSelector: "a=b", fieldSelector: "status.phase=Running" },
+      selector: {
+        namespace: "ns",
+        labelSelector: "a=b",
+        fieldSelector: "status.phase=Running",
+        resourceName: "",
+        deviceId: "",
+      },
       mask: ["status.phase", "metadata.labels"],
+      includeResources: false,
     },
   );
   assert.deepEqual(decodeListRequest(new Uint8Array()), {
-    selector: { namespace: "", labelSelector: "", fieldSelector: "" },
+    selector: {
+      namespace: "",
+      labelSelector: "",
+      fieldSelector: "",
+      resourceName: "",
+      deviceId: "",
+    },
     mask: undefined,
+    includeResources: false,
   });
   assert.deepEqual(decodeListRequest(encodeListRequest({ mask: [] })).mask, []);
   for (
@@ -39,21 +53,30 @@ Deno.test("PodQuery requests round-trip through their hand-written encoding", ()
       { kind: "name", namespace: "ns", name: "n" },
       { kind: "containerId", id: "containerd://abc" },
       { kind: "podIp", ip: "fd00::1" },
+      { kind: "deviceId", id: "GPU-8f2c" },
     ] as const
   ) {
     assert.deepEqual(decodeGetRequest(encodeGetRequest({ key, includeDeleted: true })), {
       key,
       mask: undefined,
       includeDeleted: true,
+      includeResources: false,
     });
   }
   assert.deepEqual(
     decodeWatchRequest(encodeWatchRequest({ resumeToken: "abc.5", bookmarkSeconds: 30 })),
     {
-      selector: { namespace: "", labelSelector: "", fieldSelector: "" },
+      selector: {
+        namespace: "",
+        labelSelector: "",
+        fieldSelector: "",
+        resourceName: "",
+        deviceId: "",
+      },
       mask: undefined,
       resumeToken: "abc.5",
       bookmarkSeconds: 30,
+      includeResources: false,
     },
   );
 });
@@ -83,11 +106,14 @@ Deno.test("PodQuery responses frame pod bytes as they are, with tokens and flags
   assert.deepEqual(decodeListResponse(encodeListResponse([POD, POD], "t.1")), {
     pods: [POD, POD],
     resumeToken: "t.1",
+    resources: [],
   });
   assert.deepEqual(decodeQueryGetResponse(encodeQueryGetResponse(POD, "t.2", true)), {
     pod: POD,
     resumeToken: "t.2",
     deleted: true,
+    resources: undefined,
+    deviceContainers: [],
   });
   assert.deepEqual(
     decodeWatchEvent(encodeWatchEvent(QUERY_EVENT_TYPE.BOOKMARK, undefined, "t.3")),
@@ -95,6 +121,7 @@ Deno.test("PodQuery responses frame pod bytes as they are, with tokens and flags
       type: QUERY_EVENT_TYPE.BOOKMARK,
       pod: undefined,
       resumeToken: "t.3",
+      resources: undefined,
     },
   );
   // proto3 leaves defaults out: an ADDED event without token is type + pod only.

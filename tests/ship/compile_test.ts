@@ -12,6 +12,7 @@ import {
   CRI_SOCKETS,
   daemonPermissionFlags,
   DEFAULT_SOCKET_DIR,
+  PODRESOURCES_SOCKET,
   READ_PATHS,
 } from "../../scripts/_permissions.ts";
 import {
@@ -47,7 +48,10 @@ Deno.test("daemonPermissionFlags() scopes everything but the network and never a
   }
   assert.deepEqual(flagValues(flags, "--allow-sys"), ["hostname", "uid", "networkInterfaces"]);
   // `/` last, for the client commands; `serve` gives it back (src/daemon_permissions.ts).
-  assert.deepEqual(flagValues(flags, "--allow-write"), [DEFAULT_SOCKET_DIR, ...CRI_SOCKETS, "/"]);
+  assert.deepEqual(
+    flagValues(flags, "--allow-write"),
+    [DEFAULT_SOCKET_DIR, ...CRI_SOCKETS, PODRESOURCES_SOCKET, "/"],
+  );
 });
 
 Deno.test("daemonPermissionFlags() covers every default path of the daemon", () => {
@@ -64,6 +68,8 @@ Deno.test("daemonPermissionFlags() covers every default path of the daemon", () 
     assert.ok(covers(read, path) && covers(write, path), `runtime socket "${path}" is allowed`);
   }
   assert.ok(covers(read, DEFAULT_TOKEN_FILE));
+  // The podresources API is on when its socket exists: connecting needs read and write.
+  assert.ok(covers(read, PODRESOURCES_SOCKET) && covers(write, PODRESOURCES_SOCKET));
   assert.ok(READ_PATHS.every((p) => p.startsWith("/")));
 });
 

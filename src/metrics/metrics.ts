@@ -96,6 +96,16 @@ export interface Metrics {
   readonly apiserverLastEvent: Gauge<never>;
   /** Failed requests to the API server, by cause. */
   readonly apiserverErrors: Counter<"cause">;
+  /** 1 while the kubelet's Pods API watch is open and past its initial list. */
+  readonly kubeletPodsApiConnected: Gauge<never>;
+  /** New `WatchPods` streams opened after one that had synced ended, by why it ended. */
+  readonly kubeletPodsApiReconnects: Counter<"reason">;
+  /** `WatchPodsEvent`s received from the kubelet's Pods API, by event type. */
+  readonly kubeletPodsApiEvents: Counter<"type">;
+  /** 1 while the daemon serves `v1alpha1.Pods` on the kubelet's path (`--kubelet-compat-socket`). */
+  readonly compatSocketServing: Gauge<never>;
+  /** Times another server (a kubelet) took the compatibility socket's path and the daemon gave it up. */
+  readonly compatSocketYielded: Counter<never>;
 }
 
 const RELIST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -312,6 +322,35 @@ export function createMetrics(registry: Registry): Metrics {
       help:
         "Failed requests to the API server, by cause: http_401, http_403, http_429, http_5xx, http_4xx, tls, dns, connect, timeout, invalid_json, too_large, credentials.",
       labelNames: ["cause"],
+      registers,
+    }),
+    kubeletPodsApiConnected: new Gauge({
+      name: "pods_api_kubelet_pods_api_connected",
+      help: "1 while the watch on the kubelet's Pods API is open and past its initial list.",
+      registers,
+    }),
+    kubeletPodsApiReconnects: new Counter({
+      name: "pods_api_kubelet_pods_api_reconnects_total",
+      help:
+        "New WatchPods streams on the kubelet's Pods API after a synced one ended, by why it ended (closed, resource_exhausted, unavailable, failed_precondition, error).",
+      labelNames: ["reason"],
+      registers,
+    }),
+    kubeletPodsApiEvents: new Counter({
+      name: "pods_api_kubelet_pods_api_events_total",
+      help: "WatchPods events received from the kubelet's Pods API, by event type.",
+      labelNames: ["type"],
+      registers,
+    }),
+    compatSocketServing: new Gauge({
+      name: "pods_api_compat_socket_serving",
+      help: "1 while the daemon serves v1alpha1.Pods on the kubelet's socket path.",
+      registers,
+    }),
+    compatSocketYielded: new Counter({
+      name: "pods_api_compat_socket_yielded_total",
+      help:
+        "Times another server (a kubelet) took the compatibility socket's path and the daemon gave it up.",
       registers,
     }),
     invariantCorrections: new Counter({

@@ -27,7 +27,7 @@ import type { QueryEngine } from "./query/mod.ts";
 import { ServingCore } from "./serving/mod.ts";
 import { PodPipeline } from "./pipeline/mod.ts";
 import { type RunningKubeApi, serveKubeApi } from "./kubeapi/mod.ts";
-import type { PodSource } from "./sources/mod.ts";
+import { degradedReasonOf, type PodSource } from "./sources/mod.ts";
 
 /** Longest time one read of a source may take. */
 const RELIST_TIMEOUT_MS = 30_000;
@@ -161,7 +161,10 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
         registry,
         readiness: {
           notReadyReasons: () => readinessReasons(gate, relisters),
-          degradedReasons: () => gate.degradedReasons(),
+          degradedReasons: () => [
+            ...gate.degradedReasons(),
+            ...sources.flatMap((s) => degradedReasonOf(s) ?? []),
+          ],
         },
         log: log.child("http"),
       },

@@ -45,8 +45,9 @@ export const SERVE_FLAGS = {
   "socket": {
     key: "socket",
     type: "string",
-    default: "/var/lib/kubelet/pods-api/pods-api.sock",
-    help: "UNIX socket the Pods API listens on (directory made 0750, socket 0660)",
+    default: "/run/pods-api/pods-api.sock",
+    help:
+      "UNIX socket every service listens on (directory made 0750, socket 0660); outside /var/lib/kubelet, whose Pods API path a 1.37+ kubelet serves itself",
   },
   "socket-group": {
     key: "socketGroup",
@@ -154,6 +155,20 @@ export const SERVE_FLAGS = {
     default: "10s",
     help: "Poll period of --kubelet-url /pods",
   },
+  "kubelet-pods-api-endpoint": {
+    key: "kubeletPodsApiEndpoint",
+    type: "string",
+    default: "/var/lib/kubelet/pods-api/pods-api.sock",
+    help:
+      "The kubelet's own Pods API (feature gate PodsAPI, on by default in 1.37): one WatchPods stream gives full specs and the kubelet's status; no socket there: looked for again later; none: off",
+  },
+  "kubelet-compat-socket": {
+    key: "kubeletCompatSocket",
+    type: "string",
+    default: "/var/lib/kubelet/pods-api/pods-api.sock",
+    help:
+      "Also serve v1alpha1.Pods on the kubelet's Pods API path while no other server does (older kubelets); given up for good, logged and counted when a kubelet takes it; empty: off",
+  },
   "apiserver": {
     key: "apiserver",
     type: "string",
@@ -171,11 +186,11 @@ export const SERVE_FLAGS = {
   "source-best-effort": {
     key: "bestEffortSources",
     list: true,
-    choices: ["cri", "kubelet", "apiserver", "static"],
+    choices: ["cri", "kubelet-podsapi", "kubelet", "apiserver", "static"],
     type: "string",
     default: "",
     help:
-      "Comma-separated sources (cri, kubelet, apiserver, static) that stop blocking the sync gate after --source-best-effort-timeout",
+      "Comma-separated sources (cri, kubelet-podsapi, kubelet, apiserver, static) that stop blocking the sync gate after --source-best-effort-timeout",
   },
   "source-best-effort-timeout": {
     key: "bestEffortTimeoutMs",

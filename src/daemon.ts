@@ -28,6 +28,7 @@ import { ServingCore } from "./serving/mod.ts";
 import { PodPipeline } from "./pipeline/mod.ts";
 import { type RunningKubeApi, serveKubeApi } from "./kubeapi/mod.ts";
 import { degradedReasonOf, type PodSource } from "./sources/mod.ts";
+import type { OwnSockets } from "./server/unix_socket.ts";
 
 /** Longest time one read of a source may take. */
 const RELIST_TIMEOUT_MS = 30_000;
@@ -49,6 +50,8 @@ export interface DaemonDeps {
   registry?: MetricsRegistry;
   /** Start the relist loops. Tests turn this off and call `relistOnce()`. @default {true} */
   runLoops?: boolean;
+  /** Where the sockets the daemon binds are recorded (the kubelet Pods API source reads it). */
+  ownSockets?: OwnSockets;
 }
 
 /** A running daemon. */
@@ -132,7 +135,12 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
   const service = new PodsService({ core, masks, encode: encodePod });
   const queryService = new PodQueryService({ core, masks, encode: encodePod });
   const grpc = await startGrpcServer(
-    { socketPath: config.socket, socketGroup: config.socketGroup },
+    {
+      socketPath: config.socket,
+      socketGroup: config.socketGroup,
+      compatSocketPath: config.kubeletCompatSocket,
+      ...(deps.ownSockets === undefined ? {} : { ownSockets: deps.ownSockets }),
+    },
     { service, query: queryService, metrics, log: log.child("grpc") },
   ).catch((err) => {
     throw listenError(err, "socket", config.socket);

@@ -163,6 +163,7 @@ Deno.test("buildBundle() output runs the demo daemon alone in an empty directory
         "--simulate-churn=0",
         "--hostname-override=bundle-node",
         `--socket=${socket}`,
+        "--kubelet-compat-socket=",
         "--metrics-bind-address=127.0.0.1:0",
         `--http-bind-address=127.0.0.1:${httpPort}`,
       ],

@@ -12,7 +12,10 @@ import type { PodSource } from "../../../src/sources/mod.ts";
 import { makePod } from "../../_fixtures/pods.ts";
 import { startHarness, watch } from "../../_support/daemon_harness.ts";
 import { startFakeKubeletPodsApi } from "../../_support/fake_kubelet_podsapi.ts";
-import { pollUntil } from "../../_support/poll.ts";
+import { poll, pollUntil } from "../../_support/poll.ts";
+import { metricValue } from "../../_support/metric_value.ts";
+import { GrpcError, PodQueryClient, PodsClient, STATUS } from "../../../src/client/mod.ts";
+import { OwnSockets } from "../../../src/server/unix_socket.ts";
 import { runtimePod } from "../../merge/_runtime.ts";
 
 /** A stand-in for the CRI source: whatever the test says the runtime has. */
@@ -142,6 +145,7 @@ Deno.test("The daemon passes the kubelet Pods API's changes to its watchers at o
   const config = parseServeConfig([
     "--socket",
     `${dir}/api/pods-api.sock`,
+    "--kubelet-compat-socket=",
     "--metrics-bind-address",
     "127.0.0.1:0",
     // A relist period no test would wait for: only watchChanges can be fast.
@@ -162,6 +166,75 @@ Deno.test("The daemon passes the kubelet Pods API's changes to its watchers at o
     await pollUntil(() => daemon.cache.list().length === 1, "the deleted pod gone");
     assert.equal(daemon.cache.list()[0]!.uid, "uid-job");
   } finally {
+    await daemon.close();
+    podsApi.close();
+    await podsApi.closed();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("The daemon serves the kubelet's path until a kubelet takes it, then reads that kubelet", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pods-api-kpa-compat-" });
+  const kubeletPath = `${dir}/kubelet/pods-api.sock`;
+  const own = new OwnSockets();
+  const registry = createMetricsRegistry();
+  // The default set-up: the compatibility socket and the source on one path.
+  const podsApi = new KubeletPodsApiSource({
+    endpoint: kubeletPath,
+    log: silentLogger,
+    metrics: registry.metrics,
+    isOwnSocket: (id) => own.has(id),
+    retryInitialMs: 5,
+    retryMaxMs: 40,
+  });
+  const runtime = new RuntimeView();
+  runtime.pods = [runtimeOf(WEB)];
+  const config = parseServeConfig([
+    "--socket",
+    `${dir}/api/pods-api.sock`,
+    "--kubelet-compat-socket",
+    kubeletPath,
+    "--metrics-bind-address",
+    "127.0.0.1:0",
+  ]);
+  const daemon = await startDaemon(config, {
+    log: silentLogger,
+    clock: { now: () => Date.now() },
+    sources: [runtime, podsApi],
+    registry,
+    ownSockets: own,
+  });
+  const client = new PodsClient({ socket: kubeletPath, rateLimitRetries: 0 });
+  try {
+    // Older node: the daemon answers on the kubelet's path, and does not read itself.
+    const served = await poll(async () => {
+      const pods = await client.listPods().catch(() => undefined);
+      return pods?.length === 1 ? pods : undefined;
+    }, { what: "ListPods on the compatibility socket" });
+    assert.equal(served[0]!.metadata.uid, "uid-web");
+    assert.equal(podsApi.state, "absent", "its own socket is no kubelet");
+    await assert.rejects(
+      new PodQueryClient(client).list(),
+      (err: unknown) => err instanceof GrpcError && err.code === STATUS.UNIMPLEMENTED,
+      "only v1alpha1.Pods on the kubelet's path",
+    );
+    // The node is upgraded: its kubelet removes the file and binds its own.
+    await using kubelet = await startFakeKubeletPodsApi(kubeletPath);
+    await kubelet.set([WEB, JOB]);
+    await pollUntil(
+      async () => await metricValue(registry.metrics.compatSocketYielded) === 1,
+      "the compatibility socket given up",
+    );
+    // The daemon now reads that kubelet: its spec, and its pod the runtime has not started.
+    await pollUntil(() => daemon.cache.list().length === 2, "the kubelet's pods served");
+    assert.deepEqual(
+      daemon.cache.get("uid-web")!.pod.metadata.ownerReferences,
+      WEB.metadata.ownerReferences,
+    );
+    assert.equal(await metricValue(registry.metrics.kubeletPodsApiConnected), 1);
+    assert.equal(await metricValue(registry.metrics.compatSocketServing), 0);
+  } finally {
+    client.close();
     await daemon.close();
     podsApi.close();
     await podsApi.closed();

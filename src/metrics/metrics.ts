@@ -69,7 +69,7 @@ export interface Metrics {
   readonly runtimeReachable: Gauge<never>;
   /** Pod changes the cache refused because they broke a watch invariant. */
   readonly invariantCorrections: Counter<"kind">;
-  /** API socket file found missing (and re-created) or replaced by something else. */
+  /** API socket file found missing (and re-created), replaced by something else, or taken by another server. */
   readonly socketProblems: Counter<"problem">;
   /** Resident memory, read at scrape time (works under the binary's scoped permissions). */
   readonly residentMemory: Gauge<never>;
@@ -253,7 +253,7 @@ export function createMetrics(registry: Registry): Metrics {
     socketProblems: new Counter({
       name: "pods_api_socket_problems_total",
       help:
-        "API socket file found removed (recreated, rebind_failed) or replaced by something else.",
+        "API socket file found removed (recreated, rebind_failed), replaced by something that is not a socket (replaced), or by another live server's socket (taken).",
       labelNames: ["problem"],
       registers,
     }),

@@ -101,8 +101,15 @@ export async function watchSocket(options: SocketWatchdogOptions): Promise<void>
       continue;
     }
     if (state === "missing") {
-      await rebind(options, "no-clobber", `${what} file was removed`);
-      continue;
+      if (await rebind(options, "no-clobber", `${what} file was removed`)) continue;
+      // Lost the race to whoever bound the path meanwhile (a kubelet binding its own socket)?
+      if (role !== "compat") continue;
+      try {
+        state = await socketPathState(path, options.ours());
+      } catch {
+        continue;
+      }
+      if (state === "missing" || state === "ours") continue;
     }
     if (role === "compat") {
       const taken = state === "foreign"
@@ -128,18 +135,21 @@ export async function watchSocket(options: SocketWatchdogOptions): Promise<void>
   }
 }
 
+/** @returns `true` when the socket is bound again. */
 async function rebind(
   options: SocketWatchdogOptions,
   mode: PublishMode,
   why: string,
-): Promise<void> {
+): Promise<boolean> {
   const { log, metrics, path } = options;
   try {
     await options.rebind(mode);
     metrics.socketProblems.inc({ problem: "recreated" });
     log.warn(`${why}; bound it again`, { socket: path });
+    return true;
   } catch (err) {
     metrics.socketProblems.inc({ problem: "rebind_failed" });
     log.error(`${why} and it cannot be bound again`, { socket: path, error: err });
+    return false;
   }
 }

@@ -7,7 +7,7 @@ import { GrpcError, STATUS } from "../../src/grpc/status.ts";
 import { createLogger } from "../../src/log.ts";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import { serveSocket } from "../../src/server/served_socket.ts";
-import { socketPathState } from "../../src/server/socket_watchdog.ts";
+import { socketPathState, watchSocket } from "../../src/server/socket_watchdog.ts";
 import { OwnSockets, socketIdentity } from "../../src/server/unix_socket.ts";
 import { startFakeKubeletPodsApi } from "../_support/fake_kubelet_podsapi.ts";
 import { metricValue } from "../_support/metric_value.ts";
@@ -171,4 +171,36 @@ Deno.test("serveSocket() main: another server's live socket is left alone and re
   assert.equal(main.serving, true);
   await main.close();
   await assert.rejects(Deno.lstat(path), Deno.errors.NotFound);
+});
+
+Deno.test("watchSocket() compat: losing the rebind race to a kubelet gives the path up at once", async () => {
+  await using r = await rig();
+  const path = `${r.dir}/pods-api.sock`;
+  let theirs: Deno.Listener | undefined;
+  const reasons: string[] = [];
+  const stop = new AbortController();
+  try {
+    await watchSocket({
+      path,
+      role: "compat",
+      checkMs: 5,
+      ours: () => ({ dev: 0, ino: 0 }),
+      // The kubelet binds between the check that saw the path free and the no-clobber link.
+      rebind: () => {
+        theirs = Deno.listen({ transport: "unix", path });
+        return Promise.reject(
+          new Error(`Cannot listen on "${path}": another socket took the path`),
+        );
+      },
+      giveUp: (why) => reasons.push(why),
+      log: r.deps.log,
+      metrics: r.deps.metrics,
+      signal: stop.signal,
+    });
+    assert.deepEqual(reasons, ["the path now holds another server's socket"]);
+    assert.ok((await Deno.lstat(path)).isSocket, "the kubelet's socket stays");
+  } finally {
+    stop.abort();
+    theirs?.close();
+  }
 });

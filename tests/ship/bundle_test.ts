@@ -242,6 +242,7 @@ Deno.test("buildBundle() output runs the demo daemon alone in an empty directory
               "--simulate-churn=0",
               "--hostname-override=bundle-node",
               `--socket=${secondDir}/pods-api.sock`,
+              "--kubelet-compat-socket=",
               "--metrics-bind-address=127.0.0.1:0",
               `--apiserver=http://127.0.0.1:${httpPort}`,
             ],

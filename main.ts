@@ -21,6 +21,7 @@ import { simulatedSources } from "./src/sim/mod.ts";
 import { createSources } from "./src/sources/create.ts";
 import { runtimeWaitReason, type RuntimeWaitStatus } from "./src/sources/runtime_wait.ts";
 import { StartupProbe } from "./src/metrics/startup_probe.ts";
+import { OwnSockets, type SocketIdentity } from "./src/server/unix_socket.ts";
 import { BUILD_VERSION } from "./src/version.ts";
 
 /** Exit codes of `pods-api`, documented in the README. */
@@ -101,11 +102,14 @@ async function serve(config: ServeConfig, log: Logger): Promise<number> {
     );
     let created;
     let probePort: number | undefined;
+    // The sockets the daemon binds: the kubelet Pods API source must never read its own.
+    const ownSockets = new OwnSockets();
     try {
       const deps = {
         log,
         clock: systemClock,
         metrics: registry.metrics,
+        isOwnSocket: (id: SocketIdentity) => ownSockets.has(id),
         signal: stopping.signal,
         onRuntimeWaiting: (status: RuntimeWaitStatus) => probe.notReady(runtimeWaitReason(status)),
       };
@@ -126,7 +130,13 @@ async function serve(config: ServeConfig, log: Logger): Promise<number> {
     const effective = config.metricsPort === 0 && probePort !== undefined
       ? { ...config, metricsPort: probePort }
       : config;
-    const daemon = await startDaemon(effective, { log, clock: systemClock, sources, registry });
+    const daemon = await startDaemon(effective, {
+      log,
+      clock: systemClock,
+      sources,
+      registry,
+      ownSockets,
+    });
     log.info("pods-api started", {
       version: BUILD_VERSION,
       socket: daemon.socketPath,

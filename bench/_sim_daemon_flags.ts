@@ -36,6 +36,8 @@ export function simDaemonFlags(options: SimDaemonFlagOptions): string[] {
     options.relistPeriod,
     "--socket",
     options.socket,
+    // Never the kubelet's path on the machine the bench runs on.
+    "--kubelet-compat-socket=",
     "--metrics-bind-address",
     "127.0.0.1:0",
     "--rate-limit-qps",

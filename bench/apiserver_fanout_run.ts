@@ -115,6 +115,7 @@ async function viaPodsApi(n: number): Promise<Cost> {
   const config = parseServeConfig([
     "--socket",
     `${dir}/pods-api.sock`,
+    "--kubelet-compat-socket=",
     "--metrics-bind-address",
     "127.0.0.1:0",
     "--http-bind-address",

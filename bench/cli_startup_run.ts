@@ -36,6 +36,7 @@ const daemon = new Deno.Command(deno, {
     `--simulate-pods=${values.pods}`,
     "--simulate-churn=0",
     `--socket=${socket}`,
+    "--kubelet-compat-socket=",
     "--metrics-bind-address=127.0.0.1:0",
     "--log-level=error",
   ],

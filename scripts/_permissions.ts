@@ -30,8 +30,15 @@ import { CLIENT_SCOPE } from "../src/daemon_permissions.ts";
 
 export { CLIENT_SCOPE };
 
-/** The socket's directory by default (SPEC §2); the only place the daemon writes. */
-export const DEFAULT_SOCKET_DIR = "/var/lib/kubelet/pods-api";
+/** The socket's directory by default (SPEC §16: the daemon's own home). */
+export const DEFAULT_SOCKET_DIR = "/run/pods-api";
+
+/**
+ * The kubelet's Pods API directory: the daemon binds its compatibility
+ * socket there (`--kubelet-compat-socket`) and reads the kubelet's own socket
+ * there (`--kubelet-pods-api-endpoint`); connecting needs read and write.
+ */
+export const KUBELET_PODS_API_DIR = "/var/lib/kubelet/pods-api";
 
 /**
  * Well-known CRI runtime sockets. Connecting to a UNIX socket needs read and
@@ -137,9 +144,19 @@ export function daemonPermissionFlags(options: PermissionOptions = {}): string[]
   }
   return [
     `--allow-read=${
-      [socketDir, ...CRI_SOCKETS, PODRESOURCES_SOCKET, ...READ_PATHS, CLIENT_SCOPE].join(",")
+      [
+        socketDir,
+        KUBELET_PODS_API_DIR,
+        ...CRI_SOCKETS,
+        PODRESOURCES_SOCKET,
+        ...READ_PATHS,
+        CLIENT_SCOPE,
+      ]
+        .join(",")
     }`,
-    `--allow-write=${[socketDir, ...CRI_SOCKETS, PODRESOURCES_SOCKET, CLIENT_SCOPE].join(",")}`,
+    `--allow-write=${
+      [socketDir, KUBELET_PODS_API_DIR, ...CRI_SOCKETS, PODRESOURCES_SOCKET, CLIENT_SCOPE].join(",")
+    }`,
     "--allow-net",
     `--allow-env=${ENV_VARS.join(",")}`,
     "--ignore-env",

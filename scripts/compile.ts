@@ -17,8 +17,9 @@
  * Flags:
  * - `--output PATH`: where to write the executable (default `dist/pods-api`)
  * - `--target TRIPLE`: cross-compile, e.g. `aarch64-unknown-linux-gnu`
- * - `--socket-dir DIR`: the one directory the binary may write (default
- *   `/var/lib/kubelet/pods-api`); `serve --socket` must point inside it
+ * - `--socket-dir DIR`: the directory of `serve --socket` the binary may write
+ *   (default `/run/pods-api`), besides the kubelet's Pods API directory
+ *   `/var/lib/kubelet/pods-api` (the compatibility socket)
  *
  * `deno compile` appends the program to `denort`, a runtime it downloads from
  * dl.deno.land, or takes from `DENORT_BIN` when that is set (Deno reads the

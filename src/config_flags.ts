@@ -45,8 +45,9 @@ export const SERVE_FLAGS = {
   "socket": {
     key: "socket",
     type: "string",
-    default: "/var/lib/kubelet/pods-api/pods-api.sock",
-    help: "UNIX socket the Pods API listens on (directory made 0750, socket 0660)",
+    default: "/run/pods-api/pods-api.sock",
+    help:
+      "UNIX socket every service listens on (directory made 0750, socket 0660); outside /var/lib/kubelet, whose Pods API path a 1.37+ kubelet serves itself",
   },
   "socket-group": {
     key: "socketGroup",
@@ -161,6 +162,20 @@ export const SERVE_FLAGS = {
     help:
       "The kubelet's podresources API (unix://PATH): devices, exclusive CPUs and memory per container, joined onto pods for PodQuery (List at --relist-period, at most 10/s). Empty: unix:///var/lib/kubelet/pod-resources/kubelet.sock when that socket exists; none: off",
   },
+  "kubelet-pods-api-endpoint": {
+    key: "kubeletPodsApiEndpoint",
+    type: "string",
+    default: "/var/lib/kubelet/pods-api/pods-api.sock",
+    help:
+      "The kubelet's own Pods API (feature gate PodsAPI, on by default in 1.37): one WatchPods stream gives full specs and the kubelet's status; no socket there: looked for again later; none: off",
+  },
+  "kubelet-compat-socket": {
+    key: "kubeletCompatSocket",
+    type: "string",
+    default: "/var/lib/kubelet/pods-api/pods-api.sock",
+    help:
+      "Also serve v1alpha1.Pods on the kubelet's Pods API path while no other server does (older kubelets); given up for good, logged and counted when a kubelet takes it; empty: off",
+  },
   "apiserver": {
     key: "apiserver",
     type: "string",
@@ -178,11 +193,11 @@ export const SERVE_FLAGS = {
   "source-best-effort": {
     key: "bestEffortSources",
     list: true,
-    choices: ["cri", "kubelet", "apiserver", "static"],
+    choices: ["cri", "kubelet-podsapi", "kubelet", "apiserver", "static"],
     type: "string",
     default: "",
     help:
-      "Comma-separated sources (cri, kubelet, apiserver, static) that stop blocking the sync gate after --source-best-effort-timeout",
+      "Comma-separated sources (cri, kubelet-podsapi, kubelet, apiserver, static) that stop blocking the sync gate after --source-best-effort-timeout",
   },
   "source-best-effort-timeout": {
     key: "bestEffortTimeoutMs",

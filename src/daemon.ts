@@ -28,7 +28,8 @@ import type { QueryEngine } from "./query/mod.ts";
 import { ServingCore } from "./serving/mod.ts";
 import { PodPipeline } from "./pipeline/mod.ts";
 import { type RunningKubeApi, serveKubeApi } from "./kubeapi/mod.ts";
-import type { PodSource } from "./sources/mod.ts";
+import { degradedReasonOf, type PodSource } from "./sources/mod.ts";
+import type { OwnSockets } from "./server/unix_socket.ts";
 import {
   DEFAULT_POD_RESOURCES_ENDPOINT,
   PodResourcesClient,
@@ -56,6 +57,8 @@ export interface DaemonDeps {
   registry?: MetricsRegistry;
   /** Start the relist loops. Tests turn this off and call `relistOnce()`. @default {true} */
   runLoops?: boolean;
+  /** Where the sockets the daemon binds are recorded (the kubelet Pods API source reads it). */
+  ownSockets?: OwnSockets;
 }
 
 /** A running daemon. */
@@ -150,7 +153,12 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     ...(podResources === undefined ? {} : { devices: pipeline.devices }),
   });
   const grpc = await startGrpcServer(
-    { socketPath: config.socket, socketGroup: config.socketGroup },
+    {
+      socketPath: config.socket,
+      socketGroup: config.socketGroup,
+      compatSocketPath: config.kubeletCompatSocket,
+      ...(deps.ownSockets === undefined ? {} : { ownSockets: deps.ownSockets }),
+    },
     { service, query: queryService, metrics, log: log.child("grpc"), clock },
   ).catch((err) => {
     throw listenError(err, "socket", config.socket);
@@ -179,7 +187,10 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
         registry,
         readiness: {
           notReadyReasons: () => readinessReasons(gate, relisters),
-          degradedReasons: () => gate.degradedReasons(),
+          degradedReasons: () => [
+            ...gate.degradedReasons(),
+            ...sources.flatMap((s) => degradedReasonOf(s) ?? []),
+          ],
         },
         log: log.child("http"),
       },

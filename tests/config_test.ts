@@ -13,6 +13,8 @@ import { DEFAULT_STALE_AFTER } from "../src/relist/mod.ts";
 import { DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS } from "../src/sources/cri/mod.ts";
 import { DEFAULT_KUBELET_POLL_MS } from "../src/sources/kubelet/mod.ts";
 import { DEFAULT_RESCAN_MS } from "../src/sources/static/mod.ts";
+import { KUBELET_PODS_API_SOCKET } from "../src/sources/kubelet_podsapi/mod.ts";
+import { DEFAULT_SOCKET } from "../src/client/mod.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
@@ -24,7 +26,10 @@ function withFile(text: string) {
 
 Deno.test("parseServeConfig() gives the documented defaults", () => {
   const config = parseServeConfig([], HOST);
-  assert.equal(config.socket, "/var/lib/kubelet/pods-api/pods-api.sock");
+  assert.equal(config.socket, "/run/pods-api/pods-api.sock");
+  assert.equal(config.socket, DEFAULT_SOCKET, "the client library's default is the daemon's");
+  assert.equal(config.kubeletPodsApiEndpoint, KUBELET_PODS_API_SOCKET);
+  assert.equal(config.kubeletCompatSocket, KUBELET_PODS_API_SOCKET);
   assert.equal(config.metricsHost, "127.0.0.1");
   assert.equal(config.metricsPort, 9469);
   assert.equal(config.relistPeriodMs, 1000);

@@ -14,6 +14,7 @@ async function startOn(flags: string[]): Promise<unknown> {
     const config = parseServeConfig([
       "--socket",
       `${dir}/api/pods-api.sock`,
+      "--kubelet-compat-socket=",
       "--metrics-bind-address",
       "127.0.0.1:0",
       "--hostname-override",

@@ -22,7 +22,8 @@ export interface ClientFlagSpec {
 const SOCKET: ClientFlagSpec = {
   type: "string",
   value: "PATH",
-  help: "Daemon socket (else $PODS_API_SOCKET, else socket: in the config file, else the default)",
+  help:
+    "Daemon socket (else $PODS_API_SOCKET, else socket: in the config file, else /run/pods-api/pods-api.sock if there, else the kubelet's /var/lib/kubelet/pods-api/pods-api.sock)",
 };
 const CONFIG: ClientFlagSpec = {
   type: "string",

@@ -9,7 +9,7 @@
  * ```ts
  * import { PodInformer, PodsClient } from "@pods-api/pods-api/client";
  *
- * using client = new PodsClient({ socket: "/var/lib/kubelet/pods-api/pods-api.sock" });
+ * using client = new PodsClient({ socket: "/run/pods-api/pods-api.sock" });
  * const informer = new PodInformer(client, { fields: ["status.phase", "status.podIP"] });
  * informer.addEventHandler({
  *   onAdd: (pod) => console.log("+", pod.metadata.namespace, pod.metadata.name),
@@ -58,8 +58,8 @@ export {
   type QueryWatchEvent,
   type QueryWatchOptions,
 } from "./pod_query_client.ts";
+export { DEFAULT_SOCKET, defaultSocket, KUBELET_SOCKET } from "./default_socket.ts";
 export {
-  DEFAULT_SOCKET,
   type PodEventType,
   type PodsCallOptions,
   PodsClient,

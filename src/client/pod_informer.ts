@@ -117,7 +117,7 @@ type Ending = "retry-now" | "ended";
  * @example Usage
  * ```ts
  * import { PodInformer, PodsClient } from "./mod.ts";
- * using client = new PodsClient({ socket: "/var/lib/kubelet/pods-api/pods-api.sock" });
+ * using client = new PodsClient({ socket: "/run/pods-api/pods-api.sock" });
  * const informer = new PodInformer(client, { selector: { namespace: "payments" } });
  * informer.addEventHandler({
  *   onAdd: (pod) => console.log("added", pod.metadata.name),

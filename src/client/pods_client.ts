@@ -22,14 +22,11 @@ import {
 } from "../proto/mod.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import { diagnoseSocket } from "./connect_error.ts";
-import { SERVE_FLAGS } from "../config_flags.ts";
-
-/** The daemon's socket when nothing else names one (SPEC §2). */
-export const DEFAULT_SOCKET: string = SERVE_FLAGS.socket.default;
+import { defaultSocket } from "./default_socket.ts";
 
 /** Options of {@linkcode PodsClient}. */
 export interface PodsClientOptions {
-  /** The daemon's socket. @default {DEFAULT_SOCKET} */
+  /** The daemon's socket. @default {defaultSocket(): the daemon's own path, else the kubelet's} */
   socket?: string;
   /** Field mask paths for every call (sent as `x-kubernetes-fieldmask`); empty: whole pods. */
   fields?: readonly string[];
@@ -103,7 +100,7 @@ const EVENT_NAMES: ReadonlyMap<number, PodEventType> = new Map([
  * @example List the node's pods
  * ```ts
  * import { PodsClient } from "./pods_client.ts";
- * using client = new PodsClient({ socket: "/var/lib/kubelet/pods-api/pods-api.sock" });
+ * using client = new PodsClient({ socket: "/run/pods-api/pods-api.sock" });
  * for (const pod of await client.listPods()) console.log(pod.metadata.name);
  * ```
  *
@@ -133,7 +130,7 @@ export class PodsClient implements Disposable {
    * @param options Socket, field mask, deadline and retries.
    */
   constructor(options: PodsClientOptions = {}) {
-    this.socket = options.socket ?? DEFAULT_SOCKET;
+    this.socket = options.socket ?? defaultSocket();
     this.#channel = new GrpcChannel({ transport: "unix", path: this.socket }, {
       maxReceiveMessageBytes: 256 * 1024 * 1024,
       userAgent: options.userAgent ?? "pods-api-client",

@@ -1,7 +1,8 @@
 /**
  * Which socket a client command talks to: `--socket`, else
  * `PODS_API_SOCKET`, else the `socket` key of the daemon's config file, else
- * the default. The config file is the one `--config` names, else
+ * the daemon's own default path, else the kubelet's Pods API path (SPEC §16).
+ * The config file is the one `--config` names, else
  * `/etc/pods-api/config.yaml` when it exists (the path the systemd unit uses).
  *
  * @module
@@ -9,7 +10,7 @@
 
 import { parse as parseYaml } from "yaml";
 import { isJsonObject } from "../model/json.ts";
-import { DEFAULT_SOCKET } from "./pods_client.ts";
+import { defaultSocket } from "./default_socket.ts";
 
 /** The config file read when `--config` is not given. */
 export const DEFAULT_CONFIG_FILE = "/etc/pods-api/config.yaml";
@@ -38,6 +39,8 @@ export interface ResolveSocketOptions {
   env?: (name: string) => string | undefined;
   /** Reads a file; `undefined` when it does not exist. @default {Deno.readTextFileSync} */
   readFile?: (path: string) => string | undefined;
+  /** Whether a socket is at a path (picks the default). @default {an lstat} */
+  socketExists?: (path: string) => boolean;
 }
 
 /**
@@ -66,7 +69,7 @@ export function resolveSocket(options: ResolveSocketOptions = {}): ResolvedSocke
   const text = read(file);
   if (text === undefined) {
     if (explicit) throw new TypeError(`Cannot read config file "${file}"`);
-    return { path: DEFAULT_SOCKET, origin: "default" };
+    return { path: defaultSocket(options.socketExists), origin: "default" };
   }
   let doc: unknown;
   try {
@@ -77,7 +80,7 @@ export function resolveSocket(options: ResolveSocketOptions = {}): ResolvedSocke
   if (isJsonObject(doc) && typeof doc.socket === "string" && doc.socket !== "") {
     return { path: doc.socket, origin: "config file" };
   }
-  return { path: DEFAULT_SOCKET, origin: "default" };
+  return { path: defaultSocket(options.socketExists), origin: "default" };
 }
 
 function readEnv(name: string): string | undefined {

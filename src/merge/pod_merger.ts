@@ -1,12 +1,19 @@
 /**
  * Merges the views of several pod sources into one, keyed by pod UID, the
  * way the kubelet combines its pod sources (spec) with the runtime (status):
- * spec and metadata come from the richest source that has the pod (the API
- * server, then the kubelet's `/pods`, then a static manifest, then the fake
- * source, then CRI; SPEC §17: the API server's spec and metadata, the
- * runtime's status for what the runtime knows), status is
- * rebuilt from the runtime when the runtime has the pod (see
- * `overlayStatus()` in `src/status/`), and otherwise is the source's own.
+ * spec and metadata come from the richest source that has the pod (the
+ * kubelet's Pods API, then the API server, then the kubelet's `/pods`, then a
+ * static manifest, then the fake source, then CRI; SPEC §17: the API
+ * server's spec and metadata, the runtime's status for what the runtime
+ * knows), status is rebuilt from the runtime when the runtime has the pod
+ * (see `overlayStatus()` in `src/status/`), and otherwise is the source's own.
+ *
+ * The kubelet's Pods API is the exception (SPEC §16): its status is the
+ * kubelet's own word and is served as it is while the kubelet answers. While
+ * it does not (its pods come `statusHeld`), the kubelet's last status stays
+ * until the runtime shows a change, and is then rebuilt from the runtime. A
+ * pod the kubelet deleted leaves at once, even while the runtime still tears
+ * it down; one the kubelet never listed stays as the runtime shows it.
  *
  * @module
  */
@@ -19,13 +26,24 @@ import type { PodSourceKind } from "../model/pod_source_kind.ts";
 import { isTerminalPhase, overlayStatus } from "../status/mod.ts";
 
 /** Source kinds in spec priority order: the first that has a pod gives its spec. */
-const SPEC_ORDER: readonly PodSourceKind[] = ["apiserver", "kubelet", "static", "fake", "cri"];
-const APISERVER = 0;
-const KUBELET = 1;
-const STATIC = 2;
-const CRI = 4;
-/** Views whose static pods (mirror pods, for the API server) can lend a static pod its UID. */
-const STATIC_UID_SLOTS = [KUBELET, APISERVER, CRI];
+const SPEC_ORDER: readonly PodSourceKind[] = [
+  "kubelet-podsapi",
+  "apiserver",
+  "kubelet",
+  "static",
+  "fake",
+  "cri",
+];
+const PODS_API = SPEC_ORDER.indexOf("kubelet-podsapi");
+const APISERVER = SPEC_ORDER.indexOf("apiserver");
+const KUBELET = SPEC_ORDER.indexOf("kubelet");
+const STATIC = SPEC_ORDER.indexOf("static");
+const CRI = SPEC_ORDER.indexOf("cri");
+/**
+ * Views whose static pods (the kubelet's, mirror pods for the API server)
+ * can lend a static pod its UID, in that order.
+ */
+const STATIC_UID_SLOTS = [PODS_API, KUBELET, APISERVER, CRI];
 
 /** A pod's inputs, one slot per kind of {@linkcode SPEC_ORDER}. */
 type Inputs = readonly (PodSnapshot | undefined)[];
@@ -40,6 +58,8 @@ interface View {
 interface Entry {
   readonly inputs: Inputs;
   readonly output: PodSnapshot;
+  /** The runtime's snapshot when the kubelet's Pods API last spoke of the pod live. */
+  readonly runtimeAtLive?: PodSnapshot | undefined;
 }
 
 const EMPTY_VIEW: View = { list: [], byUid: new Map(), staticByName: new Map() };
@@ -118,8 +138,8 @@ function sameInputs(a: Inputs, b: Inputs): boolean {
  * therefore changes UID once it starts (watchers see the derived UID DELETED
  * and the kubelet's UID ADDED), exactly as a pod replaced by a new one.
  *
- * A pod leaves the merged view only when no source and not the runtime has
- * it. Unchanged pods (none of their inputs is a new object) are returned as
+ * A pod leaves the merged view when no source and not the runtime has it,
+ * or at once when the kubelet's Pods API deletes it. Unchanged pods (none of their inputs is a new object) are returned as
  * the very same snapshot objects as last time.
  *
  * @example Usage
@@ -135,6 +155,8 @@ export class PodMerger {
   #views: View[] = SPEC_ORDER.map(() => EMPTY_VIEW);
   #entries = new Map<PodUid, Entry>();
   #last: PodSnapshot[] = [];
+  /** Pods the kubelet's Pods API deleted that another source (the runtime) still has. */
+  #deletedByKubelet = new Set<PodUid>();
 
   /**
    * Stores a source's latest full view and returns the merged view.
@@ -147,8 +169,17 @@ export class PodMerger {
   update(kind: PodSourceKind, snapshots: readonly PodSnapshot[]): PodSnapshot[] {
     const slot = SPEC_ORDER.indexOf(kind);
     if (slot < 0) throw new RangeError(`Cannot merge pods of source kind "${kind}"`);
-    if (this.#views[slot]!.list === snapshots) return this.#last;
-    this.#views[slot] = makeView(snapshots, STATIC_UID_SLOTS.includes(slot));
+    const before = this.#views[slot]!;
+    if (before.list === snapshots) return this.#last;
+    const view = makeView(snapshots, STATIC_UID_SLOTS.includes(slot));
+    this.#views[slot] = view;
+    if (slot === PODS_API) {
+      // The kubelet's view only ever loses a pod it deleted (DELETED, or gone from a new list).
+      for (const uid of before.byUid.keys()) {
+        if (!view.byUid.has(uid)) this.#deletedByKubelet.add(uid);
+      }
+      for (const uid of view.byUid.keys()) this.#deletedByKubelet.delete(uid);
+    }
     return this.#merge();
   }
 
@@ -172,6 +203,10 @@ export class PodMerger {
     });
     for (const [uid, snapshot] of views[STATIC]!.byUid) {
       put(this.#staticUid(uid, snapshot), STATIC, snapshot);
+    }
+    for (const uid of this.#deletedByKubelet) {
+      // Deleted at once; forgotten once no source has it any more.
+      if (!groups.delete(uid)) this.#deletedByKubelet.delete(uid);
     }
     return groups;
   }
@@ -200,8 +235,8 @@ export class PodMerger {
       if (previous !== undefined && sameInputs(previous.inputs, inputs)) {
         entry = previous;
       } else {
-        entry = { inputs, output: mergeOne(uid, inputs, previous?.output) };
-        changed = true;
+        entry = mergeEntry(uid, inputs, previous);
+        if (entry.output !== previous?.output) changed = true;
       }
       entries.set(uid, entry);
       out.push(entry.output);
@@ -216,7 +251,41 @@ function phaseOf(pod: Readonly<PodObject> | undefined): unknown {
   return isJsonObject(pod?.status) ? pod.status.phase : undefined;
 }
 
-function mergeOne(uid: PodUid, inputs: Inputs, previous: PodSnapshot | undefined): PodSnapshot {
+/**
+ * One pod's merged entry. With the kubelet's Pods API as the base, the
+ * kubelet's status is served as it is while the kubelet answers, and while it
+ * does not, until the runtime's view of the pod changes.
+ */
+function mergeEntry(uid: PodUid, inputs: Inputs, previous: Entry | undefined): Entry {
+  const podsApi = inputs[PODS_API];
+  if (podsApi === undefined) return { inputs, output: mergeOne(uid, inputs, previous?.output) };
+  const runtime = inputs[CRI];
+  if (podsApi.statusHeld !== true) {
+    return {
+      inputs,
+      output: mergeOne(uid, inputs, previous?.output, false),
+      runtimeAtLive: runtime,
+    };
+  }
+  const atLive = previous?.runtimeAtLive;
+  const runtimeMoved = runtime !== undefined && runtime !== atLive;
+  return {
+    inputs,
+    output: mergeOne(uid, inputs, previous?.output, runtimeMoved),
+    runtimeAtLive: atLive,
+  };
+}
+
+/**
+ * @param overlayRuntime Rebuild status from the runtime when it has the pod
+ *   (not when the base's status is the kubelet's own word).
+ */
+function mergeOne(
+  uid: PodUid,
+  inputs: Inputs,
+  previous: PodSnapshot | undefined,
+  overlayRuntime = true,
+): PodSnapshot {
   const present = inputs.filter((s): s is PodSnapshot => s !== undefined);
   const base = present[0]!;
   const runtime = inputs[CRI];
@@ -233,6 +302,14 @@ function mergeOne(uid: PodUid, inputs: Inputs, previous: PodSnapshot | undefined
   }
   if (present.length === 1 && base.uid === uid) return base;
   const pod = base.pod;
+  if (
+    !overlayRuntime && base.uid === uid &&
+    (pod.metadata.creationTimestamp !== undefined ||
+      runtime?.pod.metadata.creationTimestamp === undefined)
+  ) {
+    // Nothing to add to the kubelet's own pod: the same object, so nothing downstream re-encodes it.
+    return base.statusHeld ? { uid, pod } : base;
+  }
   const metadata: PodObject["metadata"] = { ...pod.metadata, uid };
   if (base.uid !== uid) {
     // A static pod adopted under the kubelet's UID: its hash is that UID.
@@ -248,7 +325,7 @@ function mergeOne(uid: PodUid, inputs: Inputs, previous: PodSnapshot | undefined
   const merged: PodObject = { ...pod, metadata };
   const spec = isJsonObject(pod.spec) ? pod.spec : undefined;
   const runtimeStatus = runtime?.pod.status;
-  if (runtime !== undefined && runtime !== base && isJsonObject(runtimeStatus)) {
+  if (overlayRuntime && runtime !== undefined && runtime !== base && isJsonObject(runtimeStatus)) {
     merged.status = spec !== undefined && Array.isArray(spec.containers)
       ? overlayStatus({
         spec,

@@ -69,7 +69,7 @@ export interface Metrics {
   readonly runtimeReachable: Gauge<never>;
   /** Pod changes the cache refused because they broke a watch invariant. */
   readonly invariantCorrections: Counter<"kind">;
-  /** API socket file found missing (and re-created) or replaced by something else. */
+  /** API socket file found missing (and re-created), replaced by something else, or taken by another server. */
   readonly socketProblems: Counter<"problem">;
   /** Resident memory, read at scrape time (works under the binary's scoped permissions). */
   readonly residentMemory: Gauge<never>;
@@ -106,6 +106,16 @@ export interface Metrics {
   readonly podResourcesPods: Gauge<"join">;
   /** Devices (and exclusive CPUs, as `cpu`) by resource and state (`allocated`, `free`). */
   readonly devices: Gauge<"resource" | "state">;
+  /** 1 while the kubelet's Pods API watch is open and past its initial list. */
+  readonly kubeletPodsApiConnected: Gauge<never>;
+  /** New `WatchPods` streams opened after one that had synced ended, by why it ended. */
+  readonly kubeletPodsApiReconnects: Counter<"reason">;
+  /** `WatchPodsEvent`s received from the kubelet's Pods API, by event type. */
+  readonly kubeletPodsApiEvents: Counter<"type">;
+  /** 1 while the daemon serves `v1alpha1.Pods` on the kubelet's path (`--kubelet-compat-socket`). */
+  readonly compatSocketServing: Gauge<never>;
+  /** Times another server (a kubelet) took the compatibility socket's path and the daemon gave it up. */
+  readonly compatSocketYielded: Counter<never>;
 }
 
 const RELIST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -253,7 +263,7 @@ export function createMetrics(registry: Registry): Metrics {
     socketProblems: new Counter({
       name: "pods_api_socket_problems_total",
       help:
-        "API socket file found removed (recreated, rebind_failed) or replaced by something else.",
+        "API socket file found removed (recreated, rebind_failed), replaced by something that is not a socket (replaced), or by another live server's socket (taken).",
       labelNames: ["problem"],
       registers,
     }),
@@ -355,6 +365,35 @@ export function createMetrics(registry: Registry): Metrics {
       help:
         "Devices by resource (device plugin resource, DRA driver, or cpu for exclusive CPUs) and state: allocated (held by a container) or free (allocatable, held by none).",
       labelNames: ["resource", "state"],
+      registers,
+    }),
+    kubeletPodsApiConnected: new Gauge({
+      name: "pods_api_kubelet_pods_api_connected",
+      help: "1 while the watch on the kubelet's Pods API is open and past its initial list.",
+      registers,
+    }),
+    kubeletPodsApiReconnects: new Counter({
+      name: "pods_api_kubelet_pods_api_reconnects_total",
+      help:
+        "New WatchPods streams on the kubelet's Pods API after a synced one ended, by why it ended (closed, resource_exhausted, unavailable, failed_precondition, error).",
+      labelNames: ["reason"],
+      registers,
+    }),
+    kubeletPodsApiEvents: new Counter({
+      name: "pods_api_kubelet_pods_api_events_total",
+      help: "WatchPods events received from the kubelet's Pods API, by event type.",
+      labelNames: ["type"],
+      registers,
+    }),
+    compatSocketServing: new Gauge({
+      name: "pods_api_compat_socket_serving",
+      help: "1 while the daemon serves v1alpha1.Pods on the kubelet's socket path.",
+      registers,
+    }),
+    compatSocketYielded: new Counter({
+      name: "pods_api_compat_socket_yielded_total",
+      help:
+        "Times another server (a kubelet) took the compatibility socket's path and the daemon gave it up.",
       registers,
     }),
     invariantCorrections: new Counter({

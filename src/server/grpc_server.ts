@@ -1,7 +1,9 @@
 /**
- * The API socket: both Pods services served by our gRPC layer on a UNIX
- * socket bound atomically with its permissions, re-bound if its file
- * disappears, with the transport's troubles counted in the metrics.
+ * The API socket: every service (both Pods services and PodQuery) served by
+ * our gRPC layer on the daemon's own UNIX socket, bound atomically with its
+ * permissions, re-bound if its file disappears, with the transport's
+ * troubles counted in the metrics; and, optionally, `v1alpha1.Pods` alone on
+ * the kubelet's path while no kubelet serves it (`--kubelet-compat-socket`).
  *
  * @module
  */
@@ -9,19 +11,25 @@
 import type { Clock } from "../clock.ts";
 import type { ConnectionLimits } from "../h2/connection.ts";
 import { h2ErrorName } from "../h2/errors.ts";
-import { GrpcServer, type MethodHandler } from "../grpc/server.ts";
+import { GrpcServer, type GrpcServerObserver, type MethodHandler } from "../grpc/server.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics, ServerApiVersion } from "../metrics/metrics.ts";
 import { type AdaptOptions, serverStream, unary } from "./adapt.ts";
 import type { PodsService } from "./pods_service.ts";
 import type { PodQueryService } from "./pod_query_service.ts";
-import { prepareSocketPath, removeSocket } from "./unix_socket.ts";
-import { watchSocket } from "./socket_watchdog.ts";
-import { clockSleep } from "../sleep.ts";
+import { type ServedSocket, serveSocket } from "./served_socket.ts";
+import type { OwnSockets } from "./unix_socket.ts";
 
 /** Options of {@linkcode startGrpcServer}. */
 export interface GrpcServerOptions {
   socketPath: string;
+  /**
+   * The kubelet's Pods API path, to serve `v1alpha1.Pods` on while no other
+   * server does; `""` or the main path: none. @default {""}
+   */
+  compatSocketPath?: string;
+  /** Where the daemon records the sockets it bound (so it never reads its own). */
+  ownSockets?: OwnSockets;
   /** Group allowed to connect. @default {"root"} */
   socketGroup?: string;
   /** Largest request accepted, bytes. @default {65536} */
@@ -54,6 +62,8 @@ export interface GrpcServerDeps {
 /** A running server; disposing it stops it and removes the socket. */
 export interface RunningGrpcServer extends AsyncDisposable {
   readonly socketPath: string;
+  /** The compatibility socket, when configured. */
+  readonly compat: Pick<ServedSocket, "path" | "serving"> | undefined;
   /** The transport, to serve on more listeners (tests put h2spec on a TCP port). */
   readonly server: GrpcServer;
   /** Stops accepting calls, waits up to `graceMs` for calls to end, then cuts the rest. */
@@ -123,91 +133,95 @@ export async function startGrpcServer(
   deps: GrpcServerDeps,
 ): Promise<RunningGrpcServer> {
   const { metrics, log } = deps;
-  const server = new GrpcServer({
-    methods: new Map([
-      ...podsMethods(deps, "v1alpha1.Pods", "v1alpha1"),
-      ...podsMethods(deps, "Pods", "v1"),
-      ...podQueryMethods(deps),
-    ]),
-    maxReceiveMessageBytes: options.maxReceiveMessageBytes ?? 64 * 1024,
-    maxSendMessageBytes: options.maxSendMessageBytes ?? 256 * 1024 * 1024,
-    maxConnections: options.maxConnections ?? 1024,
-    ...(deps.clock === undefined ? {} : { clock: deps.clock }),
-    limits: {
-      maxConcurrentStreams: options.maxConcurrentStreams ?? 1100,
-      maxHeaderListSize: options.maxMetadataBytes ?? 16 * 1024,
-      // A connection with no call for 5 minutes is closed gracefully (clients
-      // reconnect on their next call); one with calls but silent for 2
-      // minutes is PINGed and closed if the PING is not answered in 20 s, so
-      // a frozen or vanished client does not hold its watches forever.
-      idleTimeoutMs: 5 * 60_000,
-      keepaliveMs: 2 * 60_000,
-      keepaliveTimeoutMs: 20_000,
-      ...options.limits,
-    },
-    observer: {
-      connectionOpened() {
-        metrics.connections.inc();
-        metrics.connectionsAccepted.inc();
-      },
-      connectionClosed: () => metrics.connections.dec(),
-      connectionRefused: () => metrics.transportErrors.inc({ kind: "refused", code: "" }),
-      protocolError(scope, code, message) {
-        const kind = scope === "connection" ? "protocol" : "stream";
-        metrics.transportErrors.inc({ kind, code: h2ErrorName(code) });
-        log.debug("client broke HTTP/2", { scope, code: h2ErrorName(code), message });
-      },
-      handlerError(path, error) {
-        metrics.transportErrors.inc({ kind: "handler", code: "" });
-        log.error("request failed", { path, error });
-      },
-      internalError(error) {
-        metrics.transportErrors.inc({ kind: "internal", code: "" });
-        log.error("connection failed; closed it", { error });
-      },
-    },
-  });
-  const group = options.socketGroup === undefined ? {} : { group: options.socketGroup };
-  let listener: Deno.Listener | undefined;
-  const bind = async () => {
-    const prepared = await prepareSocketPath(options.socketPath, group);
-    const next = Deno.listen({ transport: "unix", path: prepared.tempPath });
-    try {
-      await prepared.publish();
-    } catch (err) {
-      next.close();
-      await removeSocket(prepared.tempPath);
-      throw err;
-    }
-    if (listener !== undefined) server.unserve(listener);
-    listener = next;
-    server.serve(next);
+  const observer = transportObserver(deps);
+  const limits = {
+    maxConcurrentStreams: options.maxConcurrentStreams ?? 1100,
+    maxHeaderListSize: options.maxMetadataBytes ?? 16 * 1024,
+    // A connection with no call for 5 minutes is closed gracefully (clients
+    // reconnect on their next call); one with calls but silent for 2
+    // minutes is PINGed and closed if the PING is not answered in 20 s, so
+    // a frozen or vanished client does not hold its watches forever.
+    idleTimeoutMs: 5 * 60_000,
+    keepaliveMs: 2 * 60_000,
+    keepaliveTimeoutMs: 20_000,
+    ...options.limits,
   };
-  await bind();
-  const stopWatchdog = new AbortController();
-  const watchdog = watchSocket({
-    path: options.socketPath,
+  const serverOf = (methods: [string, MethodHandler][]) =>
+    new GrpcServer({
+      methods: new Map(methods),
+      maxReceiveMessageBytes: options.maxReceiveMessageBytes ?? 64 * 1024,
+      maxSendMessageBytes: options.maxSendMessageBytes ?? 256 * 1024 * 1024,
+      maxConnections: options.maxConnections ?? 1024,
+      limits,
+      observer,
+      ...(deps.clock === undefined ? {} : { clock: deps.clock }),
+    });
+  const server = serverOf([
+    ...podsMethods(deps, "v1alpha1.Pods", "v1alpha1"),
+    ...podsMethods(deps, "Pods", "v1"),
+    ...podQueryMethods(deps),
+  ]);
+  const socket = {
+    ...(options.socketGroup === undefined ? {} : { group: options.socketGroup }),
     ...(options.socketCheckMs === undefined ? {} : { checkMs: options.socketCheckMs }),
-    rebind: bind,
-    ...(deps.clock === undefined ? {} : { sleep: clockSleep(deps.clock) }),
+    ...(options.ownSockets === undefined ? {} : { own: options.ownSockets }),
+  };
+  const clock = deps.clock === undefined ? {} : { clock: deps.clock };
+  const main = await serveSocket(server, { ...socket, path: options.socketPath, role: "main" }, {
     log,
     metrics,
-    signal: stopWatchdog.signal,
+    ...clock,
   });
+  const compatPath = options.compatSocketPath ?? "";
+  let compatServer: GrpcServer | undefined;
+  let compat: ServedSocket | undefined;
+  if (compatPath !== "" && compatPath !== options.socketPath) {
+    compatServer = serverOf(podsMethods(deps, "v1alpha1.Pods", "v1alpha1"));
+    compat = await serveSocket(compatServer, { ...socket, path: compatPath, role: "compat" }, {
+      log: log.child("compat-socket"),
+      metrics,
+      ...clock,
+    });
+  }
   let closed: Promise<void> | undefined;
   const close = (graceMs = 2000): Promise<void> => {
     closed ??= (async () => {
-      stopWatchdog.abort();
-      await watchdog;
-      await removeSocket(options.socketPath);
-      await server.close(graceMs);
+      await Promise.all([main.close(), compat?.close()]);
+      await Promise.all([server.close(graceMs), compatServer?.close(graceMs)]);
     })();
     return closed;
   };
   return {
     socketPath: options.socketPath,
+    compat,
     server,
     close,
     [Symbol.asyncDispose]: () => close(),
+  };
+}
+
+/** The transport's troubles, counted and logged, for every server of the daemon. */
+function transportObserver(deps: GrpcServerDeps): GrpcServerObserver {
+  const { metrics, log } = deps;
+  return {
+    connectionOpened() {
+      metrics.connections.inc();
+      metrics.connectionsAccepted.inc();
+    },
+    connectionClosed: () => metrics.connections.dec(),
+    connectionRefused: () => metrics.transportErrors.inc({ kind: "refused", code: "" }),
+    protocolError(scope, code, message) {
+      const kind = scope === "connection" ? "protocol" : "stream";
+      metrics.transportErrors.inc({ kind, code: h2ErrorName(code) });
+      log.debug("client broke HTTP/2", { scope, code: h2ErrorName(code), message });
+    },
+    handlerError(path, error) {
+      metrics.transportErrors.inc({ kind: "handler", code: "" });
+      log.error("request failed", { path, error });
+    },
+    internalError(error) {
+      metrics.transportErrors.inc({ kind: "internal", code: "" });
+      log.error("connection failed; closed it", { error });
+    },
   };
 }

@@ -7,6 +7,9 @@
  */
 
 import { dirname, join } from "node:path";
+import type { SocketIdentity } from "../sources/kubelet_podsapi/mod.ts";
+
+export type { SocketIdentity };
 
 /** Options of {@linkcode prepareSocketPath}. */
 export interface SocketPathOptions {
@@ -14,12 +17,74 @@ export interface SocketPathOptions {
   group?: string;
 }
 
+/**
+ * How a bound socket takes its final name: `replace` renames it over what is
+ * there (nothing, or a stale socket checked before binding); `no-clobber`
+ * links it only if the name is still free, so a server that took the path
+ * meanwhile (a kubelet binding its own socket) is never replaced.
+ */
+export type PublishMode = "replace" | "no-clobber";
+
 /** Where to bind before renaming into place. */
 export interface PreparedSocket {
   /** The temporary path to listen on, in the final path's directory. */
   readonly tempPath: string;
-  /** Makes the socket group-accessible (0660, group set) and renames it into place. */
-  publish(): Promise<void>;
+  /**
+   * Makes the socket group-accessible (0660, group set) and gives it its final name.
+   *
+   * @param mode `replace` (the default) or `no-clobber`.
+   * @returns The identity of the socket now at the final path.
+   * @throws {Error} When the path is taken (`no-clobber`) or holds something that is not a socket.
+   */
+  publish(mode?: PublishMode): Promise<SocketIdentity>;
+}
+
+/**
+ * The sockets this daemon has bound, by identity, so it can tell its own
+ * socket from another server's at the same path (the kubelet's Pods API
+ * source must not read the daemon's own compatibility socket).
+ */
+export class OwnSockets {
+  readonly #ids = new Set<string>();
+
+  /** @param id A socket this daemon bound. */
+  add(id: SocketIdentity): void {
+    this.#ids.add(`${id.dev}:${id.ino}`);
+  }
+
+  /** @param id A socket this daemon no longer serves. */
+  delete(id: SocketIdentity): void {
+    this.#ids.delete(`${id.dev}:${id.ino}`);
+  }
+
+  /**
+   * @param id A socket file's identity.
+   * @returns `true` when this daemon bound it.
+   */
+  has(id: SocketIdentity): boolean {
+    return this.#ids.has(`${id.dev}:${id.ino}`);
+  }
+}
+
+/**
+ * The identity of the file at `path`, without following a symlink.
+ *
+ * @param path A path.
+ * @returns Its device and inode, or `undefined` when nothing is there.
+ */
+export async function socketIdentity(path: string): Promise<SocketIdentity | undefined> {
+  const info = await lstatOrNull(path);
+  if (info === null || info.dev === null || info.ino === null) return undefined;
+  return { dev: info.dev, ino: info.ino };
+}
+
+/**
+ * @param a An identity.
+ * @param b Another.
+ * @returns `true` when both name the same file.
+ */
+export function sameSocket(a: SocketIdentity | undefined, b: SocketIdentity | undefined): boolean {
+  return a !== undefined && b !== undefined && a.dev === b.dev && a.ino === b.ino;
 }
 
 /**
@@ -48,7 +113,13 @@ async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
   }
 }
 
-async function isLive(path: string): Promise<boolean> {
+/**
+ * Whether a server accepts connections at a socket path.
+ *
+ * @param path A socket path.
+ * @returns `true` when a connection succeeds.
+ */
+export async function isLive(path: string): Promise<boolean> {
   try {
     const conn = await Deno.connect({ transport: "unix", path });
     conn.close();
@@ -93,7 +164,7 @@ export async function prepareSocketPath(
   const tempPath = join(dir, `.${crypto.randomUUID().slice(0, 8)}.sock.tmp`);
   return {
     tempPath,
-    async publish() {
+    async publish(mode = "replace") {
       await Deno.chmod(tempPath, 0o660);
       if (Deno.uid() === 0) await Deno.chown(tempPath, 0, gid);
       const again = await lstatOrNull(path);
@@ -101,17 +172,41 @@ export async function prepareSocketPath(
         await Deno.remove(tempPath);
         throw new Error(`Cannot listen on "${path}": it exists and is not a socket`);
       }
-      await Deno.rename(tempPath, path);
+      if (mode === "replace") {
+        await Deno.rename(tempPath, path);
+      } else {
+        try {
+          // link() fails if the name exists: atomic, and never over another's socket.
+          await Deno.link(tempPath, path);
+        } catch (err) {
+          await Deno.remove(tempPath).catch(() => {});
+          if (err instanceof Deno.errors.AlreadyExists) {
+            throw new Error(`Cannot listen on "${path}": another socket took the path`);
+          }
+          throw err;
+        }
+        await Deno.remove(tempPath);
+      }
+      const id = await socketIdentity(path);
+      if (id === undefined) {
+        throw new Error(`Cannot listen on "${path}": it vanished after binding`);
+      }
+      return id;
     },
   };
 }
 
 /**
- * Removes the socket at `path` if (and only if) it is a socket.
+ * Removes the socket at `path` if (and only if) it is a socket, and, when
+ * `ours` is given, the very socket this daemon bound: another server's socket
+ * at the path is never removed.
  *
  * @param path The socket path.
+ * @param ours The identity of the socket this daemon bound there.
  */
-export async function removeSocket(path: string): Promise<void> {
+export async function removeSocket(path: string, ours?: SocketIdentity): Promise<void> {
   const info = await lstatOrNull(path);
-  if (info?.isSocket) await Deno.remove(path).catch(() => {});
+  if (!info?.isSocket) return;
+  if (ours !== undefined && !(info.dev === ours.dev && info.ino === ours.ino)) return;
+  await Deno.remove(path).catch(() => {});
 }

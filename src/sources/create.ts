@@ -1,6 +1,7 @@
 /**
  * Picks the pod sources a configuration asks for: the container runtime
- * (always), plus the optional static manifest and kubelet sources. With
+ * (always), the kubelet's own Pods API (unless `--kubelet-pods-api-endpoint
+ * none`), plus the optional static manifest and kubelet `/pods` sources. With
  * `--simulate`, `main.ts` asks the simulator (`src/sim/`) instead.
  *
  * @module
@@ -19,6 +20,7 @@ import {
   type VersionResponse,
 } from "./cri/mod.ts";
 import { type PodSource, SourceUnavailableError } from "./mod.ts";
+import { KubeletPodsApiSource, type SocketIdentity } from "./kubelet_podsapi/mod.ts";
 import { closeOptionalSources, createOptionalSources } from "./optional.ts";
 import { nodeIPs } from "./node_ips.ts";
 import { type RuntimeWaitStatus, waitForRuntime } from "./runtime_wait.ts";
@@ -32,6 +34,8 @@ export interface CreateSourcesDeps {
   signal?: AbortSignal;
   /** Called while the runtime does not answer yet (see `runtime_wait.ts`). */
   onRuntimeWaiting?: (status: RuntimeWaitStatus) => void;
+  /** Whether a socket is the daemon's own (its compatibility socket on the kubelet's path). */
+  isOwnSocket?: (identity: SocketIdentity) => boolean;
 }
 
 /** The configured sources and what they hold open. */
@@ -152,6 +156,17 @@ export async function createSources(
     );
   }
   const optional = configuredOptionalSources(config, deps);
+  const endpoint = config.kubeletPodsApiEndpoint;
+  if (endpoint !== "" && endpoint !== "none") {
+    optional.unshift(
+      new KubeletPodsApiSource({
+        endpoint,
+        log: deps.log.child("kubelet-podsapi"),
+        metrics: deps.metrics,
+        ...(deps.isOwnSocket ? { isOwnSocket: deps.isOwnSocket } : {}),
+      }),
+    );
+  }
   let connected;
   try {
     connected = await waitForRuntime(

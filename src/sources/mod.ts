@@ -44,6 +44,28 @@ export interface PodSource {
   close?(): void;
 }
 
+/**
+ * A source that can say it is serving less than its best without failing
+ * (the kubelet's Pods API down: its pods held, status from the runtime).
+ */
+export interface DegradableSource {
+  /** @returns Why, as a sentence for `/readyz`; `undefined` when all is well. */
+  degradedReason(): string | undefined;
+}
+
+/**
+ * Why a source is degraded, for sources that can say.
+ *
+ * @param source Any source.
+ * @returns Its reason, or `undefined` when it has none or cannot say.
+ */
+export function degradedReasonOf(source: PodSource): string | undefined {
+  if (!("degradedReason" in source) || typeof source.degradedReason !== "function") {
+    return undefined;
+  }
+  return (source as PodSource & DegradableSource).degradedReason();
+}
+
 /** Raised by a source that cannot produce a full view right now. */
 export class SourceUnavailableError extends Error {
   /** A short machine-readable reason, used as a metric label. */

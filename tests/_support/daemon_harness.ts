@@ -81,6 +81,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const config = parseServeConfig([
     "--socket",
     socket,
+    // Never the kubelet's path on the machine the tests run on.
+    "--kubelet-compat-socket=",
     "--metrics-bind-address",
     "127.0.0.1:0",
     "--hostname-override",

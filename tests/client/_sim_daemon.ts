@@ -61,6 +61,8 @@ function serveArgs(socket: string, options: SimDaemonOptions): string[] {
     String(options.seed ?? 7),
     "--socket",
     socket,
+    // Never the kubelet's path on the machine the tests run on.
+    "--kubelet-compat-socket=",
     "--metrics-bind-address",
     "127.0.0.1:0",
     "--hostname-override",

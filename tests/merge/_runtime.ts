@@ -128,3 +128,32 @@ export function runtimePod(pod: RuntimePod): PodSnapshot {
   if (converted === undefined) throw new TypeError(`Cannot convert runtime pod "${pod.name}"`);
   return snapshotOf(converted);
 }
+
+/** UID of the fixture's `web` pod. */
+export const WEB_UID = "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b";
+/** Its nginx container's ID. */
+export const WEB_CONTAINER = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90";
+
+/**
+ * The fixture's `web` pod (tests/_fixtures/kubelet/pods.json) as the runtime runs it.
+ *
+ * @param containers Its container instances; one running nginx by default.
+ * @returns The runtime's snapshot.
+ */
+export function webRuntime(containers?: RuntimeContainer[]): PodSnapshot {
+  return runtimePod({
+    uid: WEB_UID,
+    name: "web-7d9c6b8f5-x2k4p",
+    namespace: "shop",
+    created: "2026-03-01T10:00:01Z",
+    labels: { "app.kubernetes.io/name": "web" },
+    ip: "10.244.1.17",
+    containers: containers ?? [{
+      name: "nginx",
+      id: WEB_CONTAINER,
+      state: "running",
+      created: "2026-03-01T10:00:04Z",
+      started: "2026-03-01T10:00:05Z",
+    }],
+  });
+}

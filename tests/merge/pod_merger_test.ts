@@ -3,7 +3,13 @@ import type { JsonObject } from "../../src/model/json.ts";
 import { type PodObject, type PodSnapshot, snapshotOf } from "../../src/model/pod.ts";
 import { PodMerger } from "../../src/merge/mod.ts";
 import { CONFIG_ANNOTATION } from "../../src/model/kubelet_keys.ts";
-import { type RuntimeContainer, runtimePod } from "./_runtime.ts";
+import {
+  type RuntimeContainer,
+  runtimePod,
+  WEB_CONTAINER,
+  WEB_UID,
+  webRuntime,
+} from "./_runtime.ts";
 
 const FIXTURE = new URL("../_fixtures/kubelet/pods.json", import.meta.url);
 const KUBELET_PODS: PodObject[] = JSON.parse(Deno.readTextFileSync(FIXTURE)).items;
@@ -45,28 +51,8 @@ function byUid(view: readonly PodSnapshot[], uid: string): PodSnapshot | undefin
   return view.find((s) => s.uid === uid);
 }
 
-const WEB_UID = "6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b";
-const WEB_CONTAINER = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90";
 const API_UID = "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f";
 const JOB_UID = "3d4e5f6a-7b8c-4d9e-8f0a-1b2c3d4e5f6a";
-
-function webRuntime(containers?: RuntimeContainer[]): PodSnapshot {
-  return runtimePod({
-    uid: WEB_UID,
-    name: "web-7d9c6b8f5-x2k4p",
-    namespace: "shop",
-    created: "2026-03-01T10:00:01Z",
-    labels: { "app.kubernetes.io/name": "web" },
-    ip: "10.244.1.17",
-    containers: containers ?? [{
-      name: "nginx",
-      id: WEB_CONTAINER,
-      state: "running",
-      created: "2026-03-01T10:00:04Z",
-      started: "2026-03-01T10:00:05Z",
-    }],
-  });
-}
 
 function jobRuntime(exitCode: number): PodSnapshot {
   return runtimePod({

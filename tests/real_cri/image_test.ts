@@ -23,6 +23,7 @@ import { removeKubeletPod, runKubeletPod } from "../../src/sim/runtime/cri_kubel
 import { CONTAINER_STATE, CriClient } from "../../src/sources/cri/mod.ts";
 import { IMAGE_PATHS, imageEntrypoint, MAX_IMAGE_BYTES } from "../../scripts/image.ts";
 import { daemonSetPod, readDaemonSet } from "./_daemonset_pod.ts";
+import { RUN_FLAGS } from "../client/_sim_daemon.ts";
 import { poll } from "../_support/poll.ts";
 
 const SOCKET = Deno.env.get("PODS_API_REAL_CRI_SOCKET");
@@ -55,6 +56,18 @@ async function run(
     stderr: "piped",
   }).output();
   return { code: out.code, stdout: DECODER.decode(out.stdout), stderr: DECODER.decode(out.stderr) };
+}
+
+/** `pods-api list` from the source tree, as a client on the node would run it. */
+function listOn(socket: string, format: string) {
+  return run(Deno.execPath(), [
+    ...RUN_FLAGS,
+    "main.ts",
+    "list",
+    `--socket=${socket}`,
+    "-o",
+    format,
+  ]);
 }
 
 function freePort(): number {
@@ -105,7 +118,8 @@ Deno.test({
     const kubelet = new CriClient(SOCKET!, { requestTimeoutMs: 120_000 });
     const work = await Deno.makeTempDir({ dir: STATE, prefix: "image-test-" });
     const node = {
-      socketDir: `${work}/var-lib-kubelet-pods-api`,
+      socketDir: `${work}/run-pods-api`,
+      kubeletPodsApiDir: `${work}/var-lib-kubelet-pods-api`,
       manifests: `${work}/etc-kubernetes-manifests`,
       pki: `${work}/var-lib-kubelet-pki`,
     };
@@ -118,7 +132,8 @@ Deno.test({
     const pod = daemonSetPod(doc, {
       nodeName: "real-node",
       hostPaths: {
-        "/var/lib/kubelet/pods-api": node.socketDir,
+        "/run/pods-api": node.socketDir,
+        "/var/lib/kubelet/pods-api": node.kubeletPodsApiDir,
         "/run/containerd": dirname(SOCKET!),
         "/etc/kubernetes/manifests": node.manifests,
         "/var/lib/kubelet/pki": node.pki,
@@ -131,6 +146,8 @@ Deno.test({
     for (const dir of Object.values(pod.volumeSources)) await Deno.mkdir(dir, { recursive: true });
     const socketArg = pod.manifestArgs.find((a) => a.startsWith("--socket="))!;
     const apiSocket = `${node.socketDir}/${basename(socketArg.slice("--socket=".length))}`;
+    // No kubelet serves its Pods API here: the daemon answers on that path too.
+    const compatSocket = `${node.kubeletPodsApiDir}/pods-api.sock`;
     const sandboxes: string[] = [];
     let containerId: string | undefined;
     let logFile = "";
@@ -207,20 +224,7 @@ Deno.test({
       });
 
       await t.step("ListPods from outside lists the pods containerd runs", async () => {
-        const listed = await run(Deno.execPath(), [
-          "run",
-          "--frozen",
-          "--allow-read",
-          "--allow-write",
-          "--allow-net",
-          "--allow-env",
-          "--allow-sys",
-          "main.ts",
-          "list",
-          `--socket=${apiSocket}`,
-          "-o",
-          "json",
-        ]);
+        const listed = await listOn(apiSocket, "json");
         assert.equal(listed.code, 0, listed.stderr);
         const { items } = JSON.parse(listed.stdout) as {
           items: {
@@ -243,6 +247,15 @@ Deno.test({
         assert.ok(info.isSocket);
         assert.equal(info.mode! & 0o777, 0o660);
       });
+
+      await t.step(
+        "the kubelet's Pods API path answers v1alpha1.Pods while no kubelet does",
+        async () => {
+          const listed = await listOn(compatSocket, "name");
+          assert.equal(listed.code, 0, listed.stderr);
+          assert.match(listed.stdout, /pod\/neighbour\n/);
+        },
+      );
 
       await t.step("containerd ran what deploy/daemonset.yaml describes", async (s) => {
         const verbose = await kubelet.containerStatus({ containerId: containerId!, verbose: true });
@@ -316,6 +329,7 @@ Deno.test({
         assert.equal(status?.exitCode, 0, log);
         assert.equal(status?.reason, "Completed");
         assert.equal(await exists(apiSocket), false, "the socket is removed");
+        assert.equal(await exists(compatSocket), false, "the compatibility socket too");
         assert.match(log, /"msg":"shutting down".*"SIGTERM"/);
         assert.match(log, /"msg":"stopped"/);
         assert.doesNotMatch(log, /"level":"error"/);

@@ -65,6 +65,8 @@ export async function startServeChild(
       ...(options.simulate === false ? [] : ["--simulate"]),
       "--socket",
       socket,
+      // Never the kubelet's path on the machine the tests run on.
+      "--kubelet-compat-socket=",
       "--metrics-bind-address",
       "127.0.0.1:0",
       "--hostname-override",

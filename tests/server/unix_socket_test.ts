@@ -11,7 +11,13 @@ import { FakeClock } from "../../src/clock.ts";
 
 async function daemonAt(socket: string) {
   return await startDaemon(
-    parseServeConfig(["--socket", socket, "--metrics-bind-address", "127.0.0.1:0"]),
+    parseServeConfig([
+      "--socket",
+      socket,
+      "--kubelet-compat-socket=",
+      "--metrics-bind-address",
+      "127.0.0.1:0",
+    ]),
     {
       log: silentLogger,
       clock: new FakeClock(),

@@ -69,6 +69,7 @@ Deno.test("the binary's serve gives back / and may not read a manifest path outs
       "--simulate",
       "--socket",
       `${scoped}/sock/pods-api.sock`,
+      "--kubelet-compat-socket=",
       "--metrics-bind-address",
       "127.0.0.1:0",
       "--hostname-override",

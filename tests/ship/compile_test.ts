@@ -12,6 +12,7 @@ import {
   CRI_SOCKETS,
   daemonPermissionFlags,
   DEFAULT_SOCKET_DIR,
+  KUBELET_PODS_API_DIR,
   PODRESOURCES_SOCKET,
   READ_PATHS,
 } from "../../scripts/_permissions.ts";
@@ -48,10 +49,13 @@ Deno.test("daemonPermissionFlags() scopes everything but the network and never a
   }
   assert.deepEqual(flagValues(flags, "--allow-sys"), ["hostname", "uid", "networkInterfaces"]);
   // `/` last, for the client commands; `serve` gives it back (src/daemon_permissions.ts).
-  assert.deepEqual(
-    flagValues(flags, "--allow-write"),
-    [DEFAULT_SOCKET_DIR, ...CRI_SOCKETS, PODRESOURCES_SOCKET, "/"],
-  );
+  assert.deepEqual(flagValues(flags, "--allow-write"), [
+    DEFAULT_SOCKET_DIR,
+    KUBELET_PODS_API_DIR,
+    ...CRI_SOCKETS,
+    PODRESOURCES_SOCKET,
+    "/",
+  ]);
 });
 
 Deno.test("daemonPermissionFlags() covers every default path of the daemon", () => {
@@ -61,6 +65,11 @@ Deno.test("daemonPermissionFlags() covers every default path of the daemon", () 
   const socket = String(SERVE_FLAGS.socket.default);
   assert.equal(dirname(socket), DEFAULT_SOCKET_DIR);
   assert.ok(covers(read, socket) && covers(write, socket));
+  // The kubelet's Pods API socket (read) and the compatibility socket (bound) there.
+  for (const flag of ["kubelet-pods-api-endpoint", "kubelet-compat-socket"] as const) {
+    const path = String(SERVE_FLAGS[flag].default);
+    assert.ok(covers(read, path) && covers(write, path), `--${flag} "${path}" is allowed`);
+  }
   assert.ok(covers(read, "/etc/group"));
   for (const endpoint of DEFAULT_RUNTIME_ENDPOINTS) {
     const path = new URL(endpoint).pathname;

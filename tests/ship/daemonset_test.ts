@@ -9,7 +9,11 @@
 import assert from "node:assert/strict";
 import { dirname } from "node:path";
 import { parse } from "yaml";
-import { CRI_SOCKETS, DEFAULT_SOCKET_DIR } from "../../scripts/_permissions.ts";
+import {
+  CRI_SOCKETS,
+  DEFAULT_SOCKET_DIR,
+  KUBELET_PODS_API_DIR,
+} from "../../scripts/_permissions.ts";
 import { DEFAULT_IMAGE_NAME } from "../../scripts/image.ts";
 import { checkServeArgs } from "./_serve_args.ts";
 
@@ -109,11 +113,27 @@ Deno.test("daemonset.yaml runs serve of the image deno task image builds", () =>
 
 Deno.test("daemonset.yaml mounts the socket's directory read-write at its node path", () => {
   const socketDir = dirname(CONFIG.socket);
-  assert.equal(socketDir, DEFAULT_SOCKET_DIR, "the executable may write only there");
+  assert.equal(socketDir, DEFAULT_SOCKET_DIR, "the executable may write there");
   const { mount, hostPath } = mountFor(CONFIG.socket);
   assert.equal(mount.mountPath, socketDir, "the directory is mounted, not the socket");
   assert.notEqual(mount.readOnly, true);
   assert.equal(hostPath, CONFIG.socket, "node agents find the socket at the same path");
+});
+
+Deno.test("daemonset.yaml mounts the kubelet's Pods API directory read-write at its node path", async (t) => {
+  for (const path of [CONFIG.kubeletPodsApiEndpoint, CONFIG.kubeletCompatSocket]) {
+    await t.step(path, () => {
+      assert.equal(dirname(path), KUBELET_PODS_API_DIR, "the executable may write there");
+      const { mount, hostPath } = mountFor(path);
+      assert.equal(
+        mount.mountPath,
+        KUBELET_PODS_API_DIR,
+        "the directory: the kubelet replaces its socket",
+      );
+      assert.notEqual(mount.readOnly, true);
+      assert.equal(hostPath, path);
+    });
+  }
 });
 
 Deno.test("daemonset.yaml mounts the CRI socket's directory read-only", () => {
@@ -136,7 +156,7 @@ Deno.test("daemonset.yaml mounts manifests and kubelet credentials read-only", a
   await t.step("every other host mount is read-only", () => {
     for (const m of CONTAINER.volumeMounts) {
       const volume = POD.volumes.find((v) => v.name === m.name);
-      if (volume?.hostPath && m.mountPath !== DEFAULT_SOCKET_DIR) {
+      if (volume?.hostPath && ![DEFAULT_SOCKET_DIR, KUBELET_PODS_API_DIR].includes(m.mountPath)) {
         assert.equal(m.readOnly, true, m.mountPath);
       }
     }

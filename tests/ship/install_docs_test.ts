@@ -15,6 +15,7 @@ import {
   CRI_SOCKETS,
   DEFAULT_SOCKET_DIR,
   ENV_VARS,
+  KUBELET_PODS_API_DIR,
   READ_PATHS,
   SYS_APIS,
 } from "../../scripts/_permissions.ts";
@@ -60,10 +61,14 @@ function rowItems(name: string): string[] {
 }
 
 Deno.test("OPERATIONS.md lists exactly the permissions of scripts/_permissions.ts", async (t) => {
-  await t.step("write", () => assert.deepEqual(rowItems("write"), [DEFAULT_SOCKET_DIR]));
+  await t.step(
+    "write",
+    () => assert.deepEqual(rowItems("write"), [DEFAULT_SOCKET_DIR, KUBELET_PODS_API_DIR]),
+  );
   await t.step(
     "read",
-    () => assert.deepEqual(rowItems("read"), [DEFAULT_SOCKET_DIR, ...READ_PATHS]),
+    () =>
+      assert.deepEqual(rowItems("read"), [DEFAULT_SOCKET_DIR, KUBELET_PODS_API_DIR, ...READ_PATHS]),
   );
   await t.step("env", () => assert.deepEqual(rowItems("env"), [...ENV_VARS]));
   await t.step("sys", () => assert.deepEqual(rowItems("sys"), [...SYS_APIS]));

@@ -50,6 +50,8 @@ function serveArgs(dir: string, runtimeSocket: string, extra: string[] = []): st
     ...flags,
     `--container-runtime-endpoint=unix://${runtimeSocket}`,
     "--hostname-override=late-node",
+    // Never the kubelet's path on the machine the tests run on.
+    "--kubelet-compat-socket=",
     ...extra,
   ];
 }

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { dirname } from "node:path";
 import { EXIT } from "../../main.ts";
-import { DEFAULT_SOCKET_DIR } from "../../scripts/_permissions.ts";
+import { DEFAULT_SOCKET_DIR, KUBELET_PODS_API_DIR } from "../../scripts/_permissions.ts";
 import { checkServeArgs } from "./_serve_args.ts";
 import { PEERS, requirePeer } from "../_support/peers.ts";
 
@@ -88,14 +88,19 @@ Deno.test("pods-api.service runs serve with real flags and valid values", () => 
   assert.equal(config.metricsHost, "127.0.0.1");
 });
 
-Deno.test("pods-api.service lets the daemon write its socket directory and nothing else", () => {
+Deno.test("pods-api.service lets the daemon write its socket directory and the kubelet's Pods API directory, nothing else", () => {
   const config = checkServeArgs(EXEC_START.slice(2));
   const socketDir = dirname(config.socket);
-  // The executable's own write permission is this directory too.
+  // The executable's own write permission is these directories too.
   assert.equal(socketDir, DEFAULT_SOCKET_DIR);
+  assert.equal(dirname(config.kubeletCompatSocket), KUBELET_PODS_API_DIR);
+  assert.equal(dirname(config.kubeletPodsApiEndpoint), KUBELET_PODS_API_DIR);
   assert.equal(one(UNIT, "Service", "ProtectSystem"), "strict");
-  assert.deepEqual(UNIT.get("Service")?.get("ReadWritePaths"), [socketDir]);
-  assert.equal(`/var/lib/${one(UNIT, "Service", "StateDirectory")}`, socketDir);
+  assert.deepEqual(UNIT.get("Service")?.get("ReadWritePaths"), [socketDir, KUBELET_PODS_API_DIR]);
+  assert.equal(`/run/${one(UNIT, "Service", "RuntimeDirectory")}`, socketDir);
+  assert.equal(one(UNIT, "Service", "RuntimeDirectoryMode"), "0750");
+  assert.equal(one(UNIT, "Service", "RuntimeDirectoryPreserve"), "yes");
+  assert.equal(`/var/lib/${one(UNIT, "Service", "StateDirectory")}`, KUBELET_PODS_API_DIR);
   assert.equal(one(UNIT, "Service", "StateDirectoryMode"), "0750");
 });
 

@@ -1,0 +1,459 @@
+/**
+ * The kubelet's own Pods API as a pod source (kind `kubelet-podsapi`,
+ * SPEC §16): one `v1alpha1.Pods/WatchPods` stream on the kubelet's socket
+ * gives every pod's full spec and the kubelet's status. The initial ADDED
+ * events up to INITIAL_SYNC_COMPLETE are the first full view; later events
+ * change it and wake the daemon at once (`watchChanges`).
+ *
+ * The watch ends for many reasons, and each has its answer:
+ * - FAILED_PRECONDITION: the kubelet is initializing; retried with backoff,
+ *   and until a first full view the source is not synced.
+ * - RESOURCE_EXHAUSTED (dropped as too slow), a stream the kubelet closed, a
+ *   kubelet restart: a new watch, whose initial list is diffed against what
+ *   is held (an unchanged pod is the very same snapshot, so no event).
+ * - While no watch gets through after the source had synced, its pods stay,
+ *   marked `statusHeld`: the merge keeps their spec and rebuilds status from
+ *   the runtime; `/readyz` says so ({@linkcode KubeletPodsApiSource.degradedReason}).
+ * - No socket at the path, refused connections, UNIMPLEMENTED, or the path
+ *   being this daemon's own compatibility socket, before any full view: no
+ *   kubelet Pods API on this node (older kubelet, feature gate off). The
+ *   source reports no pods and keeps looking.
+ *
+ * @module
+ */
+
+import { GrpcChannel } from "../../grpc/client.ts";
+import { GrpcError, STATUS } from "../../grpc/status.ts";
+import type { Logger } from "../../log.ts";
+import type { Metrics } from "../../metrics/metrics.ts";
+import type { PodSnapshot } from "../../model/pod.ts";
+import { decodePod, decodeWatchPodsEvent, WATCH_EVENT_TYPE } from "../../proto/mod.ts";
+import { abortableSleep, type Sleep } from "../../sleep.ts";
+import { type PodSource, SourceUnavailableError } from "../mod.ts";
+import { parsePodsApiEndpoint, probeEndpoint, type SocketIdentity } from "./_endpoint.ts";
+import { KubeletPodView, type ReceivedPod } from "./_pod_view.ts";
+
+/** Where the kubelet serves its Pods API (KEP-4188). */
+export const KUBELET_PODS_API_SOCKET = "/var/lib/kubelet/pods-api/pods-api.sock";
+
+/** The watch method's path. */
+export const WATCH_PODS_METHOD = "/v1alpha1.Pods/WatchPods";
+
+/** First wait before retrying the kubelet, ms; doubled per failure. */
+export const DEFAULT_RETRY_INITIAL_MS = 250;
+
+/** Longest wait between retries, ms. */
+export const DEFAULT_RETRY_MAX_MS = 5_000;
+
+/** What the source knows of the kubelet's Pods API right now. */
+export type KubeletPodsApiState =
+  /** Not tried yet. */
+  | "starting"
+  /** No Pods API at the endpoint, and none ever seen. */
+  | "absent"
+  /** The kubelet answers FAILED_PRECONDITION and no full view was had yet. */
+  | "initializing"
+  /** The watch failed otherwise before a first full view. */
+  | "failed"
+  /** The watch is open and past its initial list, or reconnecting after a clean end. */
+  | "live"
+  /** Had a full view; the kubelet does not answer now: pods held. */
+  | "down";
+
+/** The metrics the source counts into. */
+export type KubeletPodsApiMetrics = Pick<
+  Metrics,
+  | "kubeletPodsApiConnected"
+  | "kubeletPodsApiReconnects"
+  | "kubeletPodsApiEvents"
+  | "sourceItemsRejected"
+>;
+
+/** Options of {@linkcode KubeletPodsApiSource}. */
+export interface KubeletPodsApiSourceOptions {
+  /** `unix:///path` or an absolute path. @default {KUBELET_PODS_API_SOCKET} */
+  endpoint?: string;
+  log: Logger;
+  metrics?: KubeletPodsApiMetrics;
+  /**
+   * Whether the socket at the endpoint is this daemon's own (its
+   * compatibility socket on the kubelet's path): then there is no kubelet
+   * Pods API to read. @default {() => false}
+   */
+  isOwnSocket?: (identity: SocketIdentity) => boolean;
+  /** @default {DEFAULT_RETRY_INITIAL_MS} */
+  retryInitialMs?: number;
+  /** @default {DEFAULT_RETRY_MAX_MS} */
+  retryMaxMs?: number;
+  /** Largest message accepted (one pod), bytes. @default {16777216} */
+  maxMessageBytes?: number;
+  /** Waits between retries; tests inject their own. @default {abortableSleep} */
+  sleep?: Sleep;
+}
+
+/** How one watch attempt ended. */
+type Outcome =
+  | { readonly kind: "absent"; readonly why: string }
+  /** Ended before its initial list was complete. */
+  | { readonly kind: "failed"; readonly reason: string; readonly error: unknown }
+  /** Ended after its initial list; `news`: live events arrived after it. */
+  | { readonly kind: "ended"; readonly reason: string; readonly news: boolean };
+
+const NO_PODS: readonly PodSnapshot[] = Object.freeze([]);
+const EVENT_NAMES: Readonly<Record<number, string>> = {
+  [WATCH_EVENT_TYPE.UNSPECIFIED]: "unspecified",
+  [WATCH_EVENT_TYPE.ADDED]: "added",
+  [WATCH_EVENT_TYPE.MODIFIED]: "modified",
+  [WATCH_EVENT_TYPE.DELETED]: "deleted",
+  [WATCH_EVENT_TYPE.INITIAL_SYNC_COMPLETE]: "initial_sync_complete",
+};
+
+function reasonOf(error: unknown): string {
+  if (!(error instanceof GrpcError)) return "error";
+  switch (error.code) {
+    case STATUS.FAILED_PRECONDITION:
+      return "failed_precondition";
+    case STATUS.RESOURCE_EXHAUSTED:
+      return "resource_exhausted";
+    case STATUS.UNAVAILABLE:
+      return "unavailable";
+    case STATUS.UNIMPLEMENTED:
+      return "unimplemented";
+    default:
+      return "error";
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The kubelet's Pods API, watched.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { KubeletPodsApiSource } from "./kubelet_podsapi_source.ts";
+ * import { silentLogger } from "../../log.ts";
+ * const source = new KubeletPodsApiSource({ log: silentLogger });
+ * const pods = await source.list(AbortSignal.timeout(30_000));
+ * source.close();
+ * ```
+ */
+export class KubeletPodsApiSource implements PodSource {
+  readonly kind = "kubelet-podsapi" as const;
+  /** The socket path read. */
+  readonly path: string;
+  readonly #log: Logger;
+  readonly #metrics: KubeletPodsApiMetrics | undefined;
+  readonly #isOwnSocket: (identity: SocketIdentity) => boolean;
+  readonly #retryInitialMs: number;
+  readonly #retryMaxMs: number;
+  readonly #sleep: Sleep;
+  readonly #channel: GrpcChannel;
+  readonly #view = new KubeletPodView();
+  readonly #listeners = new Set<() => void>();
+  readonly #stop = new AbortController();
+  #loop: Promise<void> | undefined;
+  #state: KubeletPodsApiState = "starting";
+  /** Why the last attempt did not give a live watch, for errors and `/readyz`. */
+  #why = "";
+  #lastError: unknown;
+  #settle: () => void = () => {};
+  readonly #settled = new Promise<void>((resolve) => this.#settle = resolve);
+
+  /**
+   * @param options Endpoint, log, metrics, retry timing.
+   * @throws {TypeError} When the endpoint is not a unix socket path.
+   */
+  constructor(options: KubeletPodsApiSourceOptions) {
+    this.path = parsePodsApiEndpoint(options.endpoint ?? KUBELET_PODS_API_SOCKET);
+    this.#log = options.log;
+    this.#metrics = options.metrics;
+    this.#isOwnSocket = options.isOwnSocket ?? (() => false);
+    this.#retryInitialMs = options.retryInitialMs ?? DEFAULT_RETRY_INITIAL_MS;
+    this.#retryMaxMs = Math.max(this.#retryInitialMs, options.retryMaxMs ?? DEFAULT_RETRY_MAX_MS);
+    this.#sleep = options.sleep ?? abortableSleep;
+    this.#channel = new GrpcChannel({ transport: "unix", path: this.path }, {
+      maxReceiveMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
+      userAgent: "pods-api-kubelet-podsapi",
+    });
+  }
+
+  /** Where the source stands (for tests and logs). */
+  get state(): KubeletPodsApiState {
+    return this.#state;
+  }
+
+  /**
+   * The held view. Waits for the first attempt's outcome; afterwards answers
+   * at once.
+   *
+   * @param signal Abandons the wait.
+   * @returns Every pod the kubelet listed (none when it has no Pods API).
+   * @throws {SourceUnavailableError} While no full view was had and the
+   *   kubelet is initializing (`initializing`) or the watch fails (`watch_failed`).
+   */
+  async list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
+    this.#start();
+    if (this.#state === "starting") await this.#waitSettled(signal);
+    if (this.#view.synced) return this.#view.snapshots();
+    switch (this.#state) {
+      case "initializing":
+        throw new SourceUnavailableError(
+          `Cannot list pods of the kubelet's Pods API at "${this.path}": the kubelet is initializing (${this.#why})`,
+          { reason: "initializing", cause: this.#lastError },
+        );
+      case "failed":
+        throw new SourceUnavailableError(
+          `Cannot list pods of the kubelet's Pods API at "${this.path}": ${this.#why}`,
+          { reason: "watch_failed", cause: this.#lastError },
+        );
+      default:
+        return NO_PODS;
+    }
+  }
+
+  /**
+   * Calls `onChange` whenever the held view changes; starts the watch.
+   *
+   * @param signal Stops calling `onChange`.
+   * @param onChange Called per change.
+   * @returns Resolves once the signal aborts.
+   */
+  watchChanges(signal: AbortSignal, onChange: () => void): Promise<void> {
+    if (signal.aborted) return Promise.resolve();
+    this.#listeners.add(onChange);
+    this.#start();
+    return new Promise((resolve) => {
+      signal.addEventListener("abort", () => {
+        this.#listeners.delete(onChange);
+        resolve();
+      }, { once: true });
+    });
+  }
+
+  /**
+   * Why the daemon is serving less than the kubelet's word, for `/readyz`.
+   *
+   * @returns A sentence while the kubelet's API is down after having synced; else `undefined`.
+   */
+  degradedReason(): string | undefined {
+    if (!this.#view.synced || this.#view.live) return undefined;
+    return `kubelet Pods API at ${this.path} is not answering (${this.#why}): serving the pod specs it last gave, with status from the container runtime`;
+  }
+
+  /** Stops the watch and closes the connection. */
+  close(): void {
+    this.#stop.abort();
+    this.#channel.close();
+    this.#settle();
+  }
+
+  /** Resolves once the watch loop has ended (after {@linkcode close}). */
+  async closed(): Promise<void> {
+    await this.#loop;
+  }
+
+  #start(): void {
+    if (this.#loop !== undefined || this.#stop.signal.aborted) return;
+    this.#loop = this.#run(this.#stop.signal).catch((error) => {
+      this.#log.error("kubelet Pods API watch loop died", { error });
+    });
+  }
+
+  async #waitSettled(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) throw signal.reason;
+    let onAbort = () => {};
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      await Promise.race([this.#settled, aborted]);
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  #changed(): void {
+    for (const listener of this.#listeners) listener();
+  }
+
+  #setState(state: KubeletPodsApiState): void {
+    this.#state = state;
+    this.#metrics?.kubeletPodsApiConnected.set(state === "live" && !this.#view.listing ? 1 : 0);
+    if (state !== "starting") this.#settle();
+  }
+
+  async #run(signal: AbortSignal): Promise<void> {
+    let failures = 0;
+    while (!signal.aborted) {
+      const outcome = await this.#watchOnce(signal);
+      if (signal.aborted) return;
+      if (outcome.kind === "ended") {
+        this.#metrics?.kubeletPodsApiReconnects.inc({ reason: outcome.reason });
+        this.#log.info("kubelet Pods API watch ended; watching again", {
+          endpoint: this.path,
+          reason: outcome.reason,
+        });
+        // A watch that brought news was healthy: reconnect at once.
+        failures = outcome.news ? 0 : failures + 1;
+      } else {
+        failures++;
+        this.#notAnswering(outcome, failures);
+      }
+      if (failures > 0) await this.#sleep(this.#delay(failures), signal);
+    }
+  }
+
+  #delay(failures: number): number {
+    return Math.min(this.#retryInitialMs * 2 ** (failures - 1), this.#retryMaxMs);
+  }
+
+  /** An attempt that did not reach a full view. */
+  #notAnswering(outcome: Exclude<Outcome, { kind: "ended" }>, failures: number): void {
+    const why = outcome.kind === "absent" ? outcome.why : messageOf(outcome.error);
+    const changedWhy = why !== this.#why;
+    this.#why = why;
+    this.#lastError = outcome.kind === "failed" ? outcome.error : undefined;
+    if (this.#view.synced) {
+      const first = this.#state !== "down";
+      this.#setState("down");
+      if (this.#view.hold()) this.#changed();
+      if (first) {
+        this.#log.warn(
+          "kubelet Pods API stopped answering; keeping its pods, with status from the runtime",
+          { endpoint: this.path, why, pods: this.#view.size },
+        );
+      }
+      return;
+    }
+    const state = outcome.kind === "absent" || outcome.reason === "unimplemented"
+      ? "absent"
+      : outcome.reason === "failed_precondition"
+      ? "initializing"
+      : "failed";
+    const quiet = this.#state === state && !changedWhy;
+    this.#setState(state);
+    if (quiet) return;
+    if (state === "absent") {
+      this.#log.info("no kubelet Pods API on this node (yet); looking again with backoff", {
+        endpoint: this.path,
+        why,
+      });
+    } else {
+      this.#log[failures === 1 ? "info" : "warn"]("kubelet Pods API not ready; retrying", {
+        endpoint: this.path,
+        why,
+        failures,
+      });
+    }
+  }
+
+  async #watchOnce(signal: AbortSignal): Promise<Outcome> {
+    const probe = await probeEndpoint(this.path, this.#isOwnSocket);
+    if (probe.kind === "absent") return probe;
+    const call = this.#channel.serverStream(WATCH_PODS_METHOD, new Uint8Array(0), { signal });
+    this.#view.beginList();
+    let synced = false;
+    let news = false;
+    try {
+      for await (const message of call) {
+        const type = this.#onEvent(message);
+        if (type === WATCH_EVENT_TYPE.INITIAL_SYNC_COMPLETE && !synced) {
+          synced = true;
+          this.#commit();
+        } else if (synced && type !== undefined) {
+          news = true;
+        }
+      }
+      if (synced) return { kind: "ended", reason: "closed", news };
+      return {
+        kind: "failed",
+        reason: "error",
+        error: new GrpcError(STATUS.INTERNAL, "the watch ended before INITIAL_SYNC_COMPLETE"),
+      };
+    } catch (error) {
+      const reason = reasonOf(error);
+      if (synced) return { kind: "ended", reason, news };
+      if (reason === "unavailable" && !this.#view.synced) {
+        // A stale socket file (nobody listening) or a server that went away.
+        return { kind: "absent", why: messageOf(error) };
+      }
+      return { kind: "failed", reason, error };
+    } finally {
+      call.cancel();
+      if (this.#view.listing) this.#view.abandonList();
+      if (this.#state === "live") this.#metrics?.kubeletPodsApiConnected.set(0);
+    }
+  }
+
+  /** The initial list is complete: it becomes the view. */
+  #commit(): void {
+    const wasSynced = this.#view.synced;
+    const wasLive = this.#view.live;
+    const changes = this.#view.completeList();
+    const why = this.#why;
+    this.#why = "";
+    this.#lastError = undefined;
+    this.#setState("live");
+    const fields = { endpoint: this.path, pods: this.#view.size, ...changes };
+    if (!wasSynced) this.#log.info("kubelet Pods API synced", fields);
+    else if (!wasLive) this.#log.info("kubelet Pods API answers again", { ...fields, was: why });
+    else this.#log.debug("kubelet Pods API watch resynced", fields);
+    if (!wasLive || changes.added + changes.modified + changes.deleted > 0) this.#changed();
+  }
+
+  /**
+   * Applies one event.
+   *
+   * @returns Its type, or `undefined` when it was skipped as malformed.
+   */
+  #onEvent(message: Uint8Array): number | undefined {
+    let type: number;
+    let podBytes: Uint8Array | undefined;
+    try {
+      const event = decodeWatchPodsEvent(message);
+      type = event.type;
+      podBytes = event.pod;
+    } catch (error) {
+      this.#reject("invalid_event", error);
+      return undefined;
+    }
+    this.#metrics?.kubeletPodsApiEvents.inc({ type: EVENT_NAMES[type] ?? "unknown" });
+    if (type === WATCH_EVENT_TYPE.INITIAL_SYNC_COMPLETE) return type;
+    if (type === WATCH_EVENT_TYPE.UNSPECIFIED) {
+      this.#reject("unspecified_event", new TypeError("event type UNSPECIFIED"));
+      return undefined;
+    }
+    const received = this.#decode(podBytes ?? new Uint8Array(0));
+    if (received === undefined) return undefined;
+    const changed = type === WATCH_EVENT_TYPE.DELETED
+      ? this.#view.delete(received.uid)
+      : this.#view.put(received);
+    if (changed) this.#changed();
+    return type;
+  }
+
+  #decode(bytes: Uint8Array): ReceivedPod | undefined {
+    let pod;
+    try {
+      pod = decodePod(bytes);
+    } catch (error) {
+      this.#reject("invalid_pod", error);
+      return undefined;
+    }
+    const uid = pod.metadata?.uid;
+    if (typeof uid !== "string" || uid === "") {
+      this.#reject("no_uid", new TypeError("a pod without metadata.uid"));
+      return undefined;
+    }
+    return { uid, bytes, pod };
+  }
+
+  #reject(reason: string, error: unknown): void {
+    this.#metrics?.sourceItemsRejected.inc({ source: this.kind, reason });
+    this.#log.warn("skipped an event of the kubelet's Pods API", { reason, error });
+  }
+}

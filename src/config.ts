@@ -52,6 +52,8 @@ export interface ServeConfig {
   readonly httpTokenFile: string;
   readonly httpTlsCertFile: string;
   readonly httpTlsKeyFile: string;
+  /** Where the self-signed serving certificate is kept (token set, no certificate given). */
+  readonly httpCertDir: string;
   readonly httpBookmarkPeriodMs: number;
   readonly simulate: boolean;
   readonly simulatePods: number;
@@ -286,6 +288,7 @@ function buildConfig(
     httpTokenFile: str(raw, "http-token-file"),
     httpTlsCertFile: str(raw, "http-tls-cert-file"),
     httpTlsKeyFile: str(raw, "http-tls-private-key-file"),
+    httpCertDir: str(raw, "http-cert-dir"),
     httpBookmarkPeriodMs: dur(raw, "http-watch-bookmark-period", 10),
     simulate: raw["simulate"] === true,
     simulatePods: num(raw, "simulate-pods", 0),

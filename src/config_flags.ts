@@ -184,12 +184,19 @@ export const SERVE_FLAGS = {
   "http-tls-cert-file": {
     type: "string",
     default: "",
-    help: "PEM certificate (chain) for HTTPS on --http-bind-address; empty: plain HTTP",
+    help:
+      "PEM certificate (chain) for HTTPS on --http-bind-address; empty: plain HTTP, or with --http-token-file a self-signed one in --http-cert-dir",
   },
   "http-tls-private-key-file": {
     type: "string",
     default: "",
     help: "PEM private key of --http-tls-cert-file",
+  },
+  "http-cert-dir": {
+    type: "string",
+    default: "/var/lib/kubelet/pods-api/pki",
+    help:
+      "With --http-token-file and no --http-tls-cert-file: where the HTTP API keeps the self-signed certificate it serves HTTPS with (made when missing, as the kubelet's --cert-dir)",
   },
   "http-watch-bookmark-period": {
     type: "duration",

@@ -144,6 +144,8 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
         tokenFile: config.httpTokenFile,
         tlsCertFile: config.httpTlsCertFile,
         tlsKeyFile: config.httpTlsKeyFile,
+        certDir: config.httpCertDir,
+        certHosts: [config.nodeName, ...config.nodeIPs],
         bookmarkPeriodMs: config.httpBookmarkPeriodMs,
       }, {
         engine: query,

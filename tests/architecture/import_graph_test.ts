@@ -16,7 +16,7 @@ const SRC = new URL("../../src/", import.meta.url);
 const LAYERS: readonly (readonly string[])[] = [
   ["bytes_equal.ts", "clock.ts", "duration.ts", "log.ts", "sleep.ts", "version.ts"],
   ["config_flags.ts", "model"],
-  ["config.ts", "fieldmask", "metrics", "ratelimit", "status"],
+  ["config.ts", "fieldmask", "metrics", "ratelimit", "status", "tls"],
   ["h2", "proto"],
   ["grpc"],
   ["sources"],

@@ -53,6 +53,15 @@ export function renderKubeconfig(options: KubeconfigOptions): string {
   });
 }
 
+/** The flags of `pods-api kubeconfig`: the daemon's own, and the kubeconfig's name. */
+export const KUBECONFIG_FLAGS = {
+  "http-bind-address": { type: "string", default: "" },
+  "http-token-file": { type: "string", default: "" },
+  "http-tls-cert-file": { type: "string", default: "" },
+  "http-cert-dir": { type: "string", default: SERVE_FLAGS["http-cert-dir"].default },
+  "name": { type: "string", default: "pods-api" },
+} as const;
+
 /** Usage of the subcommand. */
 export const KUBECONFIG_USAGE =
   "  pods-api kubeconfig --http-bind-address HOST:PORT [--http-token-file F] [--http-tls-cert-file F | --http-cert-dir D]";
@@ -73,17 +82,7 @@ export function kubeconfigCommand(
   args: readonly string[],
   readTextFile: (path: string) => string,
 ): string {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
-      "http-bind-address": { type: "string", default: "" },
-      "http-token-file": { type: "string", default: "" },
-      "http-tls-cert-file": { type: "string", default: "" },
-      "http-cert-dir": { type: "string", default: SERVE_FLAGS["http-cert-dir"].default },
-      "name": { type: "string", default: "pods-api" },
-    },
-    strict: true,
-  });
+  const { values } = parseArgs({ args: [...args], options: KUBECONFIG_FLAGS, strict: true });
   const bind = values["http-bind-address"] as string;
   if (!/^(\[[^\]]+\]|[^:]+):\d{1,5}$/.test(bind)) {
     throw new TypeError(

@@ -30,6 +30,11 @@ import type { PodSource } from "./sources/mod.ts";
 
 /** Longest time one read of a source may take. */
 const RELIST_TIMEOUT_MS = 30_000;
+/**
+ * The longest a new pod seen only by the runtime waits for the kubelet's (or
+ * the simulated node's) view before it is announced without its spec, ms.
+ */
+const NEW_POD_HOLD_MS = 2_000;
 
 /** What the daemon is built from, besides its configuration. */
 export interface DaemonDeps {
@@ -82,6 +87,14 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     history: { maxAgeMs: config.watchHistoryMs, maxEvents: config.watchHistoryEvents },
     tombstoneTtlMs: config.tombstoneTtlMs,
     staleAfterMs: config.relistThresholdMs,
+    newPodHoldMs: NEW_POD_HOLD_MS,
+    // A new pod waits for the kubelet's view: read it now, not at its next poll.
+    onNewPodWait: (kinds) => {
+      if (deps.runLoops === false) return;
+      sources.forEach((s, i) => {
+        if (kinds.includes(s.kind)) void relisters[i]!.relistOnce(shutdown.signal);
+      });
+    },
   });
   const { cache, hub, query, gate } = pipeline;
   const relisters = sources.map((source) =>

@@ -2,9 +2,10 @@
  * The data path of the daemon in one place: each pod source's full view is
  * merged with the others' (spec from the richest source, status rebuilt from
  * the runtime), applied to the cache (which diffs it into ADDED, MODIFIED and
- * DELETED events), recorded by the query engine (its change log and
- * indexes), published to every watcher, and marks its source synced in the
- * gate. One call, {@linkcode PodPipeline.apply}, does all of it, in that
+ * DELETED events; a new pod the runtime shows before the kubelet does waits
+ * briefly for its spec, `new_pod_hold.ts`), recorded by the query engine
+ * (its change log and indexes), published to every watcher, and marks its
+ * source synced in the gate. One call, {@linkcode PodPipeline.apply}, does all of it, in that
  * order, for one view.
  *
  * @module
@@ -20,6 +21,7 @@ import type { PodSnapshot } from "../model/pod.ts";
 import type { PodSourceKind } from "../model/pod_source_kind.ts";
 import { type HistoryLimits, QueryEngine } from "../query/mod.ts";
 import { SyncGate } from "../relist/mod.ts";
+import { type HoldContext, NewPodHold } from "./new_pod_hold.ts";
 import { UnrepresentableCounter } from "./unrepresentable_counter.ts";
 
 /** Options of {@linkcode PodPipeline}. */
@@ -37,6 +39,14 @@ export interface PodPipelineOptions {
   tombstoneTtlMs: number;
   /** How old a source's last read may get before the daemon is not ready, ms. */
   staleAfterMs?: number;
+  /**
+   * The longest a new pod the runtime shows first waits for the kubelet's
+   * (or the simulated node's) view, so that it is announced with its spec,
+   * ms (`new_pod_hold.ts`). @default {0} (never)
+   */
+  newPodHoldMs?: number;
+  /** Told which spec sources new pods wait for: read them now. */
+  onNewPodWait?(kinds: readonly PodSourceKind[]): void;
 }
 
 /**
@@ -72,6 +82,9 @@ export class PodPipeline {
   readonly gate: SyncGate;
   readonly #merger = new PodMerger();
   readonly #unrepresentable: UnrepresentableCounter;
+  readonly #hold: NewPodHold;
+  readonly #holdContext: HoldContext;
+  readonly #onNewPodWait: ((kinds: readonly PodSourceKind[]) => void) | undefined;
 
   /** @param options Sources, encoder, clock, metrics, log and the query engine's limits. */
   constructor(options: PodPipelineOptions) {
@@ -91,6 +104,17 @@ export class PodPipeline {
       ...(options.staleAfterMs === undefined ? {} : { staleAfter: options.staleAfterMs }),
     });
     this.#unrepresentable = new UnrepresentableCounter({ metrics, log: options.log });
+    this.#hold = new NewPodHold({
+      sources: options.sources,
+      clock,
+      maxHoldMs: options.newPodHoldMs ?? 0,
+    });
+    this.#holdContext = {
+      isServed: (uid) => this.cache.get(uid) !== undefined,
+      sourcesOf: (uid) => this.#merger.sourcesOf(uid),
+      hasSynced: (kind) => this.gate.lastSuccess(kind) !== undefined,
+    };
+    this.#onNewPodWait = options.onNewPodWait;
   }
 
   /**
@@ -102,12 +126,15 @@ export class PodPipeline {
    */
   apply(source: PodSourceKind, snapshots: readonly PodSnapshot[]): void {
     this.#unrepresentable.check(source, snapshots);
-    const events = this.cache.apply(this.#merger.update(source, snapshots));
+    const merged = this.#merger.update(source, snapshots);
+    const events = this.cache.apply(this.#hold.admit(source, merged, this.#holdContext));
     // The query engine's log and indexes first: a watcher woken by the hub
     // may resume from, or look up, what it was just told.
     this.query.apply(events);
     this.hub.publish(events);
     this.gate.markSynced(source);
+    const ask = this.#hold.takeRequests();
+    if (ask.length > 0) this.#onNewPodWait?.(ask);
   }
 
   /** Ends every watch (they see the hub close). */

@@ -125,14 +125,31 @@ Deno.test("daemonset.yaml mounts the CRI socket's directory read-only", () => {
   assert.equal(hostPath, path);
 });
 
-Deno.test("daemonset.yaml mounts manifests and kubelet credentials read-only", async (t) => {
-  for (const path of ["/etc/kubernetes/manifests", "/var/lib/kubelet/pki"]) {
+Deno.test("daemonset.yaml mounts manifests read-only, and nothing its flags do not use", async (t) => {
+  for (const path of [CONFIG.podManifestPath]) {
     await t.step(path, () => {
       const { mount, hostPath } = mountFor(path);
       assert.equal(mount.readOnly, true);
       assert.equal(hostPath, path);
     });
   }
+  await t.step("every host mount holds a path a flag names", () => {
+    const used = [
+      CONFIG.socket,
+      new URL(CONFIG.runtimeEndpoint).pathname,
+      CONFIG.podManifestPath,
+      CONFIG.kubeletClientCert,
+      CONFIG.kubeletCaFile,
+      CONFIG.kubeletTokenFile,
+    ].filter((p) => p !== "");
+    for (const m of CONTAINER.volumeMounts) {
+      if (!POD.volumes.find((v) => v.name === m.name)?.hostPath) continue;
+      assert.ok(
+        used.some((p) => p === m.mountPath || p.startsWith(`${m.mountPath}/`)),
+        `${m.mountPath} is mounted but no flag reads it`,
+      );
+    }
+  });
   await t.step("every other host mount is read-only", () => {
     for (const m of CONTAINER.volumeMounts) {
       const volume = POD.volumes.find((v) => v.name === m.name);

@@ -49,7 +49,7 @@ const PACKAGE_VERSION: string = JSON.parse(
   await Deno.readTextFile(new URL("deno.json", ROOT_DIR)),
 ).version;
 
-/** The image's default name: `deploy/daemonset.yaml` names this very image. */
+/** The image's default name: `deploy/base/daemonset.yaml` names this very image. */
 export const DEFAULT_IMAGE_NAME = `localhost/pods-api:${PACKAGE_VERSION}`;
 
 /** The archive's default path, relative to the repository root. */

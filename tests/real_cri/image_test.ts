@@ -1,6 +1,6 @@
 /**
  * The shipped image on a real containerd (started by `scripts/real_cri/up.sh`),
- * run as `deploy/daemonset.yaml` describes: `deno task image` builds the
+ * run as `deploy/base/daemonset.yaml` describes: `deno task image` builds the
  * archive, `ctr images import` puts it in the `k8s.io` namespace, and the
  * pod is created over CRI with the manifest's args, env, mounts (hostPath
  * volumes mapped to test directories standing in for the node's paths),
@@ -22,7 +22,7 @@ import { basename, dirname } from "node:path";
 import { removeKubeletPod, runKubeletPod } from "../../src/sim/runtime/cri_kubelet.ts";
 import { CONTAINER_STATE, CriClient } from "../../src/sources/cri/mod.ts";
 import { IMAGE_PATHS, imageEntrypoint, MAX_IMAGE_BYTES } from "../../scripts/image.ts";
-import { daemonSetPod, readDaemonSet } from "./_daemonset_pod.ts";
+import { daemonSetPod, readConfigMaps, readDaemonSet } from "./_daemonset_pod.ts";
 import { poll } from "../_support/poll.ts";
 
 const SOCKET = Deno.env.get("PODS_API_REAL_CRI_SOCKET");
@@ -96,7 +96,7 @@ interface OciSpec {
 }
 
 Deno.test({
-  name: "deno task image: runs on containerd as deploy/daemonset.yaml describes",
+  name: "deno task image: runs on containerd as deploy/base/daemonset.yaml describes",
   ignore: SOCKET === undefined,
   sanitizeResources: false,
   sanitizeOps: false,
@@ -107,7 +107,6 @@ Deno.test({
     const node = {
       socketDir: `${work}/var-lib-kubelet-pods-api`,
       manifests: `${work}/etc-kubernetes-manifests`,
-      pki: `${work}/var-lib-kubelet-pki`,
     };
     for (const dir of [...Object.values(node), `${work}/empty`, `${work}/logs`]) {
       await Deno.mkdir(dir, { recursive: true });
@@ -121,14 +120,15 @@ Deno.test({
         "/var/lib/kubelet/pods-api": node.socketDir,
         "/run/containerd": dirname(SOCKET!),
         "/etc/kubernetes/manifests": node.manifests,
-        "/var/lib/kubelet/pki": node.pki,
       },
       emptyDirRoot: `${work}/empty`,
+      configMaps: await readConfigMaps(),
       metricsPort,
       uid,
       logRoot: `${work}/logs`,
     });
     for (const dir of Object.values(pod.volumeSources)) await Deno.mkdir(dir, { recursive: true });
+    for (const [path, text] of Object.entries(pod.files)) await Deno.writeTextFile(path, text);
     const socketArg = pod.manifestArgs.find((a) => a.startsWith("--socket="))!;
     const apiSocket = `${node.socketDir}/${basename(socketArg.slice("--socket=".length))}`;
     const sandboxes: string[] = [];
@@ -244,7 +244,7 @@ Deno.test({
         assert.equal(info.mode! & 0o777, 0o660);
       });
 
-      await t.step("containerd ran what deploy/daemonset.yaml describes", async (s) => {
+      await t.step("containerd ran what deploy/base/daemonset.yaml describes", async (s) => {
         const verbose = await kubelet.containerStatus({ containerId: containerId!, verbose: true });
         const parsed = (JSON.parse(verbose.info?.info ?? "{}") as { runtimeSpec?: OciSpec })
           .runtimeSpec;

@@ -12,7 +12,7 @@
 export const BUILD_VERSION = "0.1.0";
 
 /** Go's names for Deno's architectures: Kubernetes and OCI platforms use them. */
-const GO_ARCH: Readonly<Record<string, string>> = { x86_64: "amd64", aarch64: "arm64" };
+const GO_ARCH: Readonly<Record<string, string>> = { "x86_64": "amd64", "aarch64": "arm64" };
 
 /**
  * An architecture as Go names it.

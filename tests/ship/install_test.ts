@@ -68,7 +68,7 @@ Deno.test("the command falls back to npx when the Deno of the install is gone", 
   }
 });
 
-Deno.test("the command runs main.ts with the permissions of deno task client", async () => {
+Deno.test("the command runs main.ts with the permissions of deno task client", () => {
   const script = commandScript("/d/deno", "/src/main.ts");
   for (const flag of RUN_FLAGS.slice(1)) assert.ok(script.includes(` ${flag} `), flag);
   assert.match(script, /--quiet/);

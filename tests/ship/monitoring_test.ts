@@ -34,7 +34,7 @@ interface Rule {
   annotations?: Record<string, string>;
 }
 interface RuleTest {
-  alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[];
+  "alert_rule_test"?: { alertname: string; "exp_alerts": unknown[] }[];
 }
 
 const RULES = (parse(await Deno.readTextFile(`${DIR}alerts.yaml`)) as {

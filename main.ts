@@ -35,8 +35,8 @@ export const EXIT = {
 const ENCODER = new TextEncoder();
 const SIGNAL_DEBOUNCE_MS = 300;
 
-function writeAll(file: typeof Deno.stdout, text: string): void {
-  let bytes = ENCODER.encode(text + "\n");
+function writeAll(file: typeof Deno.stdout, text: string, newline = true): void {
+  let bytes = ENCODER.encode(newline ? text + "\n" : text);
   try {
     // A pipe may take less than the whole buffer per write.
     while (bytes.length > 0) bytes = bytes.subarray(file.writeSync(bytes));
@@ -204,6 +204,7 @@ async function main(args: readonly string[]): Promise<number> {
       try {
         return await runClientCommand(command, rest, {
           out,
+          write: (text) => writeAll(Deno.stdout, text, false),
           err,
           now: () => Date.now(),
           signal: interrupt.signal,

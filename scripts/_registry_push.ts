@@ -18,8 +18,12 @@ export interface PushBlob {
 export interface PushOptions {
   /** Config and layers. */
   blobs: readonly PushBlob[];
-  /** The image manifest (OCI). */
+  /** The image manifest (OCI), or the image index of a multi-platform image; pushed under the tag. */
   manifest: Uint8Array;
+  /** Its media type. @default {"application/vnd.oci.image.manifest.v1+json"} */
+  manifestType?: string;
+  /** The platforms' manifests an index names, pushed by digest first. */
+  platformManifests?: readonly PushBlob[];
   /** Use http:// (always for localhost and 127.0.0.1). */
   plainHttp?: boolean;
   username?: string | undefined;
@@ -149,9 +153,22 @@ export async function pushImage(reference: string, options: PushOptions): Promis
     await put.body?.cancel();
     uploaded++;
   }
+  for (const m of options.platformManifests ?? []) {
+    const sub = await expect(
+      await call("PUT", `/v2/${repository}/manifests/${m.digest}`, {
+        headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" },
+        body: m.data as BodyInit,
+      }),
+      [201],
+      `the manifest ${m.digest}`,
+    );
+    await sub.body?.cancel();
+  }
   const put = await expect(
     await call("PUT", `/v2/${repository}/manifests/${tag}`, {
-      headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" },
+      headers: {
+        "content-type": options.manifestType ?? "application/vnd.oci.image.manifest.v1+json",
+      },
       body: options.manifest as BodyInit,
     }),
     [201],

@@ -3,13 +3,17 @@
  * a container engine: an OCI image archive (`dist/pods-api-image.tar`) that
  * `ctr -n k8s.io images import`, `podman load` and `docker load` take.
  *
- * What the image holds, nothing else (as a distroless image would):
- * - layer 1: the shared libraries the Deno binary needs, as `ldd` names them
- *   on the build machine, and `/etc/passwd` and `/etc/group` with root and
- *   the non-root user `pods-api` (65532, the image's default user);
- * - layer 2: the Deno runtime, the npm `deno` package's binary of the pinned
- *   version ({@linkcode PINNED_DENO_VERSION}) at `/usr/local/bin/deno`;
- * - layer 3: the bundle (`deno task bundle`) at `/usr/local/lib/pods-api/pods-api.js`.
+ * One OCI image index for `linux/amd64` and `linux/arm64` (a DaemonSet's
+ * image must run on both kinds of node). Each platform's image holds this,
+ * nothing else (as a distroless image would):
+ * - layer 1: the shared libraries its Deno binary needs (`_image_platforms.ts`:
+ *   `ldd` on the build machine's architecture, Debian's cross-libraries for
+ *   the other), and `/etc/passwd` and `/etc/group` with root and the
+ *   non-root user `pods-api` (65532, the image's default user);
+ * - layer 2: the Deno runtime, the npm package `@deno/linux-<arch>-glibc`
+ *   of the pinned version ({@linkcode PINNED_DENO_VERSION}) at `/usr/local/bin/deno`;
+ * - layer 3: the bundle (`deno task bundle`) at `/usr/local/lib/pods-api/pods-api.js`,
+ *   the same blob for both.
  *
  * The entrypoint runs the bundle with exactly the daemon's permissions
  * (scripts/_permissions.ts); the default command is `serve`. Labels carry the
@@ -21,8 +25,9 @@
  * Flags:
  * - `--output PATH`: the archive (default `dist/pods-api-image.tar`)
  * - `--name REF`: the image's name (default {@linkcode DEFAULT_IMAGE_NAME})
- * - `--deno PATH`: the Deno binary to ship (default: the npm package's binary, see
- *   {@linkcode findDenoBinary})
+ * - `--deno PATH`: the Deno binary to ship for the build machine's architecture
+ *   (default: the npm package's binary, see {@linkcode findDenoBinary})
+ * - `--platforms LIST`: `amd64,arm64` (the default), or one of them
  * - `--bundle PATH`: ship this bundle instead of building one
  * - `--source URL`: the source label (default: git's `origin`, else {@linkcode DEFAULT_SOURCE})
  * - `--push REF`: also push the image to a registry (`host[:port]/repo:tag`;
@@ -40,6 +45,16 @@ import { type PushBlob, pushImage } from "./_registry_push.ts";
 import { TAR_END, tarArchive, type TarEntry, tarHeader, tarPadding } from "./_tar.ts";
 import { buildBundle } from "./bundle.ts";
 import { describeVersion, ROOT_DIR } from "./stamp_version.ts";
+import {
+  crossLibraries,
+  denoNpmPackage,
+  hostArchitecture,
+  IMAGE_ARCHITECTURES,
+  type ImageArchitecture,
+  type PlatformInput,
+} from "./_image_platforms.ts";
+
+export { denoNpmPackage, hostArchitecture, type ImageArchitecture, type PlatformInput };
 
 /** The Deno version the image carries (the project's pin). */
 export const PINNED_DENO_VERSION = "2.9.3";
@@ -49,7 +64,7 @@ const PACKAGE_VERSION: string = JSON.parse(
   await Deno.readTextFile(new URL("deno.json", ROOT_DIR)),
 ).version;
 
-/** The image's default name: `deploy/daemonset.yaml` names this very image. */
+/** The image's default name: `deploy/base/daemonset.yaml` names this very image. */
 export const DEFAULT_IMAGE_NAME = `localhost/pods-api:${PACKAGE_VERSION}`;
 
 /** The archive's default path, relative to the repository root. */
@@ -155,12 +170,6 @@ async function denoVersionOf(binary: string): Promise<string | undefined> {
   }
 }
 
-/** The npm package that ships Deno's binary for this machine. */
-export function denoNpmPackage(): string {
-  const arch = Deno.build.arch === "aarch64" ? "arm64" : "x64";
-  return `@deno/${Deno.build.os}-${arch}-glibc`;
-}
-
 async function packageVersionAt(dir: string): Promise<string | undefined> {
   try {
     const pkg = JSON.parse(await Deno.readTextFile(`${dir}/package.json`));
@@ -171,31 +180,40 @@ async function packageVersionAt(dir: string): Promise<string | undefined> {
 }
 
 /**
- * Finds the npm package's Deno binary of `version`: the one running this
- * script when it is that package (`npx -y deno@VERSION`), else one in npm's
- * `npx` cache, else `npm pack` of the package (from npm's cache when
+ * Finds the npm package's Deno binary of `version` for an architecture: for
+ * the build machine's, the one running this script when it is that package
+ * (`npx -y deno@VERSION`), else one in npm's `npx` cache; else (and for the
+ * other architecture) `npm pack` of the package (from npm's cache when
  * offline) unpacked under `workDir`.
  *
  * @param version The Deno version wanted.
  * @param workDir A scratch directory for `npm pack`.
+ * @param architecture The architecture. @default {hostArchitecture()}
  * @returns The binary's path.
- * @throws {Error} When none of the three has it.
+ * @throws {Error} When none of these has it.
  */
-export async function findDenoBinary(version: string, workDir: string): Promise<string> {
-  const self = await Deno.realPath(Deno.execPath());
-  const selfDir = self.slice(0, self.lastIndexOf("/"));
-  if (await packageVersionAt(selfDir) === version) return self;
-  const home = Deno.env.get("HOME") ?? "/root";
-  try {
-    for await (const entry of Deno.readDir(`${home}/.npm/_npx`)) {
-      const dir = `${home}/.npm/_npx/${entry.name}/node_modules/${denoNpmPackage()}`;
-      if (await packageVersionAt(dir) === version) return `${dir}/deno`;
+export async function findDenoBinary(
+  version: string,
+  workDir: string,
+  architecture: ImageArchitecture = hostArchitecture(),
+): Promise<string> {
+  if (architecture === hostArchitecture()) {
+    const self = await Deno.realPath(Deno.execPath());
+    const selfDir = self.slice(0, self.lastIndexOf("/"));
+    if (await packageVersionAt(selfDir) === version) return self;
+    const home = Deno.env.get("HOME") ?? "/root";
+    try {
+      for await (const entry of Deno.readDir(`${home}/.npm/_npx`)) {
+        const dir = `${home}/.npm/_npx/${entry.name}/node_modules/${denoNpmPackage()}`;
+        if (await packageVersionAt(dir) === version) return `${dir}/deno`;
+      }
+    } catch {
+      // No npx cache: try npm pack.
     }
-  } catch {
-    // No npx cache: try npm pack.
   }
+  workDir = `${workDir}/${architecture}`;
   await Deno.mkdir(workDir, { recursive: true });
-  const spec = `${denoNpmPackage()}@${version}`;
+  const spec = `${denoNpmPackage(architecture)}@${version}`;
   const pack = await new Deno.Command("npm", {
     args: ["pack", "--silent", spec],
     cwd: workDir,
@@ -281,12 +299,39 @@ export function accountFiles(): { passwd: string; group: string } {
   };
 }
 
+/**
+ * What the build machine's architecture ships: `deno` and its libraries as `ldd` names them.
+ *
+ * @param deno The Deno binary (or a stand-in).
+ * @returns The platform.
+ */
+export async function hostPlatform(deno: string): Promise<PlatformInput> {
+  const libraries = (await sharedLibraries(deno)).map((path) => ({ source: path, path }));
+  return { architecture: hostArchitecture(), deno, libraries };
+}
+
+/**
+ * What another architecture ships: its Deno binary and Debian's cross-libraries it needs.
+ *
+ * @param deno The Deno binary of that architecture.
+ * @param architecture The architecture.
+ * @param libraryDir Where its libraries are read (tests). @default {Debian's cross-library directory}
+ * @returns The platform.
+ */
+export async function foreignPlatform(
+  deno: string,
+  architecture: ImageArchitecture,
+  libraryDir?: string,
+): Promise<PlatformInput> {
+  return { architecture, deno, libraries: await crossLibraries(deno, architecture, libraryDir) };
+}
+
 /** Inputs of {@linkcode buildImage}. */
 export interface BuildImageOptions {
   /** The image's name (`registry/repository:tag`). */
   name: string;
-  /** The Deno binary to ship. */
-  deno: string;
+  /** One image per platform, in the index's order; the build machine's also goes to `docker load`. */
+  platforms: readonly PlatformInput[];
   /** The bundle to ship. */
   bundle: string;
   /** The archive to write. */
@@ -301,74 +346,70 @@ export interface BuildImageOptions {
   created: Date;
 }
 
-/** What {@linkcode buildImage} wrote. */
-export interface BuiltImage {
-  readonly name: string;
-  readonly output: string;
-  /** Digest of the image manifest (the image's ID in a registry). */
+/** One platform's image in what {@linkcode buildImage} wrote. */
+export interface BuiltPlatform {
+  readonly architecture: ImageArchitecture;
+  /** Digest of the platform's image manifest. */
   readonly manifestDigest: string;
   readonly configDigest: string;
   /** Sum of the uncompressed layers: the root file system's size. */
   readonly uncompressedBytes: number;
   /** Sum of the compressed layers: what a pull transfers. */
   readonly compressedBytes: number;
-  /** The libraries copied in. */
+  /** The libraries copied in, by their path in the image. */
   readonly libraries: readonly string[];
-  /** The config, manifest and layers, for a push. */
-  readonly blobs: readonly PushBlob[];
   /** The manifest's bytes. */
   readonly manifest: Uint8Array;
 }
 
-/** The platform's architecture as OCI names it. */
-export function ociArchitecture(): string {
-  return Deno.build.arch === "aarch64" ? "arm64" : "amd64";
+/** What {@linkcode buildImage} wrote. */
+export interface BuiltImage {
+  readonly name: string;
+  readonly output: string;
+  /** Digest of the image index (the image's ID in a registry, for every platform). */
+  readonly indexDigest: string;
+  /** The image index's bytes. */
+  readonly index: Uint8Array;
+  readonly platforms: readonly BuiltPlatform[];
+  /** Every config and layer, for a push. */
+  readonly blobs: readonly PushBlob[];
 }
 
-/**
- * Builds the image and writes it as an OCI image layout in a tar (with a
- * `manifest.json` for `docker load` too).
- *
- * @param options The inputs, name and labels.
- * @returns Name, digests, sizes.
- * @throws {Error} When `ldd` misses a library or a file cannot be read.
- */
-export async function buildImage(options: BuildImageOptions): Promise<BuiltImage> {
-  const libraries = await sharedLibraries(options.deno);
+/** One platform's layers, config and manifest. */
+async function platformImage(
+  platform: PlatformInput,
+  app: Layer,
+  options: BuildImageOptions,
+): Promise<{ built: BuiltPlatform; layers: Layer[]; config: Uint8Array }> {
   const accounts = accountFiles();
-  const base = await layer("shared libraries of deno (ldd), /etc/passwd, /etc/group", [
-    ...withDirectories([
-      ...await Promise.all(libraries.map(async (path) => ({
-        path,
-        mode: 0o755,
-        data: await Deno.readFile(path),
-      }))),
-      { path: "/etc/passwd", mode: 0o644, data: ENCODER.encode(accounts.passwd) },
-      { path: "/etc/group", mode: 0o644, data: ENCODER.encode(accounts.group) },
-    ]),
-    { type: "dir", path: "tmp", mode: 0o1777 },
-  ]);
+  const base = await layer(
+    `shared libraries of deno (${platform.architecture}), /etc/passwd, /etc/group`,
+    [
+      ...withDirectories([
+        ...await Promise.all(platform.libraries.map(async (lib) => ({
+          path: lib.path,
+          mode: 0o755,
+          data: await Deno.readFile(lib.source),
+        }))),
+        { path: "/etc/passwd", mode: 0o644, data: ENCODER.encode(accounts.passwd) },
+        { path: "/etc/group", mode: 0o644, data: ENCODER.encode(accounts.group) },
+      ]),
+      { type: "dir", path: "tmp", mode: 0o1777 },
+    ],
+  );
   const runtime = await layer(
-    `deno ${PINNED_DENO_VERSION}`,
+    `deno ${PINNED_DENO_VERSION} (${platform.architecture})`,
     withDirectories([{
       path: IMAGE_PATHS.deno,
       mode: 0o755,
-      data: await Deno.readFile(options.deno),
-    }]),
-  );
-  const app = await layer(
-    `pods-api ${options.version}`,
-    withDirectories([{
-      path: IMAGE_PATHS.bundle,
-      mode: 0o644,
-      data: await Deno.readFile(options.bundle),
+      data: await Deno.readFile(platform.deno),
     }]),
   );
   const layers = [base, runtime, app];
   const created = options.created.toISOString().replace(/\.\d+Z$/, "Z");
   const config = ENCODER.encode(JSON.stringify({
     created,
-    architecture: ociArchitecture(),
+    architecture: platform.architecture,
     os: "linux",
     config: {
       User: `${IMAGE_USER.uid}:${IMAGE_USER.gid}`,
@@ -377,14 +418,7 @@ export async function buildImage(options: BuildImageOptions): Promise<BuiltImage
       Cmd: ["serve"],
       WorkingDir: "/",
       StopSignal: "SIGTERM",
-      Labels: {
-        "org.opencontainers.image.title": "pods-api",
-        "org.opencontainers.image.description":
-          "The Kubelet Pods API on a UNIX socket, from node-local truth",
-        "org.opencontainers.image.version": options.version,
-        "org.opencontainers.image.source": options.source,
-        ...(options.revision ? { "org.opencontainers.image.revision": options.revision } : {}),
-      },
+      Labels: imageLabels(options),
     },
     rootfs: { type: "layers", diff_ids: layers.map((l) => l.diffId) },
     history: layers.map((l) => ({ created, created_by: "scripts/image.ts", comment: l.comment })),
@@ -399,21 +433,83 @@ export async function buildImage(options: BuildImageOptions): Promise<BuiltImage
       digest: l.digest,
       size: l.blob.length,
     })),
-    annotations: {
-      "org.opencontainers.image.version": options.version,
-      "org.opencontainers.image.source": options.source,
-    },
+    annotations: versionAnnotations(options),
   }));
-  const manifestDigest = await sha256(manifest);
+  return {
+    built: {
+      architecture: platform.architecture,
+      manifestDigest: await sha256(manifest),
+      configDigest,
+      uncompressedBytes: layers.reduce((n, l) => n + l.size, 0),
+      compressedBytes: layers.reduce((n, l) => n + l.blob.length, 0),
+      libraries: platform.libraries.map((l) => l.path),
+      manifest,
+    },
+    layers,
+    config,
+  };
+}
+
+function versionAnnotations(options: BuildImageOptions): Record<string, string> {
+  return {
+    "org.opencontainers.image.version": options.version,
+    "org.opencontainers.image.source": options.source,
+  };
+}
+
+function imageLabels(options: BuildImageOptions): Record<string, string> {
+  return {
+    "org.opencontainers.image.title": "pods-api",
+    "org.opencontainers.image.description":
+      "The Kubelet Pods API on a UNIX socket, from node-local truth",
+    ...versionAnnotations(options),
+    ...(options.revision ? { "org.opencontainers.image.revision": options.revision } : {}),
+  };
+}
+
+/**
+ * Builds the image, one per platform under one image index, and writes it
+ * as an OCI image layout in a tar (with a `manifest.json` of the build
+ * machine's platform for `docker load`, which takes one platform).
+ *
+ * @param options The inputs, name and labels.
+ * @returns Name, digests, sizes.
+ * @throws {Error} When a library or a file cannot be read.
+ */
+export async function buildImage(options: BuildImageOptions): Promise<BuiltImage> {
+  const app = await layer(
+    `pods-api ${options.version}`,
+    withDirectories([{
+      path: IMAGE_PATHS.bundle,
+      mode: 0o644,
+      data: await Deno.readFile(options.bundle),
+    }]),
+  );
+  const images = [];
+  for (const platform of options.platforms) {
+    images.push(await platformImage(platform, app, options));
+  }
   const tag = options.name.slice(options.name.lastIndexOf(":") + 1);
-  const index = ENCODER.encode(JSON.stringify({
+  const imageIndex = ENCODER.encode(JSON.stringify({
+    schemaVersion: 2,
+    mediaType: MEDIA.index,
+    manifests: images.map(({ built }) => ({
+      mediaType: MEDIA.manifest,
+      digest: built.manifestDigest,
+      size: built.manifest.length,
+      platform: { architecture: built.architecture, os: "linux" },
+    })),
+    annotations: versionAnnotations(options),
+  }));
+  const indexDigest = await sha256(imageIndex);
+  // The layout's entry point: the multi-platform index, named for ctr and OCI tools.
+  const layoutIndex = ENCODER.encode(JSON.stringify({
     schemaVersion: 2,
     mediaType: MEDIA.index,
     manifests: [{
-      mediaType: MEDIA.manifest,
-      digest: manifestDigest,
-      size: manifest.length,
-      platform: { architecture: ociArchitecture(), os: "linux" },
+      mediaType: MEDIA.index,
+      digest: indexDigest,
+      size: imageIndex.length,
       annotations: {
         "io.containerd.image.name": options.name,
         "org.opencontainers.image.ref.name": tag,
@@ -421,35 +517,36 @@ export async function buildImage(options: BuildImageOptions): Promise<BuiltImage
     }],
   }));
   const blobPath = (digest: string) => `blobs/sha256/${digest.slice("sha256:".length)}`;
+  const host = images.find((i) => i.built.architecture === hostArchitecture()) ?? images[0]!;
   const dockerManifest = ENCODER.encode(JSON.stringify([{
-    Config: blobPath(configDigest),
+    Config: blobPath(host.built.configDigest),
     RepoTags: [options.name],
-    Layers: layers.map((l) => blobPath(l.digest)),
+    Layers: host.layers.map((l) => blobPath(l.digest)),
   }]));
-  const blobs: PushBlob[] = [
-    ...layers.map((l) => ({ digest: l.digest, data: l.blob })),
-    { digest: configDigest, data: config },
-  ];
+  const blobs = new Map<string, Uint8Array>();
+  for (const { built, layers, config } of images) {
+    for (const l of layers) blobs.set(l.digest, l.blob);
+    blobs.set(built.configDigest, config);
+  }
+  const pushBlobs: PushBlob[] = [...blobs].map(([digest, data]) => ({ digest, data }));
   const files: { path: string; data: Uint8Array }[] = [
     { path: "oci-layout", data: ENCODER.encode('{"imageLayoutVersion":"1.0.0"}') },
-    { path: "index.json", data: index },
+    { path: "index.json", data: layoutIndex },
     { path: "manifest.json", data: dockerManifest },
-    ...[...blobs, { digest: manifestDigest, data: manifest }].map((b) => ({
-      path: blobPath(b.digest),
-      data: b.data,
-    })),
+    ...[
+      ...pushBlobs,
+      ...images.map(({ built }) => ({ digest: built.manifestDigest, data: built.manifest })),
+      { digest: indexDigest, data: imageIndex },
+    ].map((b) => ({ path: blobPath(b.digest), data: b.data })),
   ];
   await writeArchive(options.output, files);
   return {
     name: options.name,
     output: options.output,
-    manifestDigest,
-    configDigest,
-    uncompressedBytes: layers.reduce((n, l) => n + l.size, 0),
-    compressedBytes: layers.reduce((n, l) => n + l.blob.length, 0),
-    libraries,
-    blobs,
-    manifest,
+    indexDigest,
+    index: imageIndex,
+    platforms: images.map((i) => i.built),
+    blobs: pushBlobs,
   };
 }
 
@@ -485,6 +582,8 @@ export interface ImageFlags {
   source: string | undefined;
   push: string | undefined;
   plainHttp: boolean;
+  /** The platforms to build, in the index's order. */
+  platforms: ImageArchitecture[];
 }
 
 /**
@@ -503,8 +602,9 @@ export function parseImageFlags(args: readonly string[]): ImageFlags {
     source: undefined,
     push: undefined,
     plainHttp: false,
+    platforms: [...IMAGE_ARCHITECTURES],
   };
-  const valued = ["--output", "--name", "--deno", "--bundle", "--source", "--push"];
+  const valued = ["--output", "--name", "--deno", "--bundle", "--source", "--push", "--platforms"];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === "--plain-http") {
@@ -518,6 +618,19 @@ export function parseImageFlags(args: readonly string[]): ImageFlags {
     }
     const value = eq === -1 ? args[++i] : arg.slice(eq + 1);
     if (value === undefined || value === "") throw new TypeError(`Flag "${name}" needs a value`);
+    if (name === "--platforms") {
+      const list = value.split(",").map((p) => p.trim().replace(/^linux\//, ""));
+      const bad = list.filter((p) => !(IMAGE_ARCHITECTURES as readonly string[]).includes(p));
+      if (bad.length > 0 || list.length === 0) {
+        throw new TypeError(
+          `Flag "--platforms" takes ${
+            IMAGE_ARCHITECTURES.join(", ")
+          } (comma-separated), got "${value}"`,
+        );
+      }
+      flags.platforms = [...new Set(list as ImageArchitecture[])];
+      continue;
+    }
     const key = name.slice(2) as "output" | "name" | "deno" | "bundle" | "source" | "push";
     flags[key] = value;
   }
@@ -560,13 +673,25 @@ async function main(args: readonly string[]): Promise<number> {
   const work = `${root}dist/.image-work`;
   try {
     await Deno.mkdir(work, { recursive: true });
-    const deno = flags.deno ?? await findDenoBinary(PINNED_DENO_VERSION, work);
-    const shipped = await denoVersionOf(deno);
-    if (shipped !== PINNED_DENO_VERSION) {
-      err(
-        `image: ${deno} is Deno ${shipped ?? "(unknown)"}, not the pinned ${PINNED_DENO_VERSION}`,
-      );
-      return 1;
+    const platforms: PlatformInput[] = [];
+    for (const architecture of flags.platforms) {
+      if (architecture === hostArchitecture()) {
+        const deno = flags.deno ?? await findDenoBinary(PINNED_DENO_VERSION, work);
+        const shipped = await denoVersionOf(deno);
+        if (shipped !== PINNED_DENO_VERSION) {
+          err(
+            `image: ${deno} is Deno ${
+              shipped ?? "(unknown)"
+            }, not the pinned ${PINNED_DENO_VERSION}`,
+          );
+          return 1;
+        }
+        platforms.push(await hostPlatform(deno));
+      } else {
+        // npm pack of the pinned version: the package's version is the binary's.
+        const deno = await findDenoBinary(PINNED_DENO_VERSION, work, architecture);
+        platforms.push(await foreignPlatform(deno, architecture));
+      }
     }
     let bundle = flags.bundle;
     let version: string;
@@ -586,7 +711,7 @@ async function main(args: readonly string[]): Promise<number> {
     const epoch = Number(await git(["log", "-1", "--format=%ct"]) ?? "0");
     const image = await buildImage({
       name: flags.name,
-      deno,
+      platforms,
       bundle,
       output: flags.output,
       version,
@@ -595,19 +720,34 @@ async function main(args: readonly string[]): Promise<number> {
       created: new Date(epoch * 1000),
     });
     err(
-      `image: wrote ${flags.output}: ${image.name} (pods-api ${version}, deno ${shipped}), ` +
-        `manifest ${image.manifestDigest}, ${mb(image.uncompressedBytes)} uncompressed, ` +
-        `${mb(image.compressedBytes)} compressed`,
+      `image: wrote ${flags.output}: ${image.name} (pods-api ${version}, deno ${PINNED_DENO_VERSION}), ` +
+        `index ${image.indexDigest}`,
     );
-    err(`image: import on a node with: ctr -n k8s.io images import ${flags.output}`);
-    if (image.uncompressedBytes >= MAX_IMAGE_BYTES) {
-      err(`image: ${mb(image.uncompressedBytes)} is over the ${mb(MAX_IMAGE_BYTES)} budget`);
-      return 1;
+    for (const p of image.platforms) {
+      err(
+        `image: linux/${p.architecture}: manifest ${p.manifestDigest}, ` +
+          `${mb(p.uncompressedBytes)} uncompressed, ${mb(p.compressedBytes)} compressed`,
+      );
     }
+    err(`image: import on a node with: ctr -n k8s.io images import ${flags.output}`);
+    const over = image.platforms.filter((p) => p.uncompressedBytes >= MAX_IMAGE_BYTES);
+    for (const p of over) {
+      err(
+        `image: linux/${p.architecture}: ${mb(p.uncompressedBytes)} is over the ${
+          mb(MAX_IMAGE_BYTES)
+        } budget`,
+      );
+    }
+    if (over.length > 0) return 1;
     if (flags.push !== undefined) {
       const pushed = await pushImage(flags.push, {
         blobs: image.blobs,
-        manifest: image.manifest,
+        platformManifests: image.platforms.map((p) => ({
+          digest: p.manifestDigest,
+          data: p.manifest,
+        })),
+        manifest: image.index,
+        manifestType: "application/vnd.oci.image.index.v1+json",
         plainHttp: flags.plainHttp,
         username: Deno.env.get("REGISTRY_USER"),
         password: Deno.env.get("REGISTRY_PASSWORD"),

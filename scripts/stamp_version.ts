@@ -1,14 +1,16 @@
 /**
  * Stamps the build's version into the built bundle (`dist/pods-api.js`), not
- * into the source: `src/version.ts` keeps its development value, the work
+ * into the source: `src/version.ts` keeps the bare version, the work
  * tree stays clean, and two builds at once cannot trip over each other. The
  * executable embeds the stamped bundle, so `pods-api version` and the
  * start-up log line show the stamp.
  *
- * The version comes from `git describe --tags --always --dirty`: a tag as it
- * is (`v0.2.0`, `v0.2.0-3-g1a2b3c4-dirty`); without a tag, the `deno.json`
- * version plus the commit (`0.1.0-dev+1a2b3c4.dirty`); without git or a
- * commit, `0.1.0-dev`.
+ * One version everywhere: `deno.json`'s `version` (which `src/version.ts`
+ * repeats, checked by tests/ship/version_test.ts), and the image's tag. A
+ * build from a clean commit tagged `v<version>` is that version (`0.1.0`);
+ * any other build adds the commit as SemVer build metadata
+ * (`0.1.0+1a2b3c4`, `0.1.0+1a2b3c4.dirty`), so a build says where it came
+ * from without naming another version. Without git or a commit: the version.
  *
  * Run from the repository root:
  * `deno run --allow-run=git --allow-read scripts/stamp_version.ts` prints the
@@ -39,12 +41,13 @@ async function packageVersion(cwd: URL): Promise<string> {
 }
 
 /**
- * Works out the version to stamp from git.
+ * Works out the version to stamp: the package version, plus the commit unless
+ * the build is the clean commit tagged `v<version>`.
  *
  * @example Usage
  * ```ts
  * import { describeVersion } from "./stamp_version.ts";
- * const version = await describeVersion(); // "v0.2.0", "0.1.0-dev+1a2b3c4", ...
+ * const version = await describeVersion(); // "0.1.0", "0.1.0+1a2b3c4", ...
  * ```
  *
  * @param options The repository and the git executable.
@@ -52,11 +55,12 @@ async function packageVersion(cwd: URL): Promise<string> {
  */
 export async function describeVersion(options: DescribeVersionOptions = {}): Promise<string> {
   const cwd = options.cwd ?? ROOT_DIR;
-  const base = `${await packageVersion(cwd)}-dev`;
+  const base = await packageVersion(cwd);
   let described: string;
   try {
     const { success, stdout } = await new Deno.Command(options.git ?? "git", {
-      args: ["describe", "--tags", "--always", "--dirty"],
+      // `v<version>-0-g<hash>` on the tag, else `<hash>`; `-dirty` after either.
+      args: ["describe", "--tags", "--long", "--always", "--dirty", "--match", `v${base}`],
       cwd,
       stdout: "piped",
       stderr: "null",
@@ -67,9 +71,10 @@ export async function describeVersion(options: DescribeVersionOptions = {}): Pro
     // git is not installed: the build is still a build.
     return base;
   }
-  const bare = /^([0-9a-f]{4,40})(-dirty)?$/.exec(described);
-  if (bare) return `${base}+${bare[1]}${bare[2] ? ".dirty" : ""}`;
-  return described === "" ? base : described;
+  const m = /^(?:v.*-(\d+)-g)?([0-9a-f]{4,40})(-dirty)?$/.exec(described);
+  if (m === null) return base;
+  if (m[1] === "0" && m[3] === undefined) return base;
+  return `${base}+${m[2]}${m[3] ? ".dirty" : ""}`;
 }
 
 /** The declaration esbuild emits for `export const BUILD_VERSION = "...";`. */
@@ -81,7 +86,7 @@ const BUNDLED_VERSION = /^var BUILD_VERSION\d* = "[^"\n]*";$/gm;
  * @example Usage
  * ```ts
  * import { stampBundle } from "./stamp_version.ts";
- * stampBundle('var BUILD_VERSION = "0.1.0-dev";\n', "v0.2.0"); // 'var BUILD_VERSION = "v0.2.0";\n'
+ * stampBundle('var BUILD_VERSION = "0.1.0";\n', "0.1.0+1a2b3c4"); // 'var BUILD_VERSION = "0.1.0+1a2b3c4";\n'
  * ```
  *
  * @param text The bundle's text.

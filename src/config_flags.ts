@@ -293,13 +293,21 @@ export const SERVE_FLAGS = {
     key: "httpTlsCertFile",
     type: "string",
     default: "",
-    help: "PEM certificate (chain) for HTTPS on --http-bind-address; empty: plain HTTP",
+    help:
+      "PEM certificate (chain) for HTTPS on --http-bind-address; empty: plain HTTP, or with --http-token-file a self-signed one in --http-cert-dir",
   },
   "http-tls-private-key-file": {
     key: "httpTlsKeyFile",
     type: "string",
     default: "",
     help: "PEM private key of --http-tls-cert-file",
+  },
+  "http-cert-dir": {
+    key: "httpCertDir",
+    type: "string",
+    default: "/var/lib/kubelet/pods-api/pki",
+    help:
+      "With --http-token-file and no --http-tls-cert-file: where the HTTP API keeps the self-signed certificate it serves HTTPS with (made when missing, as the kubelet's --cert-dir)",
   },
   "http-watch-bookmark-period": {
     key: "httpBookmarkPeriodMs",

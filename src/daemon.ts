@@ -39,6 +39,11 @@ import {
 
 /** Longest time one read of a source may take. */
 const RELIST_TIMEOUT_MS = 30_000;
+/**
+ * The longest a new pod seen only by the runtime waits for the kubelet's (or
+ * the simulated node's) view before it is announced without its spec, ms.
+ */
+const NEW_POD_HOLD_MS = 2_000;
 
 /** `host:port`, with brackets around an IPv6 host. */
 function hostPort(address: { host: string; port: number }): string {
@@ -108,6 +113,14 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     history: { maxAgeMs: config.watchHistoryMs, maxEvents: config.watchHistoryEvents },
     tombstoneTtlMs: config.tombstoneTtlMs,
     staleAfterMs: config.relistThresholdMs,
+    newPodHoldMs: NEW_POD_HOLD_MS,
+    // A new pod waits for the kubelet's view: read it now, not at its next poll.
+    onNewPodWait: (kinds) => {
+      if (deps.runLoops === false) return;
+      sources.forEach((s, i) => {
+        if (kinds.includes(s.kind)) void relisters[i]!.relistOnce(shutdown.signal);
+      });
+    },
   });
   const { cache, query, gate } = pipeline;
   const relisters = sources.map((source) =>
@@ -172,6 +185,8 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
         tokenFile: config.httpTokenFile,
         tlsCertFile: config.httpTlsCertFile,
         tlsKeyFile: config.httpTlsKeyFile,
+        certDir: config.httpCertDir,
+        certHosts: [config.nodeName, ...config.nodeIPs],
         bookmarkPeriodMs: config.httpBookmarkPeriodMs,
       }, { core, metrics, log: log.child("http-api") });
     } catch (err) {

@@ -8,7 +8,7 @@
 
 import type { Clock } from "../clock.ts";
 import { isJsonObject } from "../model/json.ts";
-import type { PodObject, PodSnapshot, PodUid } from "../model/pod.ts";
+import { type PodObject, podPhase, type PodSnapshot, type PodUid } from "../model/pod.ts";
 import { type PodResources, samePodResources } from "../model/pod_resources.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import { compareUids, diffPods } from "./diff.ts";
@@ -28,6 +28,9 @@ export interface PodCacheOptions {
 }
 
 /** One stored pod and what the cache remembers about it. */
+/** The phases a pod can be in: each is a series of `pods_api_cache_pods_by_phase`, 0 or not. */
+const POD_PHASES = ["Pending", "Running", "Succeeded", "Failed", "Unknown"] as const;
+
 interface Entry {
   /** The source's object as last applied: an identical object is skipped unread. */
   input: Readonly<PodObject>;
@@ -262,5 +265,11 @@ export class PodCache implements PodStore {
     }
     metrics.cachePods.set(this.#entries.size);
     metrics.cacheContainers.set(this.#containers);
+    const phases = new Map<string, number>(POD_PHASES.map((p) => [p, 0]));
+    for (const entry of this.#entries.values()) {
+      const phase = podPhase(entry.pod) ?? "Unknown";
+      phases.set(phase, (phases.get(phase) ?? 0) + 1);
+    }
+    for (const [phase, n] of phases) metrics.cachePodsByPhase.set({ phase }, n);
   }
 }

@@ -38,6 +38,7 @@ import {
   podWithKind,
   renderPods,
   sortPods,
+  withResourceVersion,
 } from "./pod_output.ts";
 import { padRow, type PodColumn, podColumns, podRow } from "./pod_table.ts";
 import { PodsClient, RateLimitedError } from "./pods_client.ts";
@@ -46,7 +47,10 @@ import { resolveSocket } from "./socket_path.ts";
 
 /** Where the CLI writes and what it reads from its surroundings. */
 export interface CliIo {
+  /** Writes a line (the newline is added). */
   out(text: string): void;
+  /** Writes text as it is, for output that ends where the user's template ends (`-o jsonpath`). */
+  write(text: string): void;
   err(text: string): void;
   /** Current time, ms since the epoch. */
   now(): number;
@@ -243,24 +247,30 @@ function isUnimplemented(err: unknown): boolean {
 }
 
 /**
- * The selected pods: selected by the daemon (PodQuery), or, on a socket that
- * serves only the kubelet's Pods API, listed whole and selected here.
+ * The selected pods and the resume token: selected by the daemon (PodQuery),
+ * or, on a socket that serves only the kubelet's Pods API, listed whole and
+ * selected here (no token).
  */
 async function selectPods(
   client: PodsClient,
   sel: PodSelection,
   signal: AbortSignal,
-): Promise<PodObject[]> {
+): Promise<{ pods: PodObject[]; resumeToken: string }> {
   // Parsed here first: a bad selector is a usage error whatever the socket serves.
   const matcher = compileSelector(sel);
-  if (!matcher.isAll) {
-    try {
-      return (await new PodQueryClient(client).list(sel, { signal })).pods;
-    } catch (err) {
-      if (!isUnimplemented(err)) throw err;
-    }
+  try {
+    return await new PodQueryClient(client).list(sel, { signal });
+  } catch (err) {
+    if (!isUnimplemented(err)) throw err;
   }
-  return (await client.listPods({ signal })).filter((p) => matcher.matches(p));
+  const pods = (await client.listPods({ signal })).filter((p) => matcher.matches(p));
+  return { pods, resumeToken: "" };
+}
+
+/** Prints a rendering: a JSONPath template's text exactly as kubectl does, no newline added. */
+function print(io: CliIo, format: OutputFormat, text: string): void {
+  if (format.kind === "jsonpath") io.write(text);
+  else io.out(text);
 }
 
 function noResources(io: CliIo, namespace: string | undefined): void {
@@ -283,20 +293,26 @@ async function listCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
   using client = c.client;
   const sortBy = str(flags, "sort-by");
   sortPods([], sortBy); // a bad --sort-by is a usage error before any call
-  const pods = sortPods(await selectPods(client, selection(flags, c.namespace), io.signal), sortBy);
+  const selected = await selectPods(client, selection(flags, c.namespace), io.signal);
+  const pods = sortPods(selected.pods, sortBy);
   if (pods.length === 0 && ["table", "wide", "name"].includes(c.format.kind)) {
     noResources(io, c.namespace);
     return CLIENT_EXIT.ok;
   }
   const devices = c.format.kind === "wide" ? await devicesColumn(client, io.signal) : undefined;
-  io.out(renderPods(pods, {
-    format: c.format,
-    columns: devices === undefined ? c.columns : [...c.columns, devices],
-    now: io.now(),
-    mask: c.mask,
-    noHeaders: bool(flags, "no-headers"),
-    single: false,
-  }));
+  print(
+    io,
+    c.format,
+    renderPods(pods, {
+      format: c.format,
+      columns: devices === undefined ? c.columns : [...c.columns, devices],
+      now: io.now(),
+      mask: c.mask,
+      noHeaders: bool(flags, "no-headers"),
+      single: false,
+      resumeToken: selected.resumeToken,
+    }),
+  );
   return CLIENT_EXIT.ok;
 }
 
@@ -354,26 +370,27 @@ async function getCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
   }
   let pod: PodObject;
   let tombstone = false;
-  if (byUid && !deleted) {
-    // The kubelet's own call: any Pods API socket answers it.
-    pod = await client.getPod(key!, { signal: io.signal });
-  } else if (lookup !== undefined) {
+  if (lookup !== undefined) {
     try {
       const found = await new PodQueryClient(client).get(lookup, {
         signal: io.signal,
         includeDeleted: deleted,
       });
-      pod = found.pod;
+      pod = withResourceVersion(found.pod, found.resumeToken);
       tombstone = found.deleted;
     } catch (err) {
       if (!isUnimplemented(err)) throw err;
-      if (deleted) {
+      if (byUid && !deleted) {
+        // The kubelet's own call: any Pods API socket answers it.
+        pod = await client.getPod(key!, { signal: io.signal });
+      } else if (deleted) {
         throw new GrpcError(
           STATUS.UNIMPLEMENTED,
           "--deleted needs a pods-api daemon; this socket serves only the kubelet's Pods API (no podsapi.v1.PodQuery), which keeps no deleted pods",
         );
+      } else {
+        pod = lookUp(await client.listPods({ signal: io.signal }), flags);
       }
-      pod = lookUp(await client.listPods({ signal: io.signal }), flags);
     }
   } else {
     try {
@@ -400,14 +417,18 @@ async function getCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
     showLabels: bool(flags, "show-labels"),
     labelColumns: list(flags, "label-columns"),
   });
-  io.out(renderPods([pod], {
-    format: c.format,
-    columns,
-    now: io.now(),
-    mask: c.mask,
-    noHeaders: bool(flags, "no-headers"),
-    single: true,
-  }));
+  print(
+    io,
+    c.format,
+    renderPods([pod], {
+      format: c.format,
+      columns,
+      now: io.now(),
+      mask: c.mask,
+      noHeaders: bool(flags, "no-headers"),
+      single: true,
+    }),
+  );
   return CLIENT_EXIT.ok;
 }
 
@@ -437,7 +458,9 @@ async function watchCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
     if (!synced && watchOnly && c.format.kind !== "table" && c.format.kind !== "wide") return;
     const now = io.now();
     if (c.format.kind === "json" || c.format.kind === "yaml") {
-      const event: Record<string, unknown> = { type, object: podWithKind(pod) };
+      // The object's resourceVersion is the token to resume after this event, as on the HTTP API.
+      const object = podWithKind(withResourceVersion(pod, informer.eventToken));
+      const event: Record<string, unknown> = { type, object };
       if (type === "MODIFIED") event.changed = changed;
       // JSON: one event per line; YAML: one document per event.
       io.out(c.format.kind === "json" ? JSON.stringify(event) : `---\n${toYaml(event).trimEnd()}`);
@@ -473,8 +496,10 @@ async function watchCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
         return;
       }
       synced = true;
-      if (c.format.kind === "json") io.out(JSON.stringify({ type: "INITIAL_SYNC_COMPLETE" }));
-      if (c.format.kind === "yaml") io.out("---\ntype: INITIAL_SYNC_COMPLETE");
+      const sync: Record<string, string> = { type: "INITIAL_SYNC_COMPLETE" };
+      if (informer.resumeToken !== "") sync.resourceVersion = informer.resumeToken;
+      if (c.format.kind === "json") io.out(JSON.stringify(sync));
+      if (c.format.kind === "yaml") io.out(`---\n${toYaml(sync).trimEnd()}`);
       if (c.format.kind !== "table" && c.format.kind !== "wide") return;
       // The initial list in namespace/name order, as list prints it.
       pending.sort((a, b) => a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0);
@@ -545,7 +570,7 @@ async function psCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
     namespace: str(flags, "namespace") ?? "",
     labelSelector: str(flags, "selector") ?? "",
   };
-  const pods = sortPods(await selectPods(client, sel, io.signal)).filter((p) =>
+  const pods = sortPods((await selectPods(client, sel, io.signal)).pods).filter((p) =>
     podKey === undefined || p.metadata.uid.startsWith(podKey) || p.metadata.name === podKey ||
     `${p.metadata.namespace}/${p.metadata.name}` === podKey
   );

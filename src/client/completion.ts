@@ -6,7 +6,15 @@
  * @module
  */
 
+import { SERVE_FLAGS } from "../config_flags.ts";
 import { CLIENT_COMMANDS, COMMAND_SPECS } from "./cli_flags.ts";
+import { KUBECONFIG_FLAGS } from "./kubeconfig.ts";
+
+/** The commands that are not clients of the socket, and their flags. */
+const OTHER_COMMANDS: Readonly<Record<string, readonly string[]>> = {
+  serve: Object.keys(SERVE_FLAGS),
+  kubeconfig: Object.keys(KUBECONFIG_FLAGS),
+};
 
 function flagWords(command: keyof typeof COMMAND_SPECS): string {
   const spec = COMMAND_SPECS[command];
@@ -25,10 +33,15 @@ function outputWords(command: keyof typeof COMMAND_SPECS): string {
  * @returns The script.
  */
 export function bashCompletion(): string {
-  const commands = ["serve", ...CLIENT_COMMANDS, "help"].join(" ");
-  const cases = CLIENT_COMMANDS.map((c) =>
-    `    ${c}) flags="${flagWords(c)}"; outputs="${outputWords(c)}" ;;`
-  ).join("\n");
+  const commands = ["serve", ...CLIENT_COMMANDS, "kubeconfig", "help"].join(" ");
+  const cases = [
+    ...CLIENT_COMMANDS.map((c) =>
+      `    ${c}) flags="${flagWords(c)}"; outputs="${outputWords(c)}" ;;`
+    ),
+    ...Object.entries(OTHER_COMMANDS).map(([c, names]) =>
+      `    ${c}) flags="${[...names.map((n) => `--${n}`), "--help"].join(" ")}" ;;`
+    ),
+  ].join("\n");
   return `# bash completion for pods-api
 _pods_api() {
   local cur prev cmd flags outputs
@@ -41,14 +54,14 @@ _pods_api() {
   fi
   case "\${cmd}" in
 ${cases}
-    serve) flags="--help" ;;
     *) return ;;
   esac
   case "\${prev}" in
     -o|--output) COMPREPLY=( $(compgen -W "\${outputs}" -- "\${cur}") ); return ;;
     -n|--namespace)
       COMPREPLY=( $(compgen -W "$(pods-api list -o 'jsonpath={.items[*].metadata.namespace}' 2>/dev/null)" -- "\${cur}") ); return ;;
-    --socket|--config) COMPREPLY=( $(compgen -f -- "\${cur}") ); return ;;
+    --socket|--config|--*-file) COMPREPLY=( $(compgen -f -- "\${cur}") ); return ;;
+    --*-dir|--pod-manifest-path) COMPREPLY=( $(compgen -d -- "\${cur}") ); return ;;
     --state) COMPREPLY=( $(compgen -W "running exited created unknown" -- "\${cur}") ); return ;;
   esac
   if [[ "\${cur}" == -* ]]; then

@@ -8,6 +8,8 @@
 
 import { parseArgs } from "node:util";
 import { stringify as toYaml } from "yaml";
+import { SERVE_FLAGS } from "../config_flags.ts";
+import { servingCaFile } from "../tls/mod.ts";
 
 /** What the kubeconfig says. */
 export interface KubeconfigOptions {
@@ -26,7 +28,7 @@ export interface KubeconfigOptions {
  *
  * @example
  * ```ts
- * renderKubeconfig({ server: "http://127.0.0.1:10256" });
+ * renderKubeconfig({ server: "http://127.0.0.1:9470" });
  * ```
  *
  * @param options Server, token file, CA and name.
@@ -51,44 +53,61 @@ export function renderKubeconfig(options: KubeconfigOptions): string {
   });
 }
 
+/** The flags of `pods-api kubeconfig`: the daemon's own, and the kubeconfig's name. */
+export const KUBECONFIG_FLAGS = {
+  "http-bind-address": { type: "string", default: "" },
+  "http-token-file": { type: "string", default: "" },
+  "http-tls-cert-file": { type: "string", default: "" },
+  "http-cert-dir": { type: "string", default: SERVE_FLAGS["http-cert-dir"].default },
+  "name": { type: "string", default: "pods-api" },
+} as const;
+
 /** Usage of the subcommand. */
 export const KUBECONFIG_USAGE =
-  "  pods-api kubeconfig --http-bind-address HOST:PORT [--http-token-file F] [--http-tls-cert-file F]";
+  "  pods-api kubeconfig --http-bind-address HOST:PORT [--http-token-file F] [--http-tls-cert-file F | --http-cert-dir D]";
 
 /**
  * Runs `pods-api kubeconfig` with the daemon's own flag names.
  *
+ * As `serve` does, a token without `--http-tls-cert-file` means HTTPS with
+ * the self-signed certificate the daemon keeps in `--http-cert-dir`: its CA
+ * is embedded, so it must have started once.
+ *
  * @param args Arguments after `kubeconfig`.
  * @param readTextFile Reads the certificate file.
  * @returns The kubeconfig YAML.
- * @throws {TypeError} For a missing or malformed `--http-bind-address`.
+ * @throws {TypeError} For a missing or malformed `--http-bind-address`, or no kept certificate yet.
  */
 export function kubeconfigCommand(
   args: readonly string[],
   readTextFile: (path: string) => string,
 ): string {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
-      "http-bind-address": { type: "string", default: "" },
-      "http-token-file": { type: "string", default: "" },
-      "http-tls-cert-file": { type: "string", default: "" },
-      "name": { type: "string", default: "pods-api" },
-    },
-    strict: true,
-  });
+  const { values } = parseArgs({ args: [...args], options: KUBECONFIG_FLAGS, strict: true });
   const bind = values["http-bind-address"] as string;
   if (!/^(\[[^\]]+\]|[^:]+):\d{1,5}$/.test(bind)) {
     throw new TypeError(
       `Cannot make a kubeconfig: give the daemon's --http-bind-address as host:port, got "${bind}"`,
     );
   }
-  const cert = values["http-tls-cert-file"] as string;
   const tokenFile = values["http-token-file"] as string;
+  const cert = values["http-tls-cert-file"] as string;
+  let caPem: string | undefined;
+  if (cert !== "") caPem = readTextFile(cert);
+  else if (tokenFile !== "") {
+    const dir = values["http-cert-dir"] as string;
+    try {
+      caPem = readTextFile(servingCaFile(dir));
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+      throw new TypeError(
+        `Cannot make a kubeconfig: no serving certificate in --http-cert-dir "${dir}" yet; pods-api serve makes it when it starts with --http-token-file`,
+      );
+    }
+  }
   return renderKubeconfig({
-    server: `${cert === "" ? "http" : "https"}://${bind}`,
+    server: `${caPem === undefined ? "http" : "https"}://${bind}`,
     ...(tokenFile === "" ? {} : { tokenFile }),
-    ...(cert === "" ? {} : { certificateAuthorityPem: readTextFile(cert) }),
+    ...(caPem === undefined ? {} : { certificateAuthorityPem: caPem }),
     name: values.name as string,
   });
 }

@@ -151,6 +151,7 @@ export class PodInformer {
   #api: InformerApi | undefined;
   readonly #fallback: boolean;
   #token = "";
+  #eventToken = "";
   /** Statistics since construction. */
   readonly stats: InformerStats = { connects: 0, relists: 0, resumes: 0, failures: 0 };
 
@@ -185,6 +186,15 @@ export class PodInformer {
   /** The last resume token (PodQuery), empty before the first sync. */
   get resumeToken(): string {
     return this.#token;
+  }
+
+  /**
+   * While a handler runs: the resume token that follows the change it is
+   * told of (a watch resumed from it misses nothing up to that change; for
+   * the pods of a complete list, the list's). Empty on a kubelet's socket.
+   */
+  get eventToken(): string {
+    return this.#eventToken;
   }
 
   /**
@@ -353,6 +363,7 @@ export class PodInformer {
       if (initial !== undefined) {
         if (event.type === "INITIAL_SYNC_COMPLETE") {
           this.#token = event.resumeToken;
+          this.#eventToken = event.resumeToken;
           if (this.#synced) this.stats.relists++;
           this.#completeList(initial);
           initial = undefined;
@@ -363,6 +374,7 @@ export class PodInformer {
         continue;
       }
       if (event.pod !== undefined) {
+        this.#eventToken = event.resumeToken;
         if (event.type === "DELETED") this.#delete(event.pod, false);
         else this.#upsert(event.pod);
       }
@@ -373,6 +385,7 @@ export class PodInformer {
   }
 
   async #watchPods(signal: AbortSignal): Promise<Ending> {
+    this.#eventToken = "";
     const options = this.#fields === undefined ? { signal } : { signal, fields: this.#fields };
     let initial: Map<PodUid, PodObject> | undefined = new Map();
     for await (const event of this.#client.watchPods(options)) {

@@ -53,18 +53,33 @@ export function podWithKind(pod: PodObject): Record<string, unknown> {
 }
 
 /**
- * A `v1` `List` of pods, as `kubectl get pods -o json` prints it.
+ * A `v1` `List` of pods, as `kubectl get pods -o json` prints it, its
+ * `resourceVersion` the daemon's resume token (as on the HTTP API).
  *
  * @param pods The pods.
+ * @param resourceVersion The resume token; empty from a kubelet's socket.
  * @returns The list object.
  */
-export function podList(pods: readonly PodObject[]): Record<string, unknown> {
+export function podList(pods: readonly PodObject[], resourceVersion = ""): Record<string, unknown> {
   return {
     apiVersion: "v1",
     items: pods.map(podWithKind),
     kind: "List",
-    metadata: { resourceVersion: "" },
+    metadata: { resourceVersion },
   };
+}
+
+/**
+ * A pod with the daemon's resume token as its `resourceVersion`, as the
+ * HTTP API gives it; unchanged without a token (a kubelet's socket).
+ *
+ * @param pod The pod.
+ * @param resumeToken The token.
+ * @returns The pod, or a copy with the token.
+ */
+export function withResourceVersion(pod: PodObject, resumeToken: string): PodObject {
+  if (resumeToken === "") return pod;
+  return { ...pod, metadata: { ...pod.metadata, resourceVersion: resumeToken } };
 }
 
 /**
@@ -88,6 +103,14 @@ export function sortPods(pods: readonly PodObject[], sortBy?: string): PodObject
     throw err;
   }
   const keyed = pods.map((pod) => ({ pod, key: path.first(pod) }));
+  if (keyed.length > 0 && keyed.every((k) => k.key === undefined || k.key === null)) {
+    // As kubectl: a path no pod has is a mistake, not an order.
+    throw new UsageError(
+      `flag --sort-by: couldn't find any field with path "${
+        sortBy.includes("{") ? sortBy : `{${sortBy}}`
+      }" in the list of objects`,
+    );
+  }
   return keyed.sort((a, b) => compareValues(a.key, b.key) || byName(a.pod, b.pod)).map((k) =>
     k.pod
   );
@@ -115,6 +138,8 @@ export interface RenderOptions {
   readonly noHeaders: boolean;
   /** One pod (`get`): JSON/YAML print a `Pod`, not a `List`. */
   readonly single: boolean;
+  /** The List's `resourceVersion`: the daemon's resume token, if it sent one. */
+  readonly resumeToken?: string;
 }
 
 /**
@@ -126,7 +151,9 @@ export interface RenderOptions {
  */
 export function renderPods(pods: readonly PodObject[], options: RenderOptions): string {
   const { format } = options;
-  const doc = options.single && pods.length === 1 ? podWithKind(pods[0]!) : podList(pods);
+  const doc = options.single && pods.length === 1
+    ? podWithKind(pods[0]!)
+    : podList(pods, options.resumeToken);
   switch (format.kind) {
     case "json":
       return JSON.stringify(doc, null, 4);

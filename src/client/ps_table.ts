@@ -1,7 +1,9 @@
 /**
  * `pods-api ps`: the node's containers as `crictl ps` prints them
- * (CONTAINER, IMAGE, CREATED, STATE, NAME, ATTEMPT, POD ID, POD, NAMESPACE),
- * taken from the pods' container statuses.
+ * (CONTAINER, IMAGE, CREATED, STATE, NAME, ATTEMPT, POD UID, POD, NAMESPACE),
+ * taken from the pods' container statuses. Where crictl has POD ID, the
+ * sandbox's ID, this says POD UID: a `v1.Pod` carries no sandbox ID, and
+ * the UID is what `pods-api get` takes.
  *
  * @module
  */
@@ -108,7 +110,7 @@ export const PS_HEADER = [
   "STATE",
   "NAME",
   "ATTEMPT",
-  "POD ID",
+  "POD UID",
   "POD",
   "NAMESPACE",
 ];

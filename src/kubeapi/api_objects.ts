@@ -8,6 +8,7 @@
 
 import type { CachedPod } from "../cache/types.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
+import { goArch } from "../version.ts";
 import { POD_COLUMNS, printPod } from "./pod_printer.ts";
 
 /** The `reason` of a `Status` for each HTTP code we send. */
@@ -106,7 +107,8 @@ export function versionInfo(gitVersion: string): JsonObject {
     major: "1",
     minor: "36",
     gitVersion,
-    platform: `${Deno.build.os}/${Deno.build.arch}`,
+    // Go's names, as the API server says it: linux/amd64, not linux/x86_64.
+    platform: `${Deno.build.os}/${goArch()}`,
   };
 }
 

@@ -5,7 +5,8 @@
  * and `Table` output, so that kubectl and client libraries work unchanged.
  * Served from the query engine; admitted by the serving core as the gRPC
  * services are (rate limits, sync gate, shutdown, the shared watch slots);
- * optional bearer token and TLS.
+ * optional bearer token, always over TLS (given, or self-signed and kept in a
+ * directory) when a token is set.
  *
  * @module
  */
@@ -25,6 +26,7 @@ import {
   type WatchItem,
 } from "../query/mod.ts";
 import { Refusal, type ServedWatch, type ServingCore } from "../serving/mod.ts";
+import { ensureServingCert } from "../tls/mod.ts";
 import { BUILD_VERSION } from "../version.ts";
 import {
   API_GROUP_LIST,
@@ -49,6 +51,14 @@ export interface KubeApiServerOptions {
   /** PEM certificate and key for HTTPS; both or neither. */
   tlsCertFile?: string;
   tlsKeyFile?: string;
+  /**
+   * With a token and no certificate: the directory of the self-signed
+   * serving certificate (kept there; made when missing). A bearer token is
+   * never taken over plain HTTP: kubectl would not send it.
+   */
+  certDir?: string;
+  /** Names and addresses the self-signed certificate names besides the bind host and loopback. */
+  certHosts?: readonly string[];
   /** Idle time after which a watch with `allowWatchBookmarks` gets a BOOKMARK, ms. */
   bookmarkPeriodMs: number;
 }
@@ -257,7 +267,9 @@ export async function serveKubeApi(
       cert: await Deno.readTextFile(options.tlsCertFile),
       key: await Deno.readTextFile(options.tlsKeyFile),
     }
-    : undefined;
+    : token === ""
+    ? undefined
+    : await selfSignedTls(options, deps);
   const scheme = tls === undefined ? "http" : "https";
   const handler = new KubeApiHandler(options, deps, token);
   const { promise, resolve } = Promise.withResolvers<Deno.NetAddr>();
@@ -276,6 +288,44 @@ export async function serveKubeApi(
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> => closed ??= server.shutdown();
   return { port: addr.port, scheme, close, [Symbol.asyncDispose]: close };
+}
+
+/** The kept (or newly made) self-signed serving certificate, for a token without a certificate. */
+async function selfSignedTls(
+  options: KubeApiServerOptions,
+  deps: KubeApiServerDeps,
+): Promise<{ cert: string; key: string }> {
+  if (!options.certDir) {
+    throw new TypeError(
+      "A bearer token needs HTTPS (kubectl sends none over plain HTTP): give --http-tls-cert-file or --http-cert-dir",
+    );
+  }
+  let kept;
+  try {
+    kept = await ensureServingCert({
+      dir: options.certDir,
+      hosts: [options.hostname, ...(options.certHosts ?? [])],
+      // Clients check validity against the wall clock, whatever clock the daemon is given.
+      now: Date.now(),
+    });
+  } catch (err) {
+    throw new Error(
+      `Cannot keep the HTTP API's serving certificate in --http-cert-dir "${options.certDir}": ${
+        (err as Error).message
+      }`,
+      { cause: err },
+    );
+  }
+  if (kept.made !== undefined) {
+    deps.log.info(
+      "made a self-signed serving certificate; kubeconfigs made before must be made again",
+      {
+        reason: kept.made,
+        ca: kept.caFile,
+      },
+    );
+  }
+  return { cert: kept.cert, key: kept.key };
 }
 
 /** Routing, authentication, admission and the handlers of the surface. */

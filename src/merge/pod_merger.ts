@@ -188,6 +188,15 @@ export class PodMerger {
     return this.#last;
   }
 
+  /**
+   * @param uid A merged pod's UID.
+   * @returns The kinds of the sources whose last views have the pod (none for an unknown UID).
+   */
+  sourcesOf(uid: PodUid): PodSourceKind[] {
+    const inputs = this.#entries.get(uid)?.inputs;
+    return inputs === undefined ? [] : SPEC_ORDER.filter((_, i) => inputs[i] !== undefined);
+  }
+
   /** Groups every known pod's inputs under its merged UID. */
   #group(): Map<PodUid, (PodSnapshot | undefined)[]> {
     const groups = new Map<PodUid, (PodSnapshot | undefined)[]>();

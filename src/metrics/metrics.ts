@@ -32,6 +32,8 @@ export interface Metrics {
   readonly requestsList: Counter<RequestLabel>;
   readonly requestsGet: Counter<RequestLabel>;
   readonly requestsWatch: Counter<RequestLabel>;
+  /** How long List and Get calls took to answer, by API version and method. */
+  readonly requestDuration: Histogram<"server_api_version" | "method">;
   /** Watch events lost because a watcher was dropped for falling behind. */
   readonly watchEventsDropped: Counter<never>;
   /** Watch events merged into a newer event of the same pod in a watcher's queue. */
@@ -51,6 +53,8 @@ export interface Metrics {
   readonly cachePods: Gauge<never>;
   /** Containers (all kinds) of the pods in the cache. */
   readonly cacheContainers: Gauge<never>;
+  /** Pods served, by `status.phase` (`Unknown` for none). */
+  readonly cachePodsByPhase: Gauge<"phase">;
   /** Duration of one relist of a source. */
   readonly relistDuration: Histogram<"source">;
   /** Failed relists, by source and reason. */
@@ -154,6 +158,13 @@ export function createMetrics(registry: Registry): Metrics {
       labelNames: requestLabels,
       registers,
     }),
+    requestDuration: new Histogram({
+      name: "pods_api_request_duration_seconds",
+      help: "Time to answer a List or Get call (watches are long-lived and not timed).",
+      labelNames: ["server_api_version", "method"],
+      buckets: RELIST_BUCKETS,
+      registers,
+    }),
     watchEventsDropped: new Counter({
       name: "kubelet_pod_watch_events_dropped_total",
       help: "Watch events dropped because a client did not consume its stream fast enough.",
@@ -209,6 +220,12 @@ export function createMetrics(registry: Registry): Metrics {
     cacheContainers: new Gauge({
       name: "pods_api_cache_containers",
       help: "Containers (init, regular and ephemeral) of the pods in the cache.",
+      registers,
+    }),
+    cachePodsByPhase: new Gauge({
+      name: "pods_api_cache_pods_by_phase",
+      help: "Pods currently served, by status.phase (Unknown when a pod has none).",
+      labelNames: ["phase"],
       registers,
     }),
     relistDuration: new Histogram({

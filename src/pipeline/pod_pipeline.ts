@@ -2,9 +2,10 @@
  * The data path of the daemon in one place: each pod source's full view is
  * merged with the others' (spec from the richest source, status rebuilt from
  * the runtime), applied to the cache (which diffs it into ADDED, MODIFIED and
- * DELETED events), recorded by the query engine (its change log and
- * indexes), published to every watcher, and marks its source synced in the
- * gate. One call, {@linkcode PodPipeline.apply}, does all of it, in that
+ * DELETED events; a new pod the runtime shows before the kubelet does waits
+ * briefly for its spec, `new_pod_hold.ts`), recorded by the query engine
+ * (its change log and indexes), published to every watcher, and marks its
+ * source synced in the gate. One call, {@linkcode PodPipeline.apply}, does all of it, in that
  * order, for one view.
  *
  * @module
@@ -21,6 +22,7 @@ import type { AllocatableResources, PodResources } from "../model/pod_resources.
 import type { PodSourceKind } from "../model/pod_source_kind.ts";
 import { type HistoryLimits, NodeDevices, QueryEngine } from "../query/mod.ts";
 import { SyncGate } from "../relist/mod.ts";
+import { type HoldContext, NewPodHold } from "./new_pod_hold.ts";
 import { UnrepresentableCounter } from "./unrepresentable_counter.ts";
 import { type JoinResult, ResourceJoiner } from "./resource_join.ts";
 
@@ -39,6 +41,14 @@ export interface PodPipelineOptions {
   tombstoneTtlMs: number;
   /** How old a source's last read may get before the daemon is not ready, ms. */
   staleAfterMs?: number;
+  /**
+   * The longest a new pod the runtime shows first waits for the kubelet's
+   * (or the simulated node's) view, so that it is announced with its spec,
+   * ms (`new_pod_hold.ts`). @default {0} (never)
+   */
+  newPodHoldMs?: number;
+  /** Told which spec sources new pods wait for: read them now. */
+  onNewPodWait?(kinds: readonly PodSourceKind[]): void;
 }
 
 /**
@@ -79,6 +89,9 @@ export class PodPipeline {
   readonly #joiner = new ResourceJoiner();
   readonly #metrics: Metrics;
   readonly #unrepresentable: UnrepresentableCounter;
+  readonly #hold: NewPodHold;
+  readonly #holdContext: HoldContext;
+  readonly #onNewPodWait: ((kinds: readonly PodSourceKind[]) => void) | undefined;
 
   /** @param options Sources, encoder, clock, metrics, log and the query engine's limits. */
   constructor(options: PodPipelineOptions) {
@@ -100,6 +113,17 @@ export class PodPipeline {
     this.#unrepresentable = new UnrepresentableCounter({ metrics, log: options.log });
     this.devices = new NodeDevices({ store: this.cache, metrics });
     this.#metrics = metrics;
+    this.#hold = new NewPodHold({
+      sources: options.sources,
+      clock,
+      maxHoldMs: options.newPodHoldMs ?? 0,
+    });
+    this.#holdContext = {
+      isServed: (uid) => this.cache.get(uid) !== undefined,
+      sourcesOf: (uid) => this.#merger.sourcesOf(uid),
+      hasSynced: (kind) => this.gate.lastSuccess(kind) !== undefined,
+    };
+    this.#onNewPodWait = options.onNewPodWait;
   }
 
   /**
@@ -111,12 +135,15 @@ export class PodPipeline {
    */
   apply(source: PodSourceKind, snapshots: readonly PodSnapshot[]): void {
     this.#unrepresentable.check(source, snapshots);
-    const events = this.cache.apply(this.#merger.update(source, snapshots));
+    const merged = this.#merger.update(source, snapshots);
+    const events = this.cache.apply(this.#hold.admit(source, merged, this.#holdContext));
     // The query engine's log and indexes first: a watcher woken by the hub
     // may resume from, or look up, what it was just told.
     this.query.apply(events);
     this.hub.publish(events);
     this.gate.markSynced(source);
+    const ask = this.#hold.takeRequests();
+    if (ask.length > 0) this.#onNewPodWait?.(ask);
     // A pod that held devices and went frees them.
     if (events.some((e) => e.type === "DELETED" && e.pod.resources !== undefined)) {
       this.devices.refreshMetrics();

@@ -26,7 +26,13 @@ export interface AdaptOptions {
   log: Logger;
 }
 
-function count(options: AdaptOptions, code: StatusCode): void {
+function count(options: AdaptOptions, code: StatusCode, startedMs: number): void {
+  if (options.method !== "watch") {
+    options.metrics.requestDuration.observe(
+      { "server_api_version": options.apiVersion, method: options.method },
+      (performance.now() - startedMs) / 1000,
+    );
+  }
   const labels = { "server_api_version": options.apiVersion, "status_code": goCodeName(code) };
   options.metrics.requests.inc(labels);
   const byMethod = {
@@ -55,13 +61,14 @@ async function settle<T>(
   options: AdaptOptions,
   run: () => Promise<T>,
 ): Promise<T> {
+  const started = performance.now();
   try {
     const result = await run();
-    count(options, call.signal.aborted ? abortCode(call.signal) : STATUS.OK);
+    count(options, call.signal.aborted ? abortCode(call.signal) : STATUS.OK, started);
     return result;
   } catch (err) {
     if (call.signal.aborted) {
-      count(options, abortCode(call.signal));
+      count(options, abortCode(call.signal), started);
       throw err;
     }
     const outcome = toStatus(err);
@@ -71,7 +78,7 @@ async function settle<T>(
         error: outcome.internalCause,
       });
     }
-    count(options, outcome.code);
+    count(options, outcome.code, started);
     throw new GrpcError(outcome.code, outcome.details);
   }
 }

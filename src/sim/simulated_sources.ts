@@ -41,12 +41,15 @@ export async function simulatedSources(
   deps: CreateSourcesDeps,
 ): Promise<CreatedSources> {
   const optional = configuredOptionalSources(config, deps);
+  const nodeIPv4 = config.nodeIPs.find((ip) => /^\d+\.\d+\.\d+\.\d+$/.test(ip));
   const node = new SimulatedNode({
     clock: deps.clock,
     nodeName: config.nodeName,
     pods: config.simulatePods,
     churnPerSecond: config.simulateChurn,
     seed: config.simulateSeed,
+    // --node-ip as on a real node (the simulator's pod network is IPv4 only).
+    ...(nodeIPv4 === undefined ? {} : { hostIP: nodeIPv4 }),
   });
   const stop = new AbortController();
   // The simulated runtime's socket lives beside the API socket (the one
@@ -64,7 +67,7 @@ export async function simulatedSources(
   const cri = new CriPodSource({
     runtime: client,
     nodeName: node.nodeName,
-    hostIPs: [node.hostIP],
+    hostIPs: nodeIPv4 === undefined ? [node.hostIP] : [...config.nodeIPs],
     // No runtimeName: the source asks the runtime's Version, as on a real
     // node, and the simulated runtime answers with its own name.
     metrics: deps.metrics,

@@ -24,7 +24,7 @@ const LAYERS: readonly (readonly string[])[] = [
     "version.ts",
   ],
   ["config_flags.ts", "model"],
-  ["config.ts", "fieldmask", "metrics", "ratelimit", "status"],
+  ["config.ts", "fieldmask", "metrics", "ratelimit", "status", "tls"],
   ["h2", "proto"],
   ["grpc"],
   ["sources"],

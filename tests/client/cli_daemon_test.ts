@@ -164,8 +164,10 @@ Deno.test("pods-api list, get, ps print kubectl's and crictl's shapes for the si
       apiVersion: "v1",
       items: [],
       kind: "List",
-      metadata: { resourceVersion: "" },
+      // The daemon's resume token, as the HTTP API's List carries it.
+      metadata: { resourceVersion: emptyJson.metadata.resourceVersion },
     });
+    assert.match(emptyJson.metadata.resourceVersion, /^[0-9a-z]+\.\d+$/);
   });
 
   await t.step(
@@ -272,7 +274,7 @@ Deno.test("pods-api list, get, ps print kubectl's and crictl's shapes for the si
       const out = lines(r.stdout);
       assert.equal(
         out[0],
-        "CONTAINER       IMAGE                                                  CREATED             STATE     NAME             ATTEMPT   POD ID          POD                               NAMESPACE",
+        "CONTAINER       IMAGE                                                  CREATED             STATE     NAME             ATTEMPT   POD UID         POD                               NAMESPACE",
       );
       assert.match(
         out[1]!,
@@ -309,7 +311,7 @@ Deno.test("pods-api list, get, ps print kubectl's and crictl's shapes for the si
       const r = await runCli(["completion", shell]);
       assert.equal(r.code, 0);
       assert.match(r.stdout, /complete -F _pods_api pods-api/);
-      assert.match(r.stdout, /serve list get watch ps devices completion version help/);
+      assert.match(r.stdout, /serve list get watch ps devices completion version kubeconfig help/);
     }
   });
 });

@@ -27,6 +27,7 @@ Deno.test("the CLI finds pods by namespace/name, container ID and selectors", as
     const err: string[] = [];
     const code = await runClientCommand(command, [...args, "--socket", h.socket, "-o", "json"], {
       out: (t) => out.push(t),
+      write: (t) => out.push(t),
       err: (t) => err.push(t),
       now: () => 0,
       signal: new AbortController().signal,

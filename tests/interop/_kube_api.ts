@@ -24,8 +24,10 @@ export interface KubeApiHarness extends AsyncDisposable {
   readonly server: string;
   readonly kubeconfig: string;
   readonly tokenFile: string;
-  /** The CA file clients trust (TLS only). */
-  readonly caFile: string | undefined;
+  /** The CA file clients trust: the test PKI's (`tls`), else the daemon's self-signed one. */
+  readonly caFile: string;
+  /** `fetch` through a client that trusts {@linkcode caFile}. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
   /** Replaces the node's pods and relists. */
   set(pods: PodObject[]): Promise<void>;
 }
@@ -147,7 +149,10 @@ export async function startKubeApi(
     "--rate-limit-burst",
     "1000",
   ];
-  let caFile: string | undefined;
+  // With a token and no certificate the daemon serves HTTPS with one it makes here.
+  const certDir = `${dir}/pki`;
+  flags.push("--http-cert-dir", certDir);
+  let caFile = `${certDir}/pods-api-http-ca.crt`;
   let certFile = "";
   if (options.tls) {
     await using pki = await makePki();
@@ -170,7 +175,7 @@ export async function startKubeApi(
       `127.0.0.1:${port}`,
       "--http-token-file",
       tokenFile,
-      ...(certFile === "" ? [] : ["--http-tls-cert-file", caFile!]),
+      ...(certFile === "" ? ["--http-cert-dir", certDir] : ["--http-tls-cert-file", caFile]),
     ],
     (path) => Deno.readTextFileSync(path),
   );
@@ -180,14 +185,18 @@ export async function startKubeApi(
     if (!await h.daemon.relistOnce()) throw new Error("relist failed");
   };
   await set(nodePods());
+  const server = `${h.daemon.httpApi!.scheme}://127.0.0.1:${port}`;
+  const client = Deno.createHttpClient({ caCerts: [await Deno.readTextFile(caFile)] });
   return {
     h,
-    server: `${h.daemon.httpApi!.scheme}://127.0.0.1:${port}`,
+    server,
     kubeconfig,
     tokenFile,
     caFile,
     set,
+    fetch: (path, init) => fetch(server + path, { ...init, client }),
     async [Symbol.asyncDispose]() {
+      client.close();
       await h[Symbol.asyncDispose]();
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     },

@@ -1,5 +1,5 @@
 """Debian's python3-kubernetes, unchanged, against the daemon's HTTP API.
-Usage: _kube_python_client.py SERVER TOKEN. Talks a line protocol with the
+Usage: _kube_python_client.py SERVER TOKEN CA_FILE. Talks a line protocol with the
 test: prints one JSON object per step and, where the test must change the
 node, waits for a line on stdin before going on."""
 import json
@@ -20,6 +20,7 @@ def wait():
 def api_for(token):
     cfg = client.Configuration()
     cfg.host = sys.argv[1]
+    cfg.ssl_ca_cert = sys.argv[3]
     cfg.api_key = {"authorization": "Bearer " + token}
     return client.CoreV1Api(client.ApiClient(cfg))
 

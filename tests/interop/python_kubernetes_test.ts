@@ -33,6 +33,7 @@ Deno.test({
       new URL("./_kube_python_client.py", import.meta.url).pathname,
       k.server,
       TOKEN,
+      k.caFile,
     ]);
     const { step, go } = script;
     const list = await step("list");

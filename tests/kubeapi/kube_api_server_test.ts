@@ -11,7 +11,7 @@ async function get(
   path: string,
   init: { accept?: string; token?: string; method?: string } = {},
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(k.server + path, {
+  const res = await k.fetch(path, {
     method: init.method ?? "GET",
     headers: {
       authorization: `Bearer ${init.token ?? TOKEN}`,
@@ -24,7 +24,7 @@ async function get(
 /** Reads a watch stream's lines until `n` have come. */
 async function watchLines(k: KubeApiHarness, path: string, n: number, accept?: string) {
   const controller = new AbortController();
-  const res = await fetch(k.server + path, {
+  const res = await k.fetch(path, {
     headers: { authorization: `Bearer ${TOKEN}`, ...(accept ? { accept } : {}) },
     signal: controller.signal,
   });

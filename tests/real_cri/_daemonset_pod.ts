@@ -1,5 +1,5 @@
 /**
- * Turns `deploy/daemonset.yaml` into the CRI calls the kubelet makes for its
+ * Turns `deploy/base/daemonset.yaml` into the CRI calls the kubelet makes for its
  * pod, so that the real-runtime image test runs exactly what the manifest
  * says: the same args (with `$(VAR)` expanded from `env`), env, mounts
  * (each hostPath volume mapped to a test directory standing in for the
@@ -30,6 +30,7 @@ export interface DaemonSetDoc {
           name: string;
           hostPath?: { path: string; type?: string };
           emptyDir?: Record<string, unknown>;
+          configMap?: { name: string };
         }[];
       };
     };
@@ -56,10 +57,33 @@ export interface DaemonSetContainer {
   volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[];
 }
 
-/** Reads and parses `deploy/daemonset.yaml`. */
+/** Reads and parses `deploy/base/daemonset.yaml`. */
 export async function readDaemonSet(): Promise<DaemonSetDoc> {
-  const url = new URL("../../deploy/daemonset.yaml", import.meta.url);
+  const url = new URL("../../deploy/base/daemonset.yaml", import.meta.url);
   return parse(await Deno.readTextFile(url)) as DaemonSetDoc;
+}
+
+/**
+ * The config maps the base's kustomization generates, by name: each file
+ * under its key, as the kubelet would project them.
+ *
+ * @returns Name to key to content.
+ */
+export async function readConfigMaps(): Promise<Record<string, Record<string, string>>> {
+  const base = new URL("../../deploy/base/", import.meta.url);
+  const k = parse(await Deno.readTextFile(new URL("kustomization.yaml", base))) as {
+    configMapGenerator?: { name: string; files?: string[] }[];
+  };
+  const out: Record<string, Record<string, string>> = {};
+  for (const gen of k.configMapGenerator ?? []) {
+    const data: Record<string, string> = {};
+    for (const entry of gen.files ?? []) {
+      const [key, path] = entry.includes("=") ? entry.split("=", 2) : [entry, entry];
+      data[key!.split("/").at(-1)!] = await Deno.readTextFile(new URL(path!, base));
+    }
+    out[gen.name] = data;
+  }
+  return out;
 }
 
 /** Options of {@linkcode daemonSetPod}. */
@@ -68,8 +92,10 @@ export interface DaemonSetPodOptions {
   nodeName: string;
   /** Test directory standing in for each hostPath volume's node path. */
   hostPaths: Record<string, string>;
-  /** Directory for emptyDir volumes (one subdirectory each). */
+  /** Directory for emptyDir and configMap volumes (one subdirectory each). */
   emptyDirRoot: string;
+  /** Each config map's files by name ({@linkcode readConfigMaps}). */
+  configMaps: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** The metrics port to use instead of the manifest's (a free one). */
   metricsPort: number;
   /** Pod UID and the kubelet's log root. */
@@ -90,6 +116,8 @@ export interface DaemonSetPod {
   readonly hostPaths: Readonly<Record<string, string>>;
   /** Volume name to the directory the container gets. */
   readonly volumeSources: Readonly<Record<string, string>>;
+  /** Files to write before the container starts (config map volumes), by path. */
+  readonly files: Readonly<Record<string, string>>;
 }
 
 const QUANTITY = /^(\d+)(Ki|Mi|Gi)?$/;
@@ -134,6 +162,7 @@ export function daemonSetPod(doc: DaemonSetDoc, options: DaemonSetPodOptions): D
     return run;
   });
   const volumeSources: Record<string, string> = {};
+  const files: Record<string, string> = {};
   for (const v of pod.volumes) {
     if (v.hostPath) {
       const source = options.hostPaths[v.hostPath.path];
@@ -141,8 +170,15 @@ export function daemonSetPod(doc: DaemonSetDoc, options: DaemonSetPodOptions): D
       volumeSources[v.name] = source;
     } else if (v.emptyDir) {
       volumeSources[v.name] = `${options.emptyDirRoot}/${v.name}`;
+    } else if (v.configMap) {
+      const data = options.configMaps[v.configMap.name];
+      if (data === undefined) throw new Error(`No config map "${v.configMap.name}"`);
+      volumeSources[v.name] = `${options.emptyDirRoot}/${v.name}`;
+      for (const [key, text] of Object.entries(data)) {
+        files[`${options.emptyDirRoot}/${v.name}/${key}`] = text;
+      }
     } else {
-      throw new Error(`Volume "${v.name}": only hostPath and emptyDir are mapped`);
+      throw new Error(`Volume "${v.name}": only hostPath, emptyDir and configMap are mapped`);
     }
   }
   const name = "pods-api-image-test";
@@ -220,5 +256,6 @@ export function daemonSetPod(doc: DaemonSetDoc, options: DaemonSetPodOptions): D
     substitutions,
     hostPaths: options.hostPaths,
     volumeSources,
+    files,
   };
 }

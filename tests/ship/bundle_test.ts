@@ -213,19 +213,22 @@ Deno.test("buildBundle() output runs the demo daemon alone in an empty directory
         for (const pod of items) assert.equal(pod.spec.nodeName, "bundle-node");
       });
 
-      await t.step("/metrics counts the ListPods call", async () => {
-        const { status: code, body } = await get(`${base}/metrics`);
-        assert.equal(code, 200);
-        assert.match(
-          body,
-          /^kubelet_pod_requests_total\{server_api_version="v1alpha1",status_code="OK"\} 1$/m,
-        );
-        assert.match(
-          body,
-          /^kubelet_pod_requests_list_total\{server_api_version="v1alpha1",status_code="OK"\} 1$/m,
-        );
-        assert.match(body, /^# TYPE kubelet_pod_watch_events_dropped_total counter$/m);
-      });
+      await t.step(
+        "/metrics counts the CLI's List call (PodQuery, for its resume token)",
+        async () => {
+          const { status: code, body } = await get(`${base}/metrics`);
+          assert.equal(code, 200);
+          assert.match(
+            body,
+            /^kubelet_pod_requests_total\{server_api_version="podsapi_v1",status_code="OK"\} 1$/m,
+          );
+          assert.match(
+            body,
+            /^kubelet_pod_requests_list_total\{server_api_version="podsapi_v1",status_code="OK"\} 1$/m,
+          );
+          assert.match(body, /^# TYPE kubelet_pod_watch_events_dropped_total counter$/m);
+        },
+      );
 
       await t.step(
         "a second bundled daemon watching the first as its API server serves its pods",

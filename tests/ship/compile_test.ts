@@ -160,37 +160,45 @@ async function git(cwd: string, ...args: string[]): Promise<string> {
   return DECODER.decode(stdout).trim();
 }
 
-Deno.test("describeVersion() names the tag, else the commit, else the package version", async (t) => {
+Deno.test("describeVersion() is the package version, plus the commit unless built from its tag", async (t) => {
   const dir = await Deno.makeTempDir({ prefix: "pods-api-version-" });
   const cwd = new URL(`file://${dir}/`);
   try {
     await Deno.writeTextFile(`${dir}/deno.json`, JSON.stringify({ version: "1.2.3" }));
     await t.step(
       "no repository",
-      async () => assert.equal(await describeVersion({ cwd }), "1.2.3-dev"),
+      async () => assert.equal(await describeVersion({ cwd }), "1.2.3"),
     );
     await t.step("no git", async () => {
-      assert.equal(await describeVersion({ cwd, git: `${dir}/no-such-git` }), "1.2.3-dev");
+      assert.equal(await describeVersion({ cwd, git: `${dir}/no-such-git` }), "1.2.3");
     });
     await git(dir, "init", "-q");
     await git(dir, "add", "deno.json");
     await git(dir, "commit", "-q", "-m", "one");
     const hash = await git(dir, "rev-parse", "--short", "HEAD");
     await t.step("commit without a tag", async () => {
-      assert.equal(await describeVersion({ cwd }), `1.2.3-dev+${hash}`);
+      assert.equal(await describeVersion({ cwd }), `1.2.3+${hash}`);
+    });
+    await git(dir, "tag", "v1.2.2");
+    await t.step("another version's tag is not this version", async () => {
+      assert.equal(await describeVersion({ cwd }), `1.2.3+${hash}`);
     });
     await Deno.writeTextFile(`${dir}/deno.json`, JSON.stringify({ version: "1.2.3", x: 1 }));
     await t.step("dirty commit without a tag", async () => {
-      assert.equal(await describeVersion({ cwd }), `1.2.3-dev+${hash}.dirty`);
+      assert.equal(await describeVersion({ cwd }), `1.2.3+${hash}.dirty`);
     });
     await git(dir, "tag", "v1.2.3");
-    await t.step(
-      "dirty tag",
-      async () => assert.equal(await describeVersion({ cwd }), "v1.2.3-dirty"),
-    );
+    await t.step("dirty tag", async () => {
+      assert.equal(await describeVersion({ cwd }), `1.2.3+${hash}.dirty`);
+    });
     await git(dir, "commit", "-q", "-am", "two");
-    await t.step("commit after a tag", async () => {
-      assert.match(await describeVersion({ cwd }), /^v1\.2\.3-1-g[0-9a-f]+$/);
+    const two = await git(dir, "rev-parse", "--short", "HEAD");
+    await t.step("commit after the tag", async () => {
+      assert.equal(await describeVersion({ cwd }), `1.2.3+${two}`);
+    });
+    await git(dir, "tag", "-f", "v1.2.3");
+    await t.step("the clean tagged commit", async () => {
+      assert.equal(await describeVersion({ cwd }), "1.2.3");
     });
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -1,14 +1,16 @@
 /**
- * deploy/daemonset.yaml: its arguments are real `serve` flags, and its mounts
- * and probes agree with them (socket directory mounted read-write at the same
- * path as on the node, everything else read-only, probes on the metrics port).
+ * deploy/ as kustomize renders it (`kubectl kustomize deploy/base` and each
+ * overlay): the DaemonSet's arguments (and its config map's keys) are real
+ * `serve` flags, and its mounts and probes agree with them (socket directory
+ * mounted read-write at the same path as on the node, everything else
+ * read-only, probes on the metrics port); no RBAC where no source needs it.
  *
  * @module
  */
 
 import assert from "node:assert/strict";
 import { dirname } from "node:path";
-import { parse } from "yaml";
+import { parseAllDocuments } from "yaml";
 import {
   CRI_SOCKETS,
   DEFAULT_SOCKET_DIR,
@@ -16,11 +18,14 @@ import {
 } from "../../scripts/_permissions.ts";
 import { DEFAULT_IMAGE_NAME } from "../../scripts/image.ts";
 import { checkServeArgs } from "./_serve_args.ts";
+import { SERVE_FLAGS } from "../../src/config_flags.ts";
+import { DEFAULT_POD_RESOURCES_ENDPOINT } from "../../src/sources/podresources/mod.ts";
 
 interface HostPathVolume {
   name: string;
   hostPath?: { path: string; type?: string };
   emptyDir?: Record<string, unknown>;
+  configMap?: { name: string };
 }
 
 interface Mount {
@@ -66,9 +71,61 @@ interface DaemonSet {
   };
 }
 
-const DOC = parse(
-  await Deno.readTextFile(new URL("../../deploy/daemonset.yaml", import.meta.url)),
-) as DaemonSet;
+const KUBECTL = "/usr/bin/kubectl";
+
+function parseAll(text: string): unknown[] {
+  return parseAllDocuments(text).map((d) => d.toJS());
+}
+const DEPLOY = new URL("../../deploy/", import.meta.url).pathname;
+
+interface Rendered {
+  readonly docs: { kind: string; metadata: { name: string }; data?: Record<string, string> }[];
+  readonly daemonSet: DaemonSet;
+}
+
+/** `kubectl kustomize DIR`, parsed; without kubectl (outside CI) the base's files. */
+async function render(dir: string): Promise<Rendered> {
+  let text: string;
+  try {
+    const r = await new Deno.Command(KUBECTL, {
+      args: ["kustomize", `${DEPLOY}${dir}`],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
+    text = new TextDecoder().decode(r.stdout);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound) || Deno.env.get("CI") === "true") throw e;
+    text = await Deno.readTextFile(`${DEPLOY}base/daemonset.yaml`);
+  }
+  const docs = parseAll(text).filter((d) => d !== null) as Rendered["docs"];
+  const daemonSet = docs.find((d) => d.kind === "DaemonSet") as unknown as DaemonSet;
+  assert.ok(daemonSet, `${dir} renders a DaemonSet`);
+  return { docs, daemonSet };
+}
+
+/** The config file the DaemonSet's --config names, written where the test can read it. */
+async function configFile(rendered: Rendered, container: Container): Promise<string | undefined> {
+  const arg = container.args.find((a) => a.startsWith("--config="));
+  if (arg === undefined) return undefined;
+  const path = arg.slice("--config=".length);
+  const mount = container.volumeMounts.find((m) => path.startsWith(`${m.mountPath}/`));
+  assert.ok(mount, `--config ${path} is on a mount`);
+  const volume = rendered.daemonSet.spec.template.spec.volumes.find((v) => v.name === mount.name);
+  const map = rendered.docs.find((d) =>
+    d.kind === "ConfigMap" && d.metadata.name === volume?.configMap?.name
+  );
+  const key = path.slice(mount.mountPath.length + 1);
+  const data = map?.data?.[key] ??
+    // Without kubectl: the generator's file itself.
+    await Deno.readTextFile(`${DEPLOY}base/${key}`);
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  await Deno.writeTextFile(file, data);
+  return file;
+}
+
+const BASE = await render("base");
+const DOC = BASE.daemonSet;
 const POD = DOC.spec.template.spec;
 const CONTAINER = POD.containers[0]!;
 
@@ -86,8 +143,14 @@ function expandedArgs(): string[] {
   );
 }
 
+/** The args with --config pointing at a copy of the config map's file. */
+async function runnableArgs(rendered: Rendered, container: Container, args: string[]) {
+  const file = await configFile(rendered, container);
+  return args.map((a) => a.startsWith("--config=") && file ? `--config=${file}` : a);
+}
+
 const ARGS = expandedArgs();
-const CONFIG = checkServeArgs(ARGS.slice(1));
+const CONFIG = checkServeArgs((await runnableArgs(BASE, CONTAINER, ARGS)).slice(1));
 
 /** The mount that holds `path` inside the container, and its node path. */
 function mountFor(path: string): { mount: Mount; hostPath: string } {
@@ -100,7 +163,7 @@ function mountFor(path: string): { mount: Mount; hostPath: string } {
   return { mount, hostPath: volume.hostPath.path + path.slice(mount.mountPath.length) };
 }
 
-Deno.test("daemonset.yaml runs serve of the image deno task image builds", () => {
+Deno.test("the DaemonSet runs serve of the image deno task image builds", () => {
   assert.equal(DOC.kind, "DaemonSet");
   assert.equal(DOC.metadata.namespace, "kube-system");
   assert.equal(CONTAINER.image, DEFAULT_IMAGE_NAME);
@@ -111,7 +174,7 @@ Deno.test("daemonset.yaml runs serve of the image deno task image builds", () =>
   assert.equal(CONFIG.simulate, false);
 });
 
-Deno.test("daemonset.yaml mounts the socket's directory read-write at its node path", () => {
+Deno.test("the DaemonSet mounts the socket's directory read-write at its node path", () => {
   const socketDir = dirname(CONFIG.socket);
   assert.equal(socketDir, DEFAULT_SOCKET_DIR, "the executable may write there");
   const { mount, hostPath } = mountFor(CONFIG.socket);
@@ -136,7 +199,7 @@ Deno.test("daemonset.yaml mounts the kubelet's Pods API directory read-write at 
   }
 });
 
-Deno.test("daemonset.yaml mounts the CRI socket's directory read-only", () => {
+Deno.test("the DaemonSet mounts the CRI socket's directory read-only", () => {
   const path = new URL(CONFIG.runtimeEndpoint).pathname;
   assert.ok(CRI_SOCKETS.includes(path), `the executable may connect to "${path}"`);
   const { mount, hostPath } = mountFor(path);
@@ -145,14 +208,34 @@ Deno.test("daemonset.yaml mounts the CRI socket's directory read-only", () => {
   assert.equal(hostPath, path);
 });
 
-Deno.test("daemonset.yaml mounts manifests and kubelet credentials read-only", async (t) => {
-  for (const path of ["/etc/kubernetes/manifests", "/var/lib/kubelet/pki"]) {
+Deno.test("the DaemonSet mounts manifests read-only, and nothing its flags do not use", async (t) => {
+  for (const path of [CONFIG.podManifestPath]) {
     await t.step(path, () => {
       const { mount, hostPath } = mountFor(path);
       assert.equal(mount.readOnly, true);
       assert.equal(hostPath, path);
     });
   }
+  await t.step("every host mount holds a path a flag names", () => {
+    const used = [
+      CONFIG.socket,
+      new URL(CONFIG.runtimeEndpoint).pathname,
+      CONFIG.podManifestPath,
+      CONFIG.kubeletClientCert,
+      CONFIG.kubeletCaFile,
+      CONFIG.kubeletTokenFile,
+      CONFIG.kubeletPodsApiEndpoint,
+      CONFIG.kubeletCompatSocket,
+      new URL(CONFIG.podResourcesEndpoint || DEFAULT_POD_RESOURCES_ENDPOINT).pathname,
+    ].filter((p) => p !== "");
+    for (const m of CONTAINER.volumeMounts) {
+      if (!POD.volumes.find((v) => v.name === m.name)?.hostPath) continue;
+      assert.ok(
+        used.some((p) => p === m.mountPath || p.startsWith(`${m.mountPath}/`)),
+        `${m.mountPath} is mounted but no flag reads it`,
+      );
+    }
+  });
   await t.step("every other host mount is read-only", () => {
     for (const m of CONTAINER.volumeMounts) {
       const volume = POD.volumes.find((v) => v.name === m.name);
@@ -163,7 +246,7 @@ Deno.test("daemonset.yaml mounts manifests and kubelet credentials read-only", a
   });
 });
 
-Deno.test("daemonset.yaml probes /healthz and /readyz on the metrics address", async (t) => {
+Deno.test("the DaemonSet probes /healthz and /readyz on the metrics address", async (t) => {
   const cases = [
     { name: "liveness", probe: CONTAINER.livenessProbe, path: "/healthz" },
     { name: "readiness", probe: CONTAINER.readinessProbe, path: "/readyz" },
@@ -182,7 +265,7 @@ Deno.test("daemonset.yaml probes /healthz and /readyz on the metrics address", a
   });
 });
 
-Deno.test("daemonset.yaml sets requests and limits and drops privileges", () => {
+Deno.test("the DaemonSet sets requests and limits and drops privileges", () => {
   const { requests, limits } = CONTAINER.resources;
   assert.ok(requests.cpu && requests.memory && limits.memory);
   const mi = (q: string) => Number(/^(\d+)Mi$/.exec(q)?.[1]);
@@ -194,4 +277,81 @@ Deno.test("daemonset.yaml sets requests and limits and drops privileges", () => 
   assert.equal(security.allowPrivilegeEscalation, false);
   assert.equal(security.readOnlyRootFilesystem, true);
   assert.deepEqual(security.capabilities, { drop: ["ALL"], add: ["CHOWN"] });
+});
+
+Deno.test("the base renders a service account, a config map and the DaemonSet, and no RBAC", () => {
+  const kinds = BASE.docs.map((d) => d.kind).sort();
+  assert.deepEqual(kinds, ["ConfigMap", "DaemonSet", "ServiceAccount"]);
+  assert.equal(
+    (POD as { serviceAccountName?: string }).serviceAccountName,
+    BASE.docs.find((d) => d.kind === "ServiceAccount")!.metadata.name,
+  );
+  assert.equal(CONFIG.logLevel, "info", "the config map's settings are read");
+});
+
+Deno.test("the no-kubelet-pods-api overlay is the base", async () => {
+  const overlay = await render("overlays/no-kubelet-pods-api");
+  assert.deepEqual(overlay.docs, BASE.docs);
+});
+
+const KUBELET_API = await render("overlays/kubelet-pods-api");
+
+Deno.test("the kubelet-pods-api overlay: own socket directory, the kubelet's read-only, no RBAC", () => {
+  const pod = KUBELET_API.daemonSet.spec.template.spec;
+  const container = pod.containers[0]!;
+  const arg = (name: string) =>
+    container.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  assert.equal(arg("socket"), "/run/pods-api/pods-api.sock");
+  assert.equal(arg("kubelet-pods-api-endpoint"), "/var/lib/kubelet/pods-api/pods-api.sock");
+  const mount = (path: string) => container.volumeMounts.find((m) => m.mountPath === path);
+  assert.notEqual(mount("/run/pods-api")?.readOnly, true);
+  assert.equal(mount("/var/lib/kubelet/pods-api")?.readOnly, true);
+  const volume = (name: string) => pod.volumes.find((v) => v.name === name)?.hostPath?.path;
+  assert.equal(volume(mount("/run/pods-api")!.name), "/run/pods-api");
+  assert.equal(volume(mount("/var/lib/kubelet/pods-api")!.name), "/var/lib/kubelet/pods-api");
+  assert.deepEqual(KUBELET_API.docs.map((d) => d.kind).sort(), [
+    "ConfigMap",
+    "DaemonSet",
+    "ServiceAccount",
+  ]);
+});
+
+Deno.test({
+  name:
+    "the kubelet-pods-api overlay's args are serve flags (waits for --kubelet-pods-api-endpoint)",
+  // SPEC §16's flags land with the kubelet Pods API source; until then this cannot pass.
+  ignore: !("kubelet-pods-api-endpoint" in SERVE_FLAGS),
+  async fn() {
+    const container = KUBELET_API.daemonSet.spec.template.spec.containers[0]!;
+    const args = container.args.map((a) => a.replace("$(NODE_NAME)", "node-1"));
+    const config = checkServeArgs((await runnableArgs(KUBELET_API, container, args)).slice(1));
+    assert.equal(config.socket, "/run/pods-api/pods-api.sock");
+  },
+});
+
+Deno.test("the kubelet-url overlay: RBAC for nodes/pods, the token and the kubelet's CA mounted", async () => {
+  const overlay = await render("overlays/kubelet-url");
+  const kinds = overlay.docs.map((d) => d.kind).sort();
+  assert.deepEqual(kinds, [
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ConfigMap",
+    "DaemonSet",
+    "ServiceAccount",
+  ]);
+  const pod = overlay.daemonSet.spec.template.spec as typeof POD & {
+    automountServiceAccountToken?: boolean;
+  };
+  assert.equal(pod.automountServiceAccountToken, true);
+  const container = pod.containers[0]!;
+  const args = container.args.map((a) => a.replaceAll("$(NODE_NAME)", "node-1"));
+  const config = checkServeArgs((await runnableArgs(overlay, container, args)).slice(1));
+  assert.equal(config.kubeletUrl, "https://node-1:10250");
+  const ca = container.volumeMounts.find((m) => config.kubeletCaFile.startsWith(`${m.mountPath}/`));
+  assert.equal(ca?.readOnly, true);
+  const role = overlay.docs.find((d) => d.kind === "ClusterRole") as unknown as {
+    rules: { resources: string[]; verbs: string[] }[];
+  };
+  assert.deepEqual(role.rules.flatMap((r) => r.verbs), ["get"]);
+  assert.ok(role.rules[0]!.resources.includes("nodes/pods"));
 });

@@ -19,6 +19,9 @@ import {
   buildImage,
   type BuildImageOptions,
   DEFAULT_IMAGE_NAME,
+  foreignPlatform,
+  hostArchitecture,
+  hostPlatform,
   IMAGE_PATHS,
   IMAGE_USER,
   imageEntrypoint,
@@ -46,7 +49,7 @@ async function build(dir: string, overrides: Partial<BuildImageOptions> = {}) {
   await Deno.writeTextFile(`${dir}/pods-api.js`, 'var BUILD_VERSION = "9.9.9";\n');
   return await buildImage({
     name: "localhost/pods-api:9.9.9",
-    deno: BINARY,
+    platforms: [await hostPlatform(BINARY)],
     bundle: `${dir}/pods-api.js`,
     output: `${dir}/image.tar`,
     version: "9.9.9",
@@ -115,12 +118,17 @@ Deno.test("buildImage() writes a valid OCI image layout holding only what it nee
 
     const index = await json(`${out}/index.json`);
     const [entry] = index.manifests;
-    const manifest = await json(blob(entry.digest));
+    const imageIndex = await json(blob(entry.digest));
+    const [platformEntry] = imageIndex.manifests;
+    const manifest = await json(blob(platformEntry.digest));
     const config = await json(blob(manifest.config.digest));
 
     await t.step("layout, index and docker manifest name the image", async () => {
       assert.deepEqual(await json(`${out}/oci-layout`), { imageLayoutVersion: "1.0.0" });
-      assert.equal(entry.digest, image.manifestDigest);
+      assert.equal(entry.mediaType, "application/vnd.oci.image.index.v1+json");
+      assert.equal(entry.digest, image.indexDigest);
+      assert.equal(platformEntry.digest, image.platforms[0]!.manifestDigest);
+      assert.deepEqual(platformEntry.platform, { architecture: hostArchitecture(), os: "linux" });
       assert.equal(entry.annotations["io.containerd.image.name"], "localhost/pods-api:9.9.9");
       assert.equal(entry.annotations["org.opencontainers.image.ref.name"], "9.9.9");
       const [docker] = await json(`${out}/manifest.json`);
@@ -184,16 +192,17 @@ Deno.test("buildImage() writes a valid OCI image layout holding only what it nee
     });
 
     await t.step("sizes are the layers' sums", () => {
+      const built = image.platforms[0]!;
       assert.equal(
-        image.compressedBytes,
+        built.compressedBytes,
         manifest.layers.reduce((n: number, l: { size: number }) => n + l.size, 0),
       );
-      assert.ok(image.uncompressedBytes > image.compressedBytes);
+      assert.ok(built.uncompressedBytes > built.compressedBytes);
     });
 
     await t.step("the same inputs give the same digests", async () => {
       const again = await build(dir, { output: `${dir}/again.tar` });
-      assert.equal(again.manifestDigest, image.manifestDigest);
+      assert.equal(again.indexDigest, image.indexDigest);
     });
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -211,6 +220,9 @@ Deno.test("parseImageFlags() takes the documented flags", () => {
   assert.equal(flags.output, "x.tar");
   assert.equal(flags.push, "reg.example.com:5000/p:1");
   assert.equal(flags.plainHttp, true);
+  assert.deepEqual(flags.platforms, ["amd64", "arm64"], "both platforms by default");
+  assert.deepEqual(parseImageFlags(["--platforms", "linux/arm64"]).platforms, ["arm64"]);
+  assert.throws(() => parseImageFlags(["--platforms", "riscv64"]), /--platforms/);
   assert.throws(() => parseImageFlags(["--nope"]), /Unknown flag/);
   assert.throws(() => parseImageFlags(["--name", "no-tag"]), /repository:tag/);
   assert.throws(() => parseImageFlags(["--name", "localhost:5000/pods-api"]), /repository:tag/);
@@ -312,4 +324,55 @@ Deno.test("pushImage() says the registry is unreachable", async () => {
     pushImage(`127.0.0.1:${port}/pods-api:0.1.0`, { blobs: [], manifest: new Uint8Array() }),
     /Registry 127\.0\.0\.1:\d+ is unreachable/,
   );
+});
+
+const CROSS = "/usr/aarch64-linux-gnu/lib";
+
+Deno.test({
+  name: "buildImage() writes one index for amd64 and arm64, sharing the bundle's layer",
+  ignore: !(() => {
+    try {
+      return Deno.statSync(`${CROSS}/libc.so.6`).isFile;
+    } catch {
+      return false;
+    }
+  })() && Deno.env.get("CI") !== "true",
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "pods-api-image-" });
+    try {
+      // Debian's arm64 libc stands in for an arm64 Deno: an ELF with an interpreter and NEEDED.
+      const arm = await foreignPlatform(`${CROSS}/libc.so.6`, "arm64");
+      assert.deepEqual(arm.libraries.map((l) => l.path), ["/lib/ld-linux-aarch64.so.1"]);
+      await Deno.writeTextFile(`${dir}/pods-api.js`, 'var BUILD_VERSION = "9.9.9";\n');
+      const image = await buildImage({
+        name: "localhost/pods-api:9.9.9",
+        platforms: [await hostPlatform(BINARY), arm],
+        bundle: `${dir}/pods-api.js`,
+        output: `${dir}/image.tar`,
+        version: "9.9.9",
+        source: "https://example.com/pods-api",
+        created: new Date(1_700_000_000_000),
+      });
+      const out = `${dir}/out`;
+      await Deno.mkdir(out);
+      await sh("tar", ["-xf", `${dir}/image.tar`], out);
+      const json = async (digest: string) =>
+        JSON.parse(await Deno.readTextFile(`${out}/blobs/sha256/${digest.slice(7)}`));
+      const index = await json(image.indexDigest);
+      assert.deepEqual(
+        index.manifests.map((m: { platform: unknown }) => m.platform),
+        [{ architecture: hostArchitecture(), os: "linux" }, { architecture: "arm64", os: "linux" }],
+      );
+      const manifests = await Promise.all(
+        index.manifests.map((m: { digest: string }) => json(m.digest)),
+      );
+      const configs = await Promise.all(manifests.map((m) => json(m.config.digest)));
+      assert.deepEqual(configs.map((c) => c.architecture), [hostArchitecture(), "arm64"]);
+      assert.deepEqual(configs[0].config.Entrypoint, configs[1].config.Entrypoint);
+      assert.equal(manifests[0].layers[2].digest, manifests[1].layers[2].digest, "one bundle blob");
+      assert.notEqual(manifests[0].layers[0].digest, manifests[1].layers[0].digest);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });

@@ -89,6 +89,15 @@ export class CriServer implements AsyncDisposable {
   }
 }
 
+async function answers(path: string): Promise<boolean> {
+  try {
+    (await Deno.connect({ transport: "unix", path })).close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Starts serving `runtime` on a UNIX socket.
  *
@@ -115,7 +124,16 @@ export async function startCriServer(
   const { path } = parseRuntimeEndpoint(options.socketPath);
   try {
     const info = await Deno.lstat(path);
-    if (info.isSocket) await Deno.remove(path);
+    if (info.isSocket) {
+      // Another simulated node answering there keeps its socket: a second
+      // `serve --simulate` in the same directory fails without harming it.
+      if (await answers(path)) {
+        throw new Error(
+          `Cannot listen on "${path}": another simulated runtime is accepting connections there`,
+        );
+      }
+      await Deno.remove(path);
+    }
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   }

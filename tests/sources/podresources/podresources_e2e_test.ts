@@ -359,6 +359,7 @@ Deno.test({
         const err: string[] = [];
         const code = await runClientCommand(command, [...args, "--socket", h.socket], {
           out: (t) => out.push(t),
+          write: (t) => out.push(t),
           err: (t) => err.push(t),
           now: () => Date.UTC(2026, 0, 1, 0, 5),
           signal: new AbortController().signal,

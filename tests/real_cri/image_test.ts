@@ -120,6 +120,8 @@ Deno.test({
     const node = {
       socketDir: `${work}/run-pods-api`,
       kubeletPodsApiDir: `${work}/var-lib-kubelet-pods-api`,
+      // No kubelet here: an empty podresources directory (the feature stays off).
+      podResourcesDir: `${work}/var-lib-kubelet-pod-resources`,
       manifests: `${work}/etc-kubernetes-manifests`,
     };
     for (const dir of [...Object.values(node), `${work}/empty`, `${work}/logs`]) {
@@ -133,6 +135,7 @@ Deno.test({
       hostPaths: {
         "/run/pods-api": node.socketDir,
         "/var/lib/kubelet/pods-api": node.kubeletPodsApiDir,
+        "/var/lib/kubelet/pod-resources": node.podResourcesDir,
         "/run/containerd": dirname(SOCKET!),
         "/etc/kubernetes/manifests": node.manifests,
       },

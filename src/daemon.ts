@@ -90,8 +90,13 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     clock,
     metrics,
     log: log.child("pipeline"),
-    history: { maxAgeMs: config.watchHistoryMs, maxEvents: config.watchHistoryEvents },
+    history: {
+      maxAgeMs: config.watchHistoryMs,
+      maxEvents: config.watchHistoryEvents,
+      maxBytes: config.watchHistoryBytes,
+    },
     tombstoneTtlMs: config.tombstoneTtlMs,
+    tombstoneMaxBytes: config.tombstoneBytes,
     staleAfterMs: config.relistThresholdMs,
   });
   const { cache, query, gate } = pipeline;

@@ -13,7 +13,8 @@ import type { CancelTimer, Clock } from "../clock.ts";
 import type { EventHub, Subscription, SubscriptionItem } from "../events/mod.ts";
 import type { Surface } from "../metrics/metrics.ts";
 import { podPhase, type PodUid } from "../model/pod.ts";
-import { ChangeLog, type HistoryLimits, newIncarnation } from "./change_log.ts";
+import { numericDefault } from "../config_flags.ts";
+import { ChangeLog, type HistoryLimits, newIncarnation, retainedBytes } from "./change_log.ts";
 import { WatchDroppedError } from "./errors.ts";
 import { PodIndex } from "./pod_index.ts";
 import type { PodSelector } from "./selector.ts";
@@ -27,6 +28,11 @@ export interface QueryEngineOptions {
   history: HistoryLimits;
   /** How long a deleted pod stays retrievable (`--tombstone-ttl`), ms. */
   tombstoneTtlMs: number;
+  /**
+   * Most bytes tombstones may hold, counted as the history counts pod
+   * versions; the oldest go first. @default {`--tombstone-bytes`'s}
+   */
+  tombstoneMaxBytes?: number;
   /** Names this daemon run in tokens. @default {a random name} */
   incarnation?: string;
 }
@@ -94,6 +100,7 @@ export interface QueryWatch extends AsyncIterable<WatchItem> {
 interface Tombstone {
   readonly pod: CachedPod;
   readonly expires: number;
+  readonly bytes: number;
 }
 
 const TERMINAL = new Set(["Succeeded", "Failed"]);
@@ -160,6 +167,8 @@ export class QueryEngine {
   #tombIndex = new PodIndex();
   #tombstones = new Map<PodUid, Tombstone>();
   #ttl: number;
+  #tombMaxBytes: number;
+  #tombBytes = 0;
   #memo = new Map<string, { list: readonly CachedPod[]; selected: readonly CachedPod[] }>();
 
   /** @param options Store, hub, clock, history limits and tombstone TTL. */
@@ -168,6 +177,7 @@ export class QueryEngine {
     this.#hub = options.hub;
     this.#clock = options.clock;
     this.#ttl = options.tombstoneTtlMs;
+    this.#tombMaxBytes = options.tombstoneMaxBytes ?? numericDefault("tombstone-bytes");
     this.#log = new ChangeLog({
       ...options.history,
       clock: options.clock,
@@ -192,10 +202,20 @@ export class QueryEngine {
     return this.#log.size;
   }
 
+  /** Memory the resumable history holds (estimated; see `retainedBytes`). */
+  get historyBytes(): number {
+    return this.#log.bytes;
+  }
+
   /** Tombstones held. */
   get tombstones(): number {
     this.#pruneTombstones();
     return this.#tombstones.size;
+  }
+
+  /** Memory the tombstones hold (estimated as for the history). */
+  get tombstoneBytes(): number {
+    return this.#tombBytes;
   }
 
   /**
@@ -211,12 +231,14 @@ export class QueryEngine {
       const uid = event.pod.uid;
       if (event.type === "DELETED") {
         this.#live.delete(uid);
-        this.#tombstones.delete(uid);
-        this.#tombstones.set(uid, { pod: event.pod, expires: now + this.#ttl });
+        this.#dropTombstone(uid);
+        const bytes = retainedBytes(event.pod);
+        this.#tombstones.set(uid, { pod: event.pod, expires: now + this.#ttl, bytes });
+        this.#tombBytes += bytes;
         this.#tombIndex.put(event.pod);
       } else {
         this.#live.put(event.pod);
-        if (this.#tombstones.delete(uid)) this.#tombIndex.delete(uid);
+        if (this.#dropTombstone(uid)) this.#tombIndex.delete(uid);
       }
     }
     this.#log.append(events);
@@ -364,11 +386,20 @@ export class QueryEngine {
     return best(pods);
   }
 
+  #dropTombstone(uid: PodUid): boolean {
+    const tomb = this.#tombstones.get(uid);
+    if (tomb === undefined) return false;
+    this.#tombstones.delete(uid);
+    this.#tombBytes -= tomb.bytes;
+    return true;
+  }
+
   #pruneTombstones(): void {
     const now = this.#clock.now();
+    // Oldest first (insertion order): expired, or over the byte bound.
     for (const [uid, tomb] of this.#tombstones) {
-      if (tomb.expires > now) break;
-      this.#tombstones.delete(uid);
+      if (tomb.expires > now && this.#tombBytes <= this.#tombMaxBytes) break;
+      this.#dropTombstone(uid);
       this.#tombIndex.delete(uid);
     }
   }

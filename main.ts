@@ -151,7 +151,13 @@ async function serve(config: ServeConfig, log: Logger): Promise<number> {
   }
 }
 
-async function main(args: readonly string[]): Promise<number> {
+/**
+ * Runs one `pods-api` command line.
+ *
+ * @param args The arguments after the program name.
+ * @returns The exit code.
+ */
+export async function main(args: readonly string[]): Promise<number> {
   const [command, ...rest] = args;
   switch (command) {
     case "serve": {

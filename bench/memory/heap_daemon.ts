@@ -1,0 +1,26 @@
+/**
+ * `pods-api` exactly as `main.ts` runs it, plus one hook for the memory
+ * benchmark: on SIGUSR2 it writes a V8 heap snapshot and the V8 space
+ * statistics to `$PODS_API_HEAP_SNAPSHOT` (`.heapsnapshot` and
+ * `.spaces.json`), then prints `snapshot <path>` on stderr.
+ *
+ * Usage: `PODS_API_HEAP_SNAPSHOT=/tmp/d deno run <perms> bench/memory/heap_daemon.ts serve ...`
+ *
+ * @module
+ */
+
+import v8 from "node:v8";
+import { main } from "../../main.ts";
+
+const base = Deno.env.get("PODS_API_HEAP_SNAPSHOT") ?? "/tmp/pods-api-heap";
+let taken = 0;
+Deno.addSignalListener("SIGUSR2", () => {
+  const path = `${base}-${taken++}`;
+  const spaces = v8.getHeapSpaceStatistics();
+  const heap = v8.getHeapStatistics();
+  const rss = Deno.memoryUsage();
+  v8.writeHeapSnapshot(`${path}.heapsnapshot`);
+  Deno.writeTextFileSync(`${path}.spaces.json`, JSON.stringify({ spaces, heap, rss }, null, 1));
+  Deno.stderr.writeSync(new TextEncoder().encode(`snapshot ${path}\n`));
+});
+Deno.exit(await main(Deno.args));

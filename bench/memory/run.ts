@@ -15,7 +15,7 @@
  * bench/go/loadclient): initial events/s, daemon CPU per event, RSS added
  * per watcher.
  *
- * `--snapshot`: also a heap snapshot of the idle 1000-pod daemon, broken
+ * `--snapshot`: also a heap snapshot of a fresh idle daemon of each size, broken
  * down by bench/memory/heap_breakdown.ts.
  *
  * Needs h2load (Debian `nghttp2-client`); `--scaling` also golang-go and
@@ -82,13 +82,7 @@ async function memoryRun(
 ): Promise<void> {
   const body = `${dir}/empty.bin`;
   await Deno.writeFile(body, grpcFrame(new Uint8Array()));
-  const alone = await startDaemonAlone({
-    dir,
-    tag: `mem-${pods}`,
-    pods,
-    churn: 0,
-    ...(snapshot && pods === 1000 ? { heapSnapshots: `${dir}/heap-${pods}` } : {}),
-  });
+  const alone = await startDaemonAlone({ dir, tag: `mem-${pods}`, pods, churn: 0 });
   try {
     const pid = alone.daemon.pid;
     const idle = await idleRss(pid);
@@ -98,24 +92,6 @@ async function memoryRun(
       value: `${idle.toFixed(1)} MB`,
       ...(target === undefined ? {} : { target: `<= ${target} MB`, met: idle <= target }),
     });
-    if (snapshot && pods === 1000) {
-      alone.daemon.child.kill("SIGUSR2");
-      await sleep(15_000);
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "--allow-read",
-          "--v8-flags=--max-old-space-size=4096",
-          `${ROOT}bench/memory/heap_breakdown.ts`,
-          `${dir}/heap-${pods}-0.heapsnapshot`,
-          "--spaces",
-          `${dir}/heap-${pods}-0.spaces.json`,
-        ],
-        stdout: "piped",
-      }).output();
-      raw.heapBreakdown = new TextDecoder().decode(out.stdout);
-      await sleep(5000);
-    }
     const listSampler = rssSampler(pid);
     const list = await h2load({
       socket: alone.socket,
@@ -155,6 +131,43 @@ async function memoryRun(
   } finally {
     await alone.stop();
   }
+  if (snapshot) raw[`heap_${pods}`] = await heapBreakdown(dir, pods);
+}
+
+/** A heap snapshot of a fresh idle daemon (writing one inflates RSS: never mixed with the figures). */
+async function heapBreakdown(dir: string, pods: number): Promise<string> {
+  const base = `${dir}/heap-${pods}`;
+  const alone = await startDaemonAlone({
+    dir,
+    tag: `heap-${pods}`,
+    pods,
+    churn: 0,
+    heapSnapshots: base,
+  });
+  try {
+    await sleep(10_000);
+    alone.daemon.child.kill("SIGUSR2");
+    for (let i = 0; i < 600; i++) {
+      const log = await Deno.readTextFile(`${dir}/daemon-heap-${pods}.log`).catch(() => "");
+      if (log.includes(`snapshot ${base}-0`)) break;
+      await sleep(500);
+    }
+  } finally {
+    await alone.stop();
+  }
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read",
+      "--v8-flags=--max-old-space-size=4096",
+      `${ROOT}bench/memory/heap_breakdown.ts`,
+      `${base}-0.heapsnapshot`,
+      "--spaces",
+      `${base}-0.spaces.json`,
+    ],
+    stdout: "piped",
+  }).output();
+  return `Heap of the idle ${pods}-pod daemon:\n\n${new TextDecoder().decode(out.stdout)}`;
 }
 
 async function buildLoadClient(dir: string): Promise<string> {
@@ -281,7 +294,9 @@ async function main(): Promise<void> {
     );
     console.log(table(rows));
     if (scaling !== "") console.log(`\n${scaling}`);
-    if (raw.heapBreakdown) console.log(`\n${raw.heapBreakdown}`);
+    for (const [key, text] of Object.entries(raw)) {
+      if (key.startsWith("heap_")) console.log(`\n${text}`);
+    }
     if (values.json) await Deno.writeTextFile(values.json, JSON.stringify({ rows, raw }, null, 2));
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});

@@ -278,7 +278,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const raw: Record<string, unknown> = { loadBefore: await loadAverage() };
   try {
-    for (const pods of values.pods!.split(",").map(Number)) {
+    for (const pods of values.pods!.split(",").filter((p) => p !== "").map(Number)) {
       console.error(`[memory-bench] ${pods} pods`);
       await memoryRun(dir, pods, Number(values.seconds), rows, raw, values.snapshot!);
     }

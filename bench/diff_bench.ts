@@ -7,7 +7,9 @@
 
 import { PodCache } from "../src/cache/pod_cache.ts";
 import type { PodSnapshot } from "../src/model/pod.ts";
-    const cache = new PodCache({ encode: encodePod, clock: { ...systemClock, now: () => 0 } });
+import { encodePod } from "../src/proto/mod.ts";
+import { makeSnapshot } from "../tests/_fixtures/pods.ts";
+import { systemClock } from "../src/clock.ts";
 
 const SIZES = [110, 1000, 5000];
 const CHURN = [0, 0.01, 0.1];
@@ -40,14 +42,7 @@ function changed(base: readonly PodSnapshot[], share: number): PodSnapshot[] {
 for (const size of SIZES) {
   const base = view(size);
   for (const share of CHURN) {
-<<<<<<< HEAD
-    const cache = new PodCache({
-      encode: canonicalEncoder,
-      clock: { ...systemClock, now: () => 0 },
-    });
-=======
-    const cache = new PodCache({ encode: encodePod, clock: { now: () => 0 } });
->>>>>>> 0b6b8be (Memory and h2load benchmarks of the daemon alone, and the churn soak)
+    const cache = new PodCache({ encode: encodePod, clock: { ...systemClock, now: () => 0 } });
     cache.apply(base);
     // Alternate between two views: every apply() changes `share` of the pods.
     const views = share === 0 ? [base, base] : [changed(base, share), base];

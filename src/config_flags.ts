@@ -254,7 +254,7 @@ export const SERVE_FLAGS = {
     type: "integer",
     default: "16777216",
     help:
-      "Memory the resumable history may hold (pod versions counted at 4x their encoded size); the oldest changes go first",
+      "Memory the resumable history may hold (pod versions counted at 6x their encoded size); the oldest changes go first",
   },
   "tombstone-ttl": {
     key: "tombstoneTtlMs",

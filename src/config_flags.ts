@@ -252,7 +252,7 @@ export const SERVE_FLAGS = {
     key: "watchHistoryBytes",
     min: 0,
     type: "integer",
-    default: "16777216",
+    default: "8388608",
     help:
       "Memory the resumable history may hold (pod versions counted at 6x their encoded size); the oldest changes go first",
   },
@@ -267,7 +267,7 @@ export const SERVE_FLAGS = {
     key: "tombstoneBytes",
     min: 0,
     type: "integer",
-    default: "8388608",
+    default: "4194304",
     help:
       "Memory deleted pods' last states may hold (counted as for --watch-history-bytes); the oldest go first",
   },

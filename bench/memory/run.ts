@@ -5,7 +5,7 @@
  * depend on the machine's load; the CPU figures of `--scaling` do.
  *
  * Default run, per pod count (`--pods 110,1000`): idle RSS (median of 10
- * samples after 10 s), peak RSS while h2load runs ListPods at 4 concurrent
+ * samples from 30 s after start-up), peak RSS while h2load runs ListPods at 4 concurrent
  * streams (`--seconds` s), and peak RSS while 100 watchers (100 connections,
  * h2load) hold WatchPods open; each against the issue's target.
  *
@@ -43,8 +43,9 @@ function median(values: number[]): number {
   return s[Math.floor(s.length / 2)] ?? NaN;
 }
 
+/** Median RSS over 5 s, 30 s after start-up (V8's memory reducer has had its idle collections). */
 async function idleRss(pid: number): Promise<number> {
-  await sleep(10_000);
+  await sleep(30_000);
   const samples: number[] = [];
   for (let i = 0; i < 10; i++) {
     samples.push(await rssMb(pid));
@@ -170,6 +171,13 @@ async function heapBreakdown(dir: string, pods: number): Promise<string> {
   return `Heap of the idle ${pods}-pod daemon:\n\n${new TextDecoder().decode(out.stdout)}`;
 }
 
+/** Relists of the CRI source so far (`pods_api_relist_duration_seconds_count`). */
+async function relists(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith("pods_api_relist_duration_seconds_count"));
+  return Number(line?.slice(line.lastIndexOf(" ") + 1) ?? NaN);
+}
+
 async function buildLoadClient(dir: string): Promise<string> {
   const out = `${dir}/loadclient`;
   const result = await new Deno.Command("go", {
@@ -200,9 +208,13 @@ async function scalingRun(dir: string, raw: Record<string, unknown>): Promise<st
     try {
       const rss = await idleRss(alone.daemon.pid);
       // No churn: each relist lists the runtime and finds nothing changed.
+      // The daemon's whole CPU over 20 s, divided by the relists it made
+      // (a relist longer than the period makes fewer than 20).
+      const r0 = await relists(alone.metricsPort);
       const c0 = await cpuMs(alone.daemon.pid);
       await sleep(20_000);
-      const perRelist = (await cpuMs(alone.daemon.pid) - c0) / 20;
+      const cpu = await cpuMs(alone.daemon.pid) - c0;
+      const perRelist = cpu / Math.max(1, await relists(alone.metricsPort) - r0);
       const perPod = prev === undefined
         ? ""
         : ((rss - prev.rss) * 1024 / (pods - prev.pods)).toFixed(1);

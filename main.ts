@@ -18,6 +18,12 @@ import { dropClientScope } from "./src/daemon_permissions.ts";
 import { createLogger, type Logger } from "./src/log.ts";
 import { createMetricsRegistry } from "./src/metrics/registry.ts";
 import { simulatedSources } from "./src/sim/mod.ts";
+import {
+  parseSimulateRuntimeFlags,
+  runSimulateRuntime,
+  SIMULATE_RUNTIME_USAGE,
+  simulateRuntimeHelp,
+} from "./src/sim/simulate_runtime_command.ts";
 import { createSources } from "./src/sources/create.ts";
 import { runtimeWaitReason, type RuntimeWaitStatus } from "./src/sources/runtime_wait.ts";
 import { StartupProbe } from "./src/metrics/startup_probe.ts";
@@ -61,6 +67,7 @@ Usage:
   pods-api serve [flags]      run the daemon (pods-api serve --help for every flag)
   pods-api version
 ${KUBECONFIG_USAGE}
+${SIMULATE_RUNTIME_USAGE}
 
 ${CLIENT_USAGE}`;
 
@@ -154,7 +161,13 @@ async function serve(config: ServeConfig, log: Logger): Promise<number> {
   }
 }
 
-async function main(args: readonly string[]): Promise<number> {
+/**
+ * Runs one `pods-api` command line.
+ *
+ * @param args The arguments after the program name.
+ * @returns The exit code.
+ */
+export async function main(args: readonly string[]): Promise<number> {
   const [command, ...rest] = args;
   switch (command) {
     case "serve": {
@@ -212,6 +225,34 @@ async function main(args: readonly string[]): Promise<number> {
         });
       } finally {
         Deno.removeSignalListener("SIGINT", onInt);
+      }
+    }
+    case "simulate-runtime": {
+      let options;
+      try {
+        options = parseSimulateRuntimeFlags(rest);
+      } catch (e) {
+        err(`pods-api simulate-runtime: ${(e as Error).message}`);
+        return EXIT.usage;
+      }
+      if (options === "help") {
+        out(simulateRuntimeHelp());
+        return EXIT.ok;
+      }
+      const stop = new AbortController();
+      const onStop = () => stop.abort();
+      const signals = ["SIGTERM", "SIGINT"] as const;
+      for (const s of signals) Deno.addSignalListener(s, onStop);
+      try {
+        await runSimulateRuntime(options, {
+          clock: systemClock,
+          log: createLogger({ level: options.logLevel }),
+          signal: stop.signal,
+          out,
+        });
+        return EXIT.ok;
+      } finally {
+        for (const s of signals) Deno.removeSignalListener(s, onStop);
       }
     }
     case "kubeconfig":

@@ -1,12 +1,14 @@
 /**
  * PodCache.apply() cost by node size and churn: identical objects (the
  * baseline: a pointer comparison per pod), and 1% / 10% of pods handed back
- * as new objects with changed content (one encode and one event each).
+ * as new objects with changed content (one encode and one event each). The
+ * encoder is the production `encodePod()`, as in the daemon.
  */
 
 import { PodCache } from "../src/cache/pod_cache.ts";
 import type { PodSnapshot } from "../src/model/pod.ts";
-import { canonicalEncoder, makeSnapshot } from "../tests/_fixtures/pods.ts";
+import { encodePod } from "../src/proto/mod.ts";
+import { makeSnapshot } from "../tests/_fixtures/pods.ts";
 import { systemClock } from "../src/clock.ts";
 
 const SIZES = [110, 1000, 5000];
@@ -40,10 +42,7 @@ function changed(base: readonly PodSnapshot[], share: number): PodSnapshot[] {
 for (const size of SIZES) {
   const base = view(size);
   for (const share of CHURN) {
-    const cache = new PodCache({
-      encode: canonicalEncoder,
-      clock: { ...systemClock, now: () => 0 },
-    });
+    const cache = new PodCache({ encode: encodePod, clock: { ...systemClock, now: () => 0 } });
     cache.apply(base);
     // Alternate between two views: every apply() changes `share` of the pods.
     const views = share === 0 ? [base, base] : [changed(base, share), base];

@@ -27,6 +27,7 @@
  */
 
 import { CLIENT_SCOPE } from "../src/daemon_permissions.ts";
+import { v8FlagsArg } from "./_v8_flags.ts";
 
 export { CLIENT_SCOPE };
 
@@ -189,5 +190,12 @@ export function bundleCommand(
   bundle: string,
   options: PermissionOptions = {},
 ): string[] {
-  return [deno, "run", ...BUNDLE_RUN_FLAGS, ...daemonPermissionFlags(options), bundle];
+  return [
+    deno,
+    "run",
+    ...BUNDLE_RUN_FLAGS,
+    v8FlagsArg(),
+    ...daemonPermissionFlags(options),
+    bundle,
+  ];
 }

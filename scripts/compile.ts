@@ -32,6 +32,7 @@
 
 import { cleanDenoOutput, runDeno } from "./_run_deno.ts";
 import { daemonPermissionFlags, DEFAULT_SOCKET_DIR } from "./_permissions.ts";
+import { v8FlagsArg } from "./_v8_flags.ts";
 import { buildBundle } from "./bundle.ts";
 import { ROOT_DIR } from "./stamp_version.ts";
 
@@ -88,6 +89,8 @@ export function compileArgs(flags: CompileFlags, bundle: string): string[] {
   return [
     "compile",
     "--frozen",
+    // Embedded in the executable: the binary starts with the daemon's V8 sizing.
+    v8FlagsArg(),
     ...daemonPermissionFlags({ socketDir: flags.socketDir }),
     ...(flags.target ? ["--target", flags.target] : []),
     "--output",

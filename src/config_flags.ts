@@ -270,12 +270,28 @@ export const SERVE_FLAGS = {
     help:
       "Changes kept for resuming watches: a duration, a count, or both (duration,count); older tokens get OUT_OF_RANGE / 410",
   },
+  "watch-history-bytes": {
+    key: "watchHistoryBytes",
+    min: 0,
+    type: "integer",
+    default: "8388608",
+    help:
+      "Memory the resumable history may hold (pod versions counted at 6x their encoded size); the oldest changes go first",
+  },
   "tombstone-ttl": {
     key: "tombstoneTtlMs",
     min: "0s",
     type: "duration",
     default: "5m",
     help: "How long a deleted pod's last state stays retrievable (PodQuery Get include_deleted)",
+  },
+  "tombstone-bytes": {
+    key: "tombstoneBytes",
+    min: 0,
+    type: "integer",
+    default: "4194304",
+    help:
+      "Memory deleted pods' last states may hold (counted as for --watch-history-bytes); the oldest go first",
   },
   "http-bind-address": {
     type: "string",

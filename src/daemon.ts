@@ -110,8 +110,13 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     clock,
     metrics,
     log: log.child("pipeline"),
-    history: { maxAgeMs: config.watchHistoryMs, maxEvents: config.watchHistoryEvents },
+    history: {
+      maxAgeMs: config.watchHistoryMs,
+      maxEvents: config.watchHistoryEvents,
+      maxBytes: config.watchHistoryBytes,
+    },
     tombstoneTtlMs: config.tombstoneTtlMs,
+    tombstoneMaxBytes: config.tombstoneBytes,
     staleAfterMs: config.relistThresholdMs,
     newPodHoldMs: NEW_POD_HOLD_MS,
     // A new pod waits for the kubelet's view: read it now, not at its next poll.

@@ -55,7 +55,12 @@ export {
   DEFAULT_LIMITS,
 } from "./connection_options.ts";
 
-const READ_BUFFER_BYTES = 64 * 1024;
+/**
+ * Room for two of the largest frames we accept (SETTINGS_MAX_FRAME_SIZE is
+ * 16 KiB): enough to read any peer, and half of what 64 KiB cost per
+ * connection (a thousand watchers each hold one).
+ */
+const READ_BUFFER_BYTES = 32 * 1024;
 /** Streams this side reset whose late frames are ignored, not treated as errors. */
 const RESET_MEMORY = 1024;
 const SHUTDOWN_PING = new Uint8Array([0x73, 0x68, 0x75, 0x74, 0x64, 0x6f, 0x77, 0x6e]);

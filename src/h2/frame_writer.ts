@@ -29,6 +29,13 @@ export interface FrameWriterHost {
 }
 
 const WRITE_BUFFER_BYTES = 64 * 1024;
+/**
+ * Write buffers not in use, shared by every connection: a connection holds
+ * one only while it writes, so a thousand idle watchers do not pin 64 MB.
+ */
+const SPARE_BUFFERS: Uint8Array<ArrayBuffer>[] = [];
+const MAX_SPARE_BUFFERS = 8;
+const NO_BUFFER = new Uint8Array(0);
 /** DATA frames this side writes are at most this big, whatever the peer allows. */
 const MAX_DATA_FRAME = 64 * 1024;
 
@@ -42,7 +49,8 @@ export class FrameWriter {
   readonly #ready = new Set<Http2Stream>();
   #control: Uint8Array[] = [];
   #controlBytes = 0;
-  #out = new Uint8Array(WRITE_BUFFER_BYTES);
+  /** The write buffer while the write loop runs; empty between loops. */
+  #out = NO_BUFFER;
   #writing = false;
   #idle: Promise<void> = Promise.resolve();
   #resolveIdle: (() => void) | undefined;
@@ -107,6 +115,7 @@ export class FrameWriter {
   }
 
   async #loop(): Promise<void> {
+    this.#out = SPARE_BUFFERS.pop() ?? new Uint8Array(WRITE_BUFFER_BYTES);
     try {
       for (;;) {
         const n = this.#fill();
@@ -118,6 +127,10 @@ export class FrameWriter {
       // The peer is gone; the read side sees it too.
       this.#host.writeFailed();
     } finally {
+      if (this.#out.byteLength === WRITE_BUFFER_BYTES && SPARE_BUFFERS.length < MAX_SPARE_BUFFERS) {
+        SPARE_BUFFERS.push(this.#out);
+      }
+      this.#out = NO_BUFFER;
       this.#writing = false;
       this.#resolveIdle?.();
     }

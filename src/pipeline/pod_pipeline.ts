@@ -39,6 +39,8 @@ export interface PodPipelineOptions {
   history: HistoryLimits;
   /** How long a deleted pod stays retrievable (`--tombstone-ttl`), ms. */
   tombstoneTtlMs: number;
+  /** Most bytes tombstones may hold (`--tombstone-bytes`). @default {the flag's default} */
+  tombstoneMaxBytes?: number;
   /** How old a source's last read may get before the daemon is not ready, ms. */
   staleAfterMs?: number;
   /**
@@ -104,6 +106,9 @@ export class PodPipeline {
       clock,
       history: options.history,
       tombstoneTtlMs: options.tombstoneTtlMs,
+      ...(options.tombstoneMaxBytes === undefined
+        ? {}
+        : { tombstoneMaxBytes: options.tombstoneMaxBytes }),
     });
     this.gate = new SyncGate({
       sources: options.sources,

@@ -18,7 +18,8 @@ import type { CancelTimer, Clock } from "../clock.ts";
 import type { EventHub, Subscription, SubscriptionItem } from "../events/mod.ts";
 import type { Surface } from "../metrics/metrics.ts";
 import { podPhase, type PodUid } from "../model/pod.ts";
-import { ChangeLog, type HistoryLimits, newIncarnation } from "./change_log.ts";
+import { numericDefault } from "../config_flags.ts";
+import { ChangeLog, type HistoryLimits, newIncarnation, retainedBytes } from "./change_log.ts";
 import { LookupError, WatchDroppedError } from "./errors.ts";
 import { DeviceIndex } from "./device_index.ts";
 import { PodIndex, quote } from "./pod_index.ts";
@@ -33,6 +34,11 @@ export interface QueryEngineOptions {
   history: HistoryLimits;
   /** How long a deleted pod stays retrievable (`--tombstone-ttl`), ms. */
   tombstoneTtlMs: number;
+  /**
+   * Most bytes tombstones may hold, counted as the history counts pod
+   * versions; the oldest go first. @default {`--tombstone-bytes`'s}
+   */
+  tombstoneMaxBytes?: number;
   /** Names this daemon run in tokens. @default {a random name} */
   incarnation?: string;
 }
@@ -107,6 +113,7 @@ export interface QueryWatch extends AsyncIterable<WatchItem> {
 interface Tombstone {
   readonly pod: CachedPod;
   readonly expires: number;
+  readonly bytes: number;
 }
 
 const TERMINAL = new Set(["Succeeded", "Failed"]);
@@ -177,6 +184,8 @@ export class QueryEngine {
   #tombDevices = new DeviceIndex();
   #tombstones = new Map<PodUid, Tombstone>();
   #ttl: number;
+  #tombMaxBytes: number;
+  #tombBytes = 0;
   #memo = new Map<string, { list: readonly CachedPod[]; selected: readonly CachedPod[] }>();
 
   /** @param options Store, hub, clock, history limits and tombstone TTL. */
@@ -185,6 +194,7 @@ export class QueryEngine {
     this.#hub = options.hub;
     this.#clock = options.clock;
     this.#ttl = options.tombstoneTtlMs;
+    this.#tombMaxBytes = options.tombstoneMaxBytes ?? numericDefault("tombstone-bytes");
     this.#log = new ChangeLog({
       ...options.history,
       clock: options.clock,
@@ -212,10 +222,20 @@ export class QueryEngine {
     return this.#log.size;
   }
 
+  /** Memory the resumable history holds (estimated; see `retainedBytes`). */
+  get historyBytes(): number {
+    return this.#log.bytes;
+  }
+
   /** Tombstones held. */
   get tombstones(): number {
     this.#pruneTombstones();
     return this.#tombstones.size;
+  }
+
+  /** Memory the tombstones hold (estimated as for the history). */
+  get tombstoneBytes(): number {
+    return this.#tombBytes;
   }
 
   /**
@@ -232,17 +252,16 @@ export class QueryEngine {
       if (event.type === "DELETED") {
         this.#live.delete(uid);
         this.#liveDevices.delete(uid);
-        this.#tombstones.delete(uid);
-        this.#tombstones.set(uid, { pod: event.pod, expires: now + this.#ttl });
+        this.#dropTombstone(uid);
+        const bytes = retainedBytes(event.pod);
+        this.#tombstones.set(uid, { pod: event.pod, expires: now + this.#ttl, bytes });
+        this.#tombBytes += bytes;
         this.#tombIndex.put(event.pod);
         this.#tombDevices.put(event.pod);
       } else {
         this.#live.put(event.pod);
         this.#liveDevices.put(event.pod);
-        if (this.#tombstones.delete(uid)) {
-          this.#tombIndex.delete(uid);
-          this.#tombDevices.delete(uid);
-        }
+        this.#dropTombstone(uid);
       }
     }
     this.#log.append(events);
@@ -419,12 +438,23 @@ export class QueryEngine {
     return best(pods);
   }
 
+  /** Forgets a pod's tombstone with its index entries and bytes. @returns Whether there was one. */
+  #dropTombstone(uid: PodUid): boolean {
+    const tomb = this.#tombstones.get(uid);
+    if (tomb === undefined) return false;
+    this.#tombstones.delete(uid);
+    this.#tombIndex.delete(uid);
+    this.#tombDevices.delete(uid);
+    this.#tombBytes -= tomb.bytes;
+    return true;
+  }
+
   #pruneTombstones(): void {
     const now = this.#clock.now();
+    // Oldest first (insertion order): expired, or over the byte bound.
     for (const [uid, tomb] of this.#tombstones) {
-      if (tomb.expires > now) break;
-      this.#tombstones.delete(uid);
-      this.#tombIndex.delete(uid);
+      if (tomb.expires > now && this.#tombBytes <= this.#tombMaxBytes) break;
+      this.#dropTombstone(uid);
     }
   }
 }

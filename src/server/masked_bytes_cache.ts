@@ -24,19 +24,30 @@ import {
 /** Options of {@linkcode MaskedBytesCache}. */
 export interface MaskedBytesCacheOptions {
   encode: PodEncoder;
-  /** Upper bound on the masked pod bytes held. @default {33554432} */
+  /** Upper bound on the masked pod bytes held. @default {16777216} */
   maxBytes?: number;
-  /** Upper bound on the assembled list bodies held. @default {67108864} */
+  /** Upper bound on the assembled list bodies held. @default {16777216} */
   maxListBytes?: number;
 }
 
 /** Bookkeeping cost of one entry beyond its bytes (map slots, key, typed array header). */
 const ENTRY_OVERHEAD = 96;
 
-/** One memoized list body: valid while the store returns the same `pods` array. */
+/**
+ * One memoized list body: valid while the store returns the same `pods`
+ * array. The array is held weakly: a body kept for a mask nobody asks for
+ * any more must not keep a whole old snapshot of the pods alive.
+ */
 interface ListEntry {
-  readonly pods: readonly CachedPod[];
+  readonly pods: WeakRef<readonly CachedPod[]>;
   readonly framed: FramedMessage;
+}
+
+/** A pod's masked bytes and framed responses, for its latest version seen. */
+interface PodEntry {
+  readonly pod: CachedPod;
+  readonly byKey: Map<string, Uint8Array | FramedMessage>;
+  bytes: number;
 }
 
 /** Response slots per pod version: the four v1alpha1 event types, the package-less frame, GetPod. */
@@ -48,8 +59,12 @@ export class MaskedBytesCache {
   #encode: PodEncoder;
   #maxBytes: number;
   #maxListBytes: number;
-  /** Masked bytes and framed responses by pod version (object identity), then key; oldest version first. */
-  #entries = new Map<CachedPod, Map<string, Uint8Array | FramedMessage>>();
+  /**
+   * Masked bytes and framed responses by pod UID, for one version of each
+   * pod (the latest asked for: an older version's are dropped, never kept
+   * beside it); least recently changed pod first.
+   */
+  #entries = new Map<string, PodEntry>();
   #bytes = 0;
   /** List bodies by mask key; oldest first. */
   #lists = new Map<string, ListEntry>();
@@ -60,8 +75,8 @@ export class MaskedBytesCache {
   /** @param options Encoder and memory bounds. */
   constructor(options: MaskedBytesCacheOptions) {
     this.#encode = options.encode;
-    this.#maxBytes = options.maxBytes ?? 32 * 1024 * 1024;
-    this.#maxListBytes = options.maxListBytes ?? 64 * 1024 * 1024;
+    this.#maxBytes = options.maxBytes ?? 16 * 1024 * 1024;
+    this.#maxListBytes = options.maxListBytes ?? 16 * 1024 * 1024;
   }
 
   /**
@@ -75,15 +90,30 @@ export class MaskedBytesCache {
   }
 
   #remember<T extends Uint8Array | FramedMessage>(pod: CachedPod, key: string, make: () => T): T {
-    let byKey = this.#entries.get(pod);
-    const hit = byKey?.get(key);
-    if (hit !== undefined) return hit as T;
+    let entry = this.#entries.get(pod.uid);
+    if (entry !== undefined && entry.pod === pod) {
+      const hit = entry.byKey.get(key);
+      if (hit !== undefined) return hit as T;
+    }
     const value = make();
-    if (byKey === undefined) this.#entries.set(pod, byKey = new Map());
-    byKey.set(key, value);
-    this.#bytes += sizeOf(value) + key.length + ENTRY_OVERHEAD;
-    this.#evict(pod);
+    if (entry === undefined || entry.pod !== pod) {
+      // A watcher still sending an older version gets it encoded again.
+      if (entry !== undefined && entry.pod.version > pod.version) return value;
+      if (entry !== undefined) this.#drop(pod.uid, entry);
+      entry = { pod, byKey: new Map(), bytes: 0 };
+      this.#entries.set(pod.uid, entry);
+    }
+    const size = sizeOf(value) + key.length + ENTRY_OVERHEAD;
+    entry.byKey.set(key, value);
+    entry.bytes += size;
+    this.#bytes += size;
+    this.#evict(pod.uid);
     return value;
+  }
+
+  #drop(uid: string, entry: PodEntry): void {
+    this.#entries.delete(uid);
+    this.#bytes -= entry.bytes;
   }
 
   /**
@@ -97,7 +127,7 @@ export class MaskedBytesCache {
    */
   listBytes(mask: FieldMask, pods: readonly CachedPod[]): FramedMessage {
     const known = this.#lists.get(mask.key);
-    if (known !== undefined && known.pods === pods) return known.framed;
+    if (known !== undefined && known.pods.deref() === pods) return known.framed;
     const bodies = new Array<Uint8Array>(pods.length);
     for (let i = 0; i < pods.length; i++) bodies[i] = this.bytesOf(mask, pods[i]!);
     const framed = frameMessage(encodeListPodsResponse(bodies));
@@ -105,7 +135,7 @@ export class MaskedBytesCache {
       this.#lists.delete(mask.key);
       this.#listBytes -= known.framed.bytes.byteLength;
     }
-    this.#lists.set(mask.key, { pods, framed });
+    this.#lists.set(mask.key, { pods: new WeakRef(pods), framed });
     this.#listBytes += framed.bytes.byteLength;
     while (this.#listBytes > this.#maxListBytes && this.#lists.size > 1) {
       const [oldestKey, oldest] = this.#lists.entries().next().value as [string, ListEntry];
@@ -168,16 +198,17 @@ export class MaskedBytesCache {
     return this.#bytes;
   }
 
-  /** Evicts the oldest pod versions until the bound holds; never `keep`. */
-  #evict(keep: CachedPod): void {
+  /** Pods whose masked bytes are held. */
+  get pods(): number {
+    return this.#entries.size;
+  }
+
+  /** Evicts the least recently changed pods until the bound holds; never `keep`. */
+  #evict(keep: string): void {
     if (this.#bytes <= this.#maxBytes) return;
-    for (const [pod, byMask] of this.#entries) {
+    for (const [uid, entry] of this.#entries) {
       if (this.#bytes <= this.#maxBytes) break;
-      if (pod === keep) continue;
-      for (const [key, value] of byMask) {
-        this.#bytes -= sizeOf(value) + key.length + ENTRY_OVERHEAD;
-      }
-      this.#entries.delete(pod);
+      if (uid !== keep) this.#drop(uid, entry);
     }
   }
 }

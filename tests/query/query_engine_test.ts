@@ -28,7 +28,15 @@ function withContainer(pod: PodObject, id: string): PodObject {
   };
 }
 
-function setup(options: { maxEvents?: number; maxAgeMs?: number; ttl?: number } = {}) {
+function setup(
+  options: {
+    maxEvents?: number;
+    maxAgeMs?: number;
+    ttl?: number;
+    maxBytes?: number;
+    tombstoneMaxBytes?: number;
+  } = {},
+) {
   const clock = new FakeClock();
   const metrics = createMetricsRegistry().metrics;
   const cache = new PodCache({ encode: canonicalEncoder, clock, metrics });
@@ -37,8 +45,15 @@ function setup(options: { maxEvents?: number; maxAgeMs?: number; ttl?: number } 
     store: cache,
     hub,
     clock,
-    history: { maxAgeMs: options.maxAgeMs ?? 60_000, maxEvents: options.maxEvents ?? 100 },
+    history: {
+      maxAgeMs: options.maxAgeMs ?? 60_000,
+      maxEvents: options.maxEvents ?? 100,
+      ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }),
+    },
     tombstoneTtlMs: options.ttl ?? 300_000,
+    ...(options.tombstoneMaxBytes === undefined
+      ? {}
+      : { tombstoneMaxBytes: options.tombstoneMaxBytes }),
     incarnation: "test",
   });
   const apply = (pods: PodObject[]) => {
@@ -315,4 +330,57 @@ Deno.test("a watch with bookmarks gets one bookmarkMs after the last item sent, 
   controller.abort();
   assert.equal((await it.next()).done, true);
   assert.equal(clock.pendingTimers, 0, "an ended watch leaves no timer behind");
+});
+
+Deno.test("history and tombstone bytes stay within their bounds under churn", () => {
+  const maxBytes = 64 * 1024;
+  const tombstoneMaxBytes = 16 * 1024;
+  const { engine, apply, clock } = setup({
+    maxEvents: 1_000_000,
+    maxAgeMs: 3_600_000,
+    ttl: 3_600_000,
+    maxBytes,
+    tombstoneMaxBytes,
+  });
+  let live: PodObject[] = [];
+  let next = 0;
+  let peakHistory = 0;
+  let peakTombs = 0;
+  for (let round = 0; round < 400; round++) {
+    clock.advance(100);
+    // Every round: one pod created, one restarted, one deleted once there are 20.
+    live.push(
+      makePod({ name: `p${next}`, uid: `u${next}`, podIP: `10.1.${next >> 8}.${next & 255}` }),
+    );
+    next++;
+    const i = round % live.length;
+    live[i] = { ...live[i]!, status: { ...live[i]!.status, message: `restart ${round}` } };
+    if (live.length > 20) live = live.slice(1);
+    apply(live);
+    peakHistory = Math.max(peakHistory, engine.historyBytes);
+    peakTombs = Math.max(peakTombs, engine.tombstoneBytes);
+  }
+  assert.ok(peakHistory <= maxBytes, `history ${peakHistory} > ${maxBytes}`);
+  assert.ok(peakHistory > maxBytes / 2, `the bound was reached (${peakHistory})`);
+  assert.ok(peakTombs <= tombstoneMaxBytes, `tombstones ${peakTombs} > ${tombstoneMaxBytes}`);
+  assert.ok(engine.tombstones > 0 && engine.tombstones < 380, `${engine.tombstones} tombstones`);
+  // What fell out of the bound is gone for resuming too.
+  assert.ok(engine.historySize < 1100, `${engine.historySize} events retained`);
+  assert.throws(() => engine.positionOf(engine.token(1)), ResumeTokenError);
+  // The newest deleted pod is still there; the oldest is not.
+  assert.equal(engine.lookup({ kind: "uid", uid: `u${next - 21}` }, true)?.deleted, true);
+  assert.equal(engine.lookup({ kind: "uid", uid: "u0" }, true), undefined);
+});
+
+Deno.test("a count-bounded history keeps its bytes too", () => {
+  const { engine, apply } = setup({ maxEvents: 10 });
+  const pods = Array.from({ length: 30 }, (_, i) => makePod({ name: `p${i}`, uid: `u${i}` }));
+  apply(pods);
+  assert.equal(engine.historySize, 10);
+  const perEvent = engine.historyBytes / 10;
+  apply([]);
+  assert.equal(engine.historySize, 10);
+  // Each retained DELETED event is the only holder of the version before it.
+  const bytes = engine.historyBytes;
+  assert.ok(bytes > 10 * perEvent * 1.8 && bytes <= 10 * perEvent * 2.2, `${bytes}`);
 });

@@ -110,3 +110,46 @@ Deno.test("MaskedBytesCache frames a response once per pod version and mask", ()
     "a masked frame is shared by every watcher with that mask",
   );
 });
+
+Deno.test("MaskedBytesCache keeps one version per pod: a newer version evicts the older's bytes", () => {
+  const cache = new MaskedBytesCache({ encode: encodePod });
+  const v1 = cached(1, 1);
+  cache.bytesOf(MASK, v1);
+  cache.frameOf(MASK, v1, { type: WATCH_EVENT_TYPE.ADDED, packageless: false });
+  const one = cache.size;
+  for (let version = 2; version < 200; version++) {
+    const pod = cached(1, version);
+    cache.bytesOf(MASK, pod);
+    cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.MODIFIED, packageless: false });
+  }
+  assert.equal(cache.pods, 1);
+  assert.ok(cache.size <= one + 64, `size ${cache.size} after 200 versions (one: ${one})`);
+  // A late watcher asking for an older version is answered, without evicting the newer one.
+  const latest = cached(1, 199);
+  const before = cache.bytesOf(MASK, latest);
+  assert.deepEqual(cache.bytesOf(MASK, v1), encodePod(project(MASK, v1.pod)));
+  assert.equal(cache.bytesOf(MASK, latest), before);
+});
+
+Deno.test("MaskedBytesCache evicts the least recently changed pods at its byte bound", () => {
+  const cache = new MaskedBytesCache({ encode: encodePod, maxBytes: 4096 });
+  for (let i = 0; i < 100; i++) cache.bytesOf(MASK, cached(i));
+  assert.ok(cache.size <= 4096, `size ${cache.size}`);
+  assert.ok(cache.pods > 1 && cache.pods < 100, `${cache.pods} pods held`);
+  // The newest pods are the ones kept.
+  let calls = 0;
+  const counting = new MaskedBytesCache({
+    encode: (pod) => {
+      calls++;
+      return encodePod(pod);
+    },
+    maxBytes: 4096,
+  });
+  const pods = Array.from({ length: 100 }, (_, i) => cached(i));
+  for (const pod of pods) counting.bytesOf(MASK, pod);
+  calls = 0;
+  counting.bytesOf(MASK, pods[99]!);
+  assert.equal(calls, 0, "the newest is held");
+  counting.bytesOf(MASK, pods[0]!);
+  assert.equal(calls, 1, "the oldest was evicted");
+});

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { v8FlagsArg } from "../../scripts/_v8_flags.ts";
 import assert from "node:assert/strict";
 import { dirname } from "node:path";
 import {
@@ -233,8 +234,8 @@ Deno.test("parseCompileFlags() reads --output, --target and --socket-dir", async
 
 Deno.test("compileArgs() compiles the bundle frozen with the daemon's permissions", () => {
   const args = compileArgs(parseCompileFlags([]), "dist/pods-api.js");
-  assert.deepEqual(args.slice(0, 2), ["compile", "--frozen"]);
-  assert.deepEqual(args.slice(2, -3), daemonPermissionFlags());
+  assert.deepEqual(args.slice(0, 3), ["compile", "--frozen", v8FlagsArg()]);
+  assert.deepEqual(args.slice(3, -3), daemonPermissionFlags());
   assert.deepEqual(args.slice(-3), ["--output", "dist/pods-api", "dist/pods-api.js"]);
 });
 

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { DAEMON_V8_FLAGS } from "../../scripts/_v8_flags.ts";
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import {
@@ -164,6 +165,7 @@ Deno.test("every flag the install documents name is real", () => {
   const known = new Set([
     ...Object.keys(SERVE_FLAGS).map((f) => `--${f}`),
     ...bundleCommand("d", "b").filter((a) => a.startsWith("--")).map((a) => a.split("=")[0]!),
+    ...DAEMON_V8_FLAGS.map((f) => f.split("=")[0]!),
     ...imageFlags,
     ...OTHER_TOOLS,
   ]);

@@ -50,3 +50,26 @@ Deno.test("criMessageCodec() skips fields it does not declare", () => {
   const decoded = criMessageCodec<ContainerStatus>("ContainerStatus").decode(bytes);
   assert.equal(decoded.id, "x");
 });
+
+Deno.test("criMessageCodec() decodes strings of every length and script as protobufjs does", () => {
+  const codec = criMessageCodec<ContainerStatus>("ContainerStatus");
+  const values = [
+    "",
+    "a",
+    "twelve-chars",
+    "thirteen-char",
+    "0f8e6a2c-1d4b-4c6e-9a7f-3b2d1e0c9a8b",
+    "x".repeat(63),
+    "y".repeat(64),
+    "z".repeat(5000),
+    "grüße/日本語/🚀 mixed after ascii",
+  ];
+  for (const value of values) {
+    const decoded = codec.decode(codec.encode({ id: value, labels: { [value]: value } }));
+    assert.equal(decoded.id, value);
+    assert.deepEqual(decoded.labels, { [value]: value });
+  }
+  // A truncated string is an error, not a short read.
+  const bytes = codec.encode({ id: "abcdef" });
+  assert.throws(() => codec.decode(bytes.subarray(0, bytes.length - 2)), RangeError);
+});

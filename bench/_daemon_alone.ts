@@ -1,0 +1,300 @@
+/**
+ * The daemon measured alone: `pods-api simulate-runtime` in one process, and
+ * `pods-api serve --container-runtime-endpoint` reading it in another, started
+ * as `deno task start` starts it (same V8 flags), so that the simulator's
+ * memory and CPU are never counted as the daemon's. Shared by
+ * bench/memory/run.ts and bench/h2load/run.ts.
+ *
+ * @module
+ */
+
+import { v8FlagsArg } from "../scripts/_v8_flags.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const MAIN = `${ROOT}main.ts`;
+const PERMS = ["--allow-read", "--allow-write", "--allow-net", "--allow-env", "--allow-sys"];
+
+/** A process started by the harness. */
+export interface Proc {
+  readonly pid: number;
+  readonly child: Deno.ChildProcess;
+  /** Resolves to its first stdout line ("" if it exits first). */
+  readonly firstLine: Promise<string>;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * Spawns a command, its stdout read line by line, its stderr to a file.
+ *
+ * @param cmd The program.
+ * @param args Its arguments.
+ * @param logPath Where its stderr goes.
+ * @param cpu Pins it to this CPU with `taskset`, when given.
+ * @returns The process.
+ */
+export function spawnProc(cmd: string, args: string[], logPath: string, cpu?: number): Proc {
+  // The shell sends stderr straight to the file and then becomes the
+  // program (same pid): a stream piped through this process was seen to
+  // reach the file only when the child exited.
+  const pinned = cpu === undefined ? [cmd, ...args] : ["taskset", "-c", String(cpu), cmd, ...args];
+  const child = new Deno.Command("sh", {
+    args: ["-c", 'exec "$@" 2>"$0"', logPath, ...pinned],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const first = Promise.withResolvers<string>();
+  (async () => {
+    let text = "";
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      text += chunk;
+      const nl = text.indexOf("\n");
+      if (nl >= 0) {
+        first.resolve(text.slice(0, nl));
+        text = text.slice(nl + 1);
+      }
+    }
+    first.resolve("");
+  })().catch(() => first.resolve(""));
+  return { pid: child.pid, child, firstLine: first.promise };
+}
+
+/**
+ * Stops a process with SIGTERM (SIGKILL after 15 s) and waits for it.
+ *
+ * @param proc The process.
+ */
+export async function stopProc(proc: Proc): Promise<void> {
+  try {
+    proc.child.kill("SIGTERM");
+  } catch { /* gone */ }
+  const timer = setTimeout(() => {
+    try {
+      proc.child.kill("SIGKILL");
+    } catch { /* gone */ }
+  }, 15_000);
+  await proc.child.status;
+  clearTimeout(timer);
+}
+
+/** Options of {@linkcode startDaemonAlone}. */
+export interface DaemonAloneOptions {
+  dir: string;
+  tag: string;
+  pods: number;
+  /** Changes per second on the simulated node. */
+  churn: number;
+  /** `--relist-period` of the daemon. @default {"1s"} */
+  relistPeriod?: string;
+  /** Extra `serve` flags. */
+  flags?: string[];
+  /** CPU for the daemon (taskset). */
+  daemonCpu?: number;
+  /** CPU for the simulated runtime (taskset). */
+  runtimeCpu?: number;
+  /** Runs the daemon through bench/memory/heap_daemon.ts (heap snapshots on SIGUSR2). */
+  heapSnapshots?: string;
+}
+
+/** A running simulated runtime and the daemon reading it. */
+export interface DaemonAlone {
+  readonly runtime: Proc;
+  readonly daemon: Proc;
+  readonly socket: string;
+  readonly metricsPort: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `simulate-runtime` and the daemon on it; resolves once /readyz is ok.
+ *
+ * @param o Pods, churn, directories, CPUs and extra flags.
+ * @returns The two processes.
+ * @throws {Error} When either does not start.
+ */
+export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlone> {
+  const runtimeSocket = `${o.dir}/sim-${o.tag}.sock`;
+  const runtime = spawnProc(
+    Deno.execPath(),
+    [
+      "run",
+      "--frozen",
+      ...PERMS,
+      MAIN,
+      "simulate-runtime",
+      "--socket",
+      runtimeSocket,
+      "--pods",
+      String(o.pods),
+      "--churn",
+      String(o.churn),
+      "--log-level",
+      "warn",
+    ],
+    `${o.dir}/sim-${o.tag}.log`,
+    o.runtimeCpu,
+  );
+  const ready = await runtime.firstLine;
+  if (ready === "") {
+    throw new Error(`simulate-runtime did not start; see ${o.dir}/sim-${o.tag}.log`);
+  }
+  const socket = `${o.dir}/api-${o.tag}/pods-api.sock`;
+  const portFile = `${o.dir}/port-${o.tag}`;
+  const entry = o.heapSnapshots === undefined ? MAIN : `${ROOT}bench/memory/heap_daemon.ts`;
+  if (o.heapSnapshots !== undefined) Deno.env.set("PODS_API_HEAP_SNAPSHOT", o.heapSnapshots);
+  const daemon = spawnProc(
+    Deno.execPath(),
+    [
+      "run",
+      "--frozen",
+      v8FlagsArg(),
+      ...PERMS,
+      entry,
+      "serve",
+      "--container-runtime-endpoint",
+      `unix://${runtimeSocket}`,
+      "--hostname-override",
+      "sim-node-1",
+      "--socket",
+      socket,
+      "--metrics-bind-address",
+      "127.0.0.1:0",
+      "--relist-period",
+      o.relistPeriod ?? "1s",
+      "--rate-limit-qps",
+      "1e9",
+      "--rate-limit-burst",
+      "1000000",
+      "--connection-rate-limit-qps",
+      "1e9",
+      "--connection-rate-limit-burst",
+      "1000000",
+      "--log-level",
+      "info",
+      ...(o.flags ?? []),
+    ],
+    `${o.dir}/daemon-${o.tag}.log`,
+    o.daemonCpu,
+  );
+  // The metrics port is in the start-up log line.
+  let metricsPort = 0;
+  for (let i = 0; i < 1200 && metricsPort === 0; i++) {
+    await sleep(100);
+    const log = await Deno.readTextFile(`${o.dir}/daemon-${o.tag}.log`).catch(() => "");
+    const m = /"metrics":"127\.0\.0\.1:(\d+)"/.exec(log);
+    if (m) metricsPort = Number(m[1]);
+  }
+  await Deno.writeTextFile(portFile, String(metricsPort));
+  if (metricsPort === 0) {
+    throw new Error(`The daemon did not start; see ${o.dir}/daemon-${o.tag}.log`);
+  }
+  for (let i = 0;; i++) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${metricsPort}/readyz`);
+      await res.body?.cancel();
+      if (res.ok) break;
+    } catch { /* not yet */ }
+    if (i > 1200) throw new Error("The daemon never became ready");
+    await sleep(100);
+  }
+  return {
+    runtime,
+    daemon,
+    socket,
+    metricsPort,
+    async stop() {
+      await stopProc(daemon);
+      await stopProc(runtime);
+    },
+  };
+}
+
+/**
+ * The gRPC request body h2load sends: a 5-byte frame header and the message.
+ *
+ * @param message The serialized request.
+ * @returns The framed body.
+ */
+export function grpcFrame(message: Uint8Array): Uint8Array {
+  const out = new Uint8Array(5 + message.length);
+  new DataView(out.buffer).setUint32(1, message.length);
+  out.set(message, 5);
+  return out;
+}
+
+/** What one h2load run reports. */
+export interface H2loadResult {
+  /** Requests completed per second (h2load's "finished in ..., N req/s"). */
+  readonly rps: number;
+  /** Requests that succeeded (2xx) / completed. */
+  readonly succeeded: number;
+  readonly completed: number;
+}
+
+/**
+ * Runs h2load against a socket.
+ *
+ * @param o Socket, path, body file, clients, streams per client, duration, CPU.
+ * @returns Its figures.
+ * @throws {Error} When h2load is missing (Debian `nghttp2-client`) or fails.
+ */
+export async function h2load(o: {
+  socket: string;
+  path: string;
+  body: string;
+  clients: number;
+  streams: number;
+  seconds: number;
+  cpu?: number;
+  warmUpSeconds?: number;
+}): Promise<H2loadResult> {
+  const args = [
+    "-B",
+    `unix:${o.socket}`,
+    "-c",
+    String(o.clients),
+    "-m",
+    String(o.streams),
+    "-D",
+    String(o.seconds),
+    ...(o.warmUpSeconds ? ["--warm-up-time", String(o.warmUpSeconds)] : []),
+    "-d",
+    o.body,
+    "-H",
+    "content-type: application/grpc",
+    "-H",
+    "te: trailers",
+    `http://localhost${o.path}`,
+  ];
+  const [program, argv] = o.cpu === undefined
+    ? ["h2load", args]
+    : ["taskset", ["-c", String(o.cpu), "h2load", ...args]];
+  let out;
+  try {
+    out = await new Deno.Command(program, { args: argv, stdout: "piped", stderr: "piped" })
+      .output();
+  } catch (err) {
+    throw new Error(`h2load failed to start (apt-get install nghttp2-client): ${err}`);
+  }
+  const text = new TextDecoder().decode(out.stdout);
+  const rps = /finished in [^,]+, ([\d.]+) req\/s/.exec(text);
+  const reqs = /requests: \d+ total, \d+ started, (\d+) done, (\d+) succeeded/.exec(text);
+  if (rps === null || reqs === null) {
+    throw new Error(
+      `h2load output not understood:\n${text}\n${new TextDecoder().decode(out.stderr)}`,
+    );
+  }
+  return { rps: Number(rps[1]), completed: Number(reqs[1]), succeeded: Number(reqs[2]) };
+}
+
+/**
+ * @returns The 1-, 5- and 15-minute load averages, as /proc/loadavg gives them.
+ */
+export async function loadAverage(): Promise<string> {
+  const out = await new Deno.Command("cat", { args: ["/proc/loadavg"], stdout: "piped" }).output();
+  return new TextDecoder().decode(out.stdout).split(" ").slice(0, 3).join(" ");
+}

@@ -59,9 +59,10 @@ const LOOSE_UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
  * by appending 8 characters at a time, which V8 keeps as a rope of up to 8
  * nodes (about five times the flat string's size) for as long as the string
  * lives, and the decoded CRI records live until the next change: with 1000
- * pods that was 111 000 rope nodes, 3.4 MB. ASCII (every ID, name, label
- * and path a runtime sends in practice) is made in one call; anything else
- * goes to `TextDecoder`, as protobufjs does (invalid bytes become U+FFFD).
+ * pods that was 111 000 rope nodes, 3.4 MB. `TextDecoder` makes flat strings
+ * and is also the fastest here (0.13-0.19 µs for a 45-byte label, against
+ * 0.24 µs appending characters and 0.26-0.40 µs with `fromCharCode.apply`);
+ * invalid bytes become U+FFFD, as with protobufjs.
  */
 class FlatStringReader extends protobuf.Reader {
   override string(): string {
@@ -72,13 +73,7 @@ class FlatStringReader extends protobuf.Reader {
       throw new RangeError(`index out of range: ${start} + ${length} > ${this.len}`);
     }
     this.pos = end;
-    const buf = this.buf;
-    for (let i = start; i < end; i++) {
-      if (buf[i]! >= 0x80) return LOOSE_UTF8.decode(buf.subarray(start, end));
-    }
-    // fromCharCode takes its arguments on the stack: long strings go to the decoder.
-    if (length <= 4096) return String.fromCharCode.apply(null, buf.subarray(start, end) as never);
-    return LOOSE_UTF8.decode(buf.subarray(start, end));
+    return length === 0 ? "" : LOOSE_UTF8.decode(this.buf.subarray(start, end));
   }
 }
 

@@ -287,7 +287,11 @@ Deno.test({
         });
         await s.step("env from the manifest", () => {
           for (const e of c.env ?? []) {
-            assert.ok(spec.process.env.includes(`${e.name}=real-node`), e.name);
+            // A value as written (DENO_V8_FLAGS), or the node's name from the downward API.
+            const value = e.value ??
+              (e.valueFrom?.fieldRef?.fieldPath === "spec.nodeName" ? "real-node" : undefined);
+            assert.ok(value !== undefined, `${e.name}: a value or spec.nodeName`);
+            assert.ok(spec.process.env.includes(`${e.name}=${value}`), e.name);
           }
         });
         await s.step("securityContext", () => {

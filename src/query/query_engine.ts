@@ -438,15 +438,14 @@ export class QueryEngine {
     return best(pods);
   }
 
-  /** Forgets a pod's tombstone with its index entries and bytes. @returns Whether there was one. */
-  #dropTombstone(uid: PodUid): boolean {
+  /** Forgets a pod's tombstone, if it has one, with its index entries and bytes. */
+  #dropTombstone(uid: PodUid): void {
     const tomb = this.#tombstones.get(uid);
-    if (tomb === undefined) return false;
+    if (tomb === undefined) return;
     this.#tombstones.delete(uid);
     this.#tombIndex.delete(uid);
     this.#tombDevices.delete(uid);
     this.#tombBytes -= tomb.bytes;
-    return true;
   }
 
   #pruneTombstones(): void {

@@ -65,6 +65,11 @@ export class Writer {
         if (++hi > 4294967295) hi = 0;
       }
     }
+    return this.int64Bits(lo, hi);
+  }
+
+  /** Writes a 64-bit varint from its two unsigned 32-bit halves. */
+  int64Bits(lo: number, hi: number): this {
     this.#reserve(10);
     const buf = this.buf;
     let pos = this.pos;

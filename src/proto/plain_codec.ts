@@ -10,11 +10,11 @@
  * as numbers (open: unknown values are kept), absent sub-messages as
  * `null`, repeated fields as arrays and maps as objects. Unknown fields,
  * and fields whose wire type is not the schema's, are skipped (as Go and
- * protobufjs 8 do); a singular sub-message seen twice is merged. Truncated
+ * the reference JS library does); a singular sub-message seen twice is merged. Truncated
  * or malformed input throws an `Error` (`RangeError` when a length runs past
  * its message).
  *
- * Encoding follows protobufjs's `fromObject` + `encode` byte for byte: fields
+ * Encoding follows the reference's `fromObject` + `encode` byte for byte: fields
  * in number order, proto3 scalars left out at their default, sub-messages
  * written when present (even empty), map entries in the object's key order
  * with key and value always written, repeated numbers packed in proto3.
@@ -113,20 +113,20 @@ const TWO_32 = 4294967296;
 const TWO_63 = 9223372036854775808;
 const TWO_64 = 18446744073709551616;
 
-/** Writes an int64 as protobufjs does from a number (Long.fromNumber: truncated, saturated). */
+/** Writes an int64 from a number as the reference does (Long.fromNumber: truncated, saturated). */
 function writeInt64(w: Writer, n: number): void {
   if (n <= -TWO_63) w.int64Bits(0, 0x80000000);
   else if (n + 1 >= TWO_63) w.int64Bits(0xffffffff, 0x7fffffff);
   else w.int64(n);
 }
 
-/** Writes a uint64 as protobufjs does from a number (Long.fromNumber unsigned). */
+/** Writes a uint64 from a number as the reference does (Long.fromNumber, unsigned). */
 function writeUint64(w: Writer, n: number): void {
   if (n >= TWO_64) w.int64Bits(0xffffffff, 0xffffffff);
   else w.int64Bits((n % TWO_32) >>> 0, (n / TWO_32) >>> 0);
 }
 
-/** A number as protobufjs's Long.fromValue sees it: NaN is 0, fractions truncated. */
+/** A number as the reference's Long.fromValue sees it: NaN is 0, fractions truncated. */
 function longNumber(value: unknown, unsigned: boolean): number {
   const n = Math.trunc(Number(value));
   if (Number.isNaN(n) || (unsigned && n < 0)) return 0;
@@ -135,7 +135,7 @@ function longNumber(value: unknown, unsigned: boolean): number {
 
 /**
  * How a scalar or enum value is converted and written. `convert` returns
- * `undefined` when protobufjs's `fromObject` would drop the value.
+ * `undefined` when the reference's `fromObject` would drop the value.
  */
 interface ScalarWriter {
   readonly wireType: number;
@@ -252,7 +252,7 @@ function compileType(
   type: MessageType,
   registry: Map<string, CompiledType>,
 ): CompiledType {
-  // The decoded object's keys in protobufjs toObject's order: repeated
+  // The decoded object's keys in the reference's toObject order: repeated
   // fields, then maps, then the others, each in field-number order.
   const template: PlainObject = {};
   const arrayKeys: string[] = [];

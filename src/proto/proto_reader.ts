@@ -1,8 +1,8 @@
 /**
  * A cursor over protobuf bytes for the schema-driven decoders (the pod codec
  * and the plain-object codec): one object per decode, no allocation per
- * field. Values read as protobufjs 8 reads them (the reference the tests
- * compare against): varints as their low 32 bits for 32-bit types, int64 as
+ * field. Values read as the reference JS library the tests compare against
+ * (version 8) reads them: varints as their low 32 bits for 32-bit types, int64 as
  * the nearest `number`, a bool true when any bit is set, strings through a
  * non-fatal `TextDecoder` (invalid bytes become U+FFFD, a BOM is kept, the
  * string is flat). Reading past the end throws a `RangeError`, malformed
@@ -159,7 +159,7 @@ export class ProtoReader {
         lo >>>= 0;
         hi >>>= 0;
         if (!unsigned && hi >>> 31) {
-          // Two's complement, as protobufjs's LongBits.toNumber(false).
+          // Two's complement, negated, as the reference converts a signed long.
           const nlo = (~lo + 1) >>> 0;
           let nhi = ~hi >>> 0;
           if (nlo === 0) nhi = (nhi + 1) >>> 0;

@@ -13,7 +13,7 @@
 
 import protobuf from "protobufjs";
 import { FakeClock } from "../src/clock.ts";
-import { runKubeletPod } from "../src/sim/runtime/cri_kubelet.ts";
+import { runBenchPods } from "./_relist_fixture.ts";
 import { SimCriRuntime } from "../src/sim/runtime/cri_runtime.ts";
 import { CRI_DESCRIPTOR } from "../src/sources/cri/generated/cri_descriptor.ts";
 import { criMessageCodec } from "../src/sources/cri/cri_codec.ts";
@@ -22,19 +22,7 @@ import type { ListContainersResponse, ListPodSandboxResponse } from "../src/sour
 const PODS = 1000;
 
 const runtime = new SimCriRuntime({ clock: new FakeClock(1_700_000_000_000) });
-for (let i = 0; i < PODS; i++) {
-  await runKubeletPod(runtime, {
-    name: `pod-${i}`,
-    namespace: `ns-${i % 20}`,
-    uid: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
-    labels: { app: `app-${i % 50}`, "pod-template-hash": "5d8f7c9b6" },
-    annotations: { "kubernetes.io/config.source": "api" },
-    containers: [
-      { name: "app", image: "registry.example/app:1.2.3", ports: [{ containerPort: 8080 }] },
-      { name: "sidecar", image: "registry.example/proxy:2.0" },
-    ],
-  });
-}
+await runBenchPods(runtime, PODS);
 
 const sandboxCodec = criMessageCodec<ListPodSandboxResponse>("ListPodSandboxResponse");
 const containerCodec = criMessageCodec<ListContainersResponse>("ListContainersResponse");

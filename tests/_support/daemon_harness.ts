@@ -17,6 +17,7 @@ import { PODS_API_DESCRIPTOR } from "../../src/proto/mod.ts";
 import { FakePodSource } from "../../src/sources/fake/mod.ts";
 import type { PodSource } from "../../src/sources/mod.ts";
 import { FakeClock, systemClock } from "../../src/clock.ts";
+import { removeTree } from "./remove_tree.ts";
 
 /** Options of {@linkcode startHarness}. */
 export interface HarnessOptions {
@@ -120,7 +121,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       v1alpha1.close();
       v1.close();
       await daemon.close();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      removeTree(dir);
     },
   };
 }

@@ -8,6 +8,7 @@
 
 import * as grpc from "@grpc/grpc-js";
 import { fileURLToPath } from "node:url";
+import { removeTree } from "../_support/remove_tree.ts";
 import { pollUntil, rawClient, rawUnary } from "./_support.ts";
 
 /** The permissions of `deno task start` (deno.json). */
@@ -132,7 +133,7 @@ export async function startServeChild(
         }
       }
       await output;
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      removeTree(dir);
     },
   };
 }

@@ -11,6 +11,7 @@ import { startCriServer } from "../../src/sim/runtime/cri_server.ts";
 import { CriClient, CriPodSource } from "../../src/sources/cri/mod.ts";
 import { FakePodSource } from "../../src/sources/fake/mod.ts";
 import { makePod } from "../_fixtures/pods.ts";
+import { removeTree } from "../_support/remove_tree.ts";
 import { startServeChild } from "./_child.ts";
 import {
   decodeWatchFrame,
@@ -283,6 +284,6 @@ Deno.test("watchers see no DELETED and no duplicate ADDED while the CRI runtime 
     await d[Symbol.asyncDispose]();
     client.close();
     await server.close();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    removeTree(dir);
   }
 });

@@ -13,6 +13,7 @@ import { runKubeletPod } from "../../src/sim/runtime/cri_kubelet.ts";
 import { SimCriRuntime } from "../../src/sim/runtime/cri_runtime.ts";
 import { startCriServer } from "../../src/sim/runtime/cri_server.ts";
 import { CriClient, CriPodSource } from "../../src/sources/cri/mod.ts";
+import { removeTree } from "../_support/remove_tree.ts";
 import { rawClient, rawUnary, report, scrapedMetricValue, startTestDaemon } from "./_support.ts";
 
 function uid(i: number): string {
@@ -78,7 +79,7 @@ async function criWorld(callTimeoutMs = 5_000) {
       await d[Symbol.asyncDispose]();
       client.close();
       await server.close();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      removeTree(dir);
     },
   };
 }

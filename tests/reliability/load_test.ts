@@ -12,6 +12,7 @@ import { SimCriRuntime } from "../../src/sim/runtime/cri_runtime.ts";
 import { startCriServer } from "../../src/sim/runtime/cri_server.ts";
 import { FakePodSource } from "../../src/sources/fake/mod.ts";
 import { makePod } from "../_fixtures/pods.ts";
+import { removeTree } from "../_support/remove_tree.ts";
 import { encodeGetPodRequest } from "./_fuzz_inputs.ts";
 import { processUsage, startServeChild } from "./_child.ts";
 import {
@@ -316,5 +317,5 @@ Deno.test(`main.ts serve keeps RSS and open fds level over ${CYCLES} connect/wat
   // Clean shutdown has its own test in faults_test.ts.
   child.process.kill("SIGKILL");
   await child.output;
-  await Deno.remove(dir, { recursive: true });
+  removeTree(dir);
 });

@@ -16,6 +16,7 @@ import { startCriServer } from "../../src/sim/runtime/cri_server.ts";
 import { CriClient, CriPodSource } from "../../src/sources/cri/mod.ts";
 import { StaticPodSource } from "../../src/sources/static/mod.ts";
 import { startHarness } from "../_support/daemon_harness.ts";
+import { removeTree } from "../_support/remove_tree.ts";
 import {
   answersLate,
   checkedWatch,
@@ -182,6 +183,6 @@ Deno.test("WatchPods as served keeps ADDED (MODIFIED)* DELETED per pod, after it
   } finally {
     client.close();
     await cri.close();
-    await Deno.remove(dir, { recursive: true });
+    removeTree(dir);
   }
 });

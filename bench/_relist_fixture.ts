@@ -34,14 +34,16 @@ export interface RelistFixture {
 const NEVER = new AbortController().signal;
 
 /**
- * @param clock The clock of the runtime, cache and engine.
- * @param metrics Where the cache and hub count.
- * @returns The fixture.
+ * Starts the benchmarks' pods on a simulated runtime: labels, an annotation
+ * and two containers each, as the kubelet would.
+ *
+ * @param runtime The runtime.
+ * @param count How many pods.
+ * @returns The ID of each pod's app container.
  */
-export async function relistFixture(clock: Clock, metrics: Metrics): Promise<RelistFixture> {
-  const runtime = new SimCriRuntime({ clock });
-  const flippable: string[] = [];
-  for (let i = 0; i < 1000; i++) {
+export async function runBenchPods(runtime: SimCriRuntime, count: number): Promise<string[]> {
+  const appContainers: string[] = [];
+  for (let i = 0; i < count; i++) {
     const handle = await runKubeletPod(runtime, {
       name: `pod-${i}`,
       namespace: `ns-${i % 20}`,
@@ -53,8 +55,19 @@ export async function relistFixture(clock: Clock, metrics: Metrics): Promise<Rel
         { name: "sidecar", image: "registry.example/proxy:2.0" },
       ],
     });
-    flippable.push(handle.containerIds.app!);
+    appContainers.push(handle.containerIds.app!);
   }
+  return appContainers;
+}
+
+/**
+ * @param clock The clock of the runtime, cache and engine.
+ * @param metrics Where the cache and hub count.
+ * @returns The fixture.
+ */
+export async function relistFixture(clock: Clock, metrics: Metrics): Promise<RelistFixture> {
+  const runtime = new SimCriRuntime({ clock });
+  const flippable = await runBenchPods(runtime, 1000);
   const source = new CriPodSource({ runtime, runtimeName: "containerd", nodeName: "node-1" });
   const cache = new PodCache({ encode: encodePod, clock, metrics });
   const hub = new EventHub({ store: cache, metrics });

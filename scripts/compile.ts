@@ -6,8 +6,8 @@
  *
  * Why not `deno compile main.ts` directly: Deno 2.9.x compile aborts with a
  * stack overflow while embedding this project's npm packages (importing
- * prom-client's `bintrees` dependency alone is enough; it looks like
- * denoland/deno#36746, open, a regression since 2.9.0).
+ * `bintrees`, a dependency of the prom-client the daemon used to have, alone
+ * was enough; it looks like denoland/deno#36746, open, a regression since 2.9.0).
  * A bundle has no npm tree to embed, makes the binary smaller, and means the
  * bundle test (tests/ship/bundle_test.ts) runs exactly the code the binary runs.
  *

@@ -2,7 +2,7 @@
  * The shape of a JSON object as the field mask engine sees it: message types
  * with their JSON field names. Built from the protobuf descriptor by
  * `src/proto/`, handed here as plain data, so the mask engine never touches
- * protobufjs. Inline (embedded) Go structs are already flattened: a
+ * protobuf reflection. Inline (embedded) Go structs are already flattened: a
  * `Volume`'s `configMap` is a field of `Volume`, as in JSON.
  *
  * @module

@@ -10,7 +10,8 @@
  */
 
 import process from "node:process";
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import type { Registry } from "./exposition.ts";
+import { Counter, Gauge, Histogram } from "./instruments.ts";
 import { parseMaxOpenFiles, parseProcStatus, type ProcReader } from "./proc_self.ts";
 
 /**

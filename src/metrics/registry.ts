@@ -1,11 +1,12 @@
 /**
- * The metrics registry: prom-client, hidden behind this module so the rest
- * of the daemon depends on {@linkcode Metrics} and not on the library.
+ * The daemon's metrics registry: every metric of `metrics.ts` in one
+ * {@linkcode Registry}, behind this module so the rest of the daemon depends
+ * on {@linkcode Metrics} and the exposition, not on how they are kept.
  *
  * @module
  */
 
-import { Registry } from "prom-client";
+import { Registry } from "./exposition.ts";
 import { createMetrics, createProcessMetrics, type Metrics } from "./metrics.ts";
 import { openProcSelf, type ProcReader } from "./proc_self.ts";
 
@@ -38,7 +39,8 @@ export function createMetricsRegistry(options: MetricsRegistryOptions = {}): Met
   const metrics = createMetrics(registry);
   return {
     metrics,
-    expose: () => registry.metrics(),
+    // A `collect` that throws rejects the promise (the scrape answers 500), as before.
+    expose: () => new Promise((resolve) => resolve(registry.expose())),
     contentType: registry.contentType,
   };
 }

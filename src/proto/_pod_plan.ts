@@ -7,8 +7,8 @@
  * @module
  */
 
-import protobuf from "protobufjs";
 import { lookupMessageType } from "./load.ts";
+import type { FieldInfo } from "./schema.ts";
 
 const META = "k8s.io.apimachinery.pkg.apis.meta.v1";
 
@@ -105,8 +105,7 @@ export function messagePlan(name: string): MessagePlan {
   const plan: MessagePlan = { name, fields, byId, byKey };
   // Registered before the fields so recursive types terminate.
   plans.set(name, plan);
-  const sorted = [...type.fieldsArray].sort((a, b) => a.id - b.id);
-  for (const field of sorted) {
+  for (const field of type.fields) {
     const fieldPlan = planField(name, field);
     fields.push(fieldPlan);
     byId.set(fieldPlan.id, fieldPlan);
@@ -122,9 +121,9 @@ export function messagePlan(name: string): MessagePlan {
   return plan;
 }
 
-function planField(owner: string, field: protobuf.Field): FieldPlan {
+function planField(owner: string, field: FieldInfo): FieldPlan {
   const where = `${owner}.${field.name}`;
-  if (field instanceof protobuf.MapField && field.keyType !== "string") {
+  if (field.map && field.keyType !== "string") {
     throw new TypeError(`Cannot plan map field "${where}": only string keys are supported`);
   }
   const value = planValue(where, field);
@@ -135,26 +134,25 @@ function planField(owner: string, field: protobuf.Field): FieldPlan {
   return {
     key: field.name,
     id: field.id,
-    repeated: field.repeated && !field.map,
+    repeated: field.repeated,
     inline,
     map: field.map,
     value,
   };
 }
 
-function planValue(where: string, field: protobuf.Field): ValuePlan {
-  const resolved = field.resolvedType;
-  if (resolved === null) {
-    if (!SCALARS.has(field.type)) {
-      throw new TypeError(`Cannot plan field "${where}": type "${field.type}" is not supported`);
+function planValue(where: string, field: FieldInfo): ValuePlan {
+  const resolved = field.value;
+  if (resolved.kind === "scalar") {
+    if (!SCALARS.has(resolved.type)) {
+      throw new TypeError(`Cannot plan field "${where}": type "${resolved.type}" is not supported`);
     }
-    return { kind: field.type as ScalarKind };
+    return { kind: resolved.type as ScalarKind };
   }
-  if (!(resolved instanceof protobuf.Type)) {
+  if (resolved.kind === "enum") {
     throw new TypeError(`Cannot plan field "${where}": enums are not supported`);
   }
-  const typeName = resolved.fullName.replace(/^\./, "");
-  const special = SPECIAL_TYPES.get(typeName);
+  const special = SPECIAL_TYPES.get(resolved.fullName);
   if (special !== undefined) return { kind: special };
-  return { kind: "message", message: messagePlan(typeName) };
+  return { kind: "message", message: messagePlan(resolved.fullName) };
 }

@@ -5,10 +5,10 @@
  */
 
 /**
- * A protobuf writer for the pod encoder: the subset of protobufjs's `Writer`
+ * A protobuf writer for the pod encoder: the subset of the reference JS writer's API (tests compare with it)
  * the codec uses, with the same output byte for byte (int32 negatives as ten
  * bytes, int64 from a JS number as two's complement, strings as UTF-8 with
- * lone surrogates as three bytes, as protobufjs's utf8 module writes them),
+ * lone surrogates as three bytes, as the reference writes them),
  * but one growing buffer reused across pods and an ASCII fast path for
  * strings. Nested lengths reserve one byte and shift on the rare longer one.
  */
@@ -65,6 +65,11 @@ export class Writer {
         if (++hi > 4294967295) hi = 0;
       }
     }
+    return this.int64Bits(lo, hi);
+  }
+
+  /** Writes a 64-bit varint from its two unsigned 32-bit halves. */
+  int64Bits(lo: number, hi: number): this {
     this.#reserve(10);
     const buf = this.buf;
     let pos = this.pos;
@@ -158,7 +163,7 @@ export class Writer {
   }
 }
 
-/** UTF-8 length as protobufjs computes it (a lone surrogate counts three bytes). */
+/** UTF-8 length as the reference writer computes it (a lone surrogate counts three bytes). */
 function utf8Length(s: string): number {
   let len = 0;
   for (let i = 0; i < s.length; i++) {
@@ -173,7 +178,7 @@ function utf8Length(s: string): number {
   return len;
 }
 
-/** Writes UTF-8 as protobufjs's utf8 module does; returns the new position. */
+/** Writes UTF-8 as the reference writer does; returns the new position. */
 function utf8Write(s: string, buf: Uint8Array, pos: number): number {
   for (let i = 0; i < s.length; i++) {
     let c1 = s.charCodeAt(i);

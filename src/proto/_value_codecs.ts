@@ -7,13 +7,13 @@
  * @module
  */
 
-import type protobuf from "protobufjs";
 import { canonicalJson, type JsonValue } from "../model/json.ts";
 import { isInt32, isInt64, parseRfc3339, quantityText, type Timestamp } from "./_k8s_values.ts";
 import type { ValueKind } from "./_pod_plan.ts";
 import { formatRfc3339 } from "../model/rfc3339.ts";
 import type { Writer } from "./_pod_writer.ts";
 import { WIRE_TYPE } from "./wire.ts";
+import type { ProtoReader } from "./proto_reader.ts";
 
 /** Internal signal from deep inside the walker; encodePod adds the path. */
 export class BadQuantity extends Error {}
@@ -21,8 +21,8 @@ export class BadQuantity extends Error {}
 const WIRE_VARINT = WIRE_TYPE.varint;
 const WIRE_LEN = WIRE_TYPE.lengthDelimited;
 
-/** The protobufjs reader the decoder walks. */
-export type Reader = protobuf.Reader;
+/** The reader the decoder walks. */
+export type Reader = ProtoReader;
 
 /** How one value kind is checked, written and read. */
 export interface ValueCodec {
@@ -54,11 +54,6 @@ export function subEnd(r: Reader, limit: number): number {
   return end;
 }
 
-function int64ToNumber(r: Reader): number {
-  const long = r.int64();
-  return long.high * 4294967296 + (long.low >>> 0);
-}
-
 /** Fails the decode unless a field has the wire type its schema gives. */
 export function expectWire(actual: number, expected: number, where: string): void {
   if (actual !== expected) {
@@ -76,7 +71,7 @@ export function readFields(
 ): void {
   while (r.pos < end) {
     const tag = r.uint32();
-    if (!onField(tag >>> 3, tag & 7)) r.skipType(tag & 7);
+    if (!onField(tag >>> 3, tag & 7)) r.skipType(tag & 7, 0, tag >>> 3);
   }
   if (r.pos !== end) throw new TypeError("Cannot decode pod: a field runs past its message");
 }
@@ -122,7 +117,7 @@ export const SCALAR_CODECS: Readonly<Record<Exclude<ValueKind, "message">, Value
     wireType: WIRE_VARINT,
     prepare: (v) => isInt64(v) ? v : SKIP,
     write: (w, tag, v: number) => void w.uint32(tag).int64(v),
-    read: int64ToNumber,
+    read: (r) => r.int64(),
   },
   bytes: {
     wireType: WIRE_LEN,
@@ -189,7 +184,7 @@ export const SCALAR_CODECS: Readonly<Record<Exclude<ValueKind, "message">, Value
       readFields(r, end, (id, wt) => {
         if (id === 1) {
           expectWire(wt, WIRE_VARINT, "IntOrString.type");
-          type = int64ToNumber(r);
+          type = r.int64();
         } else if (id === 2) {
           expectWire(wt, WIRE_VARINT, "IntOrString.intVal");
           intVal = r.int32();
@@ -235,7 +230,7 @@ function readTime(r: Reader, limit: number, micro: boolean): string {
   readFields(r, end, (id, wt) => {
     if (id === 1) {
       expectWire(wt, WIRE_VARINT, "Time.seconds");
-      seconds = int64ToNumber(r);
+      seconds = r.int64();
     } else if (id === 2) {
       expectWire(wt, WIRE_VARINT, "Time.nanos");
       nanos = r.int32();

@@ -25,7 +25,7 @@ export {
   type WatchEventType,
   type WatchPodsEvent,
 } from "./pods_api_wire.ts";
-export { loadPodsApiRoot, POD_TYPE_NAME } from "./load.ts";
+export { POD_TYPE_NAME, podsApiSchema } from "./load.ts";
 export { PODS_API_DESCRIPTOR } from "./generated/descriptor.ts";
 export {
   decodeGetRequest,

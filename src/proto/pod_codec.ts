@@ -1,10 +1,11 @@
 /**
  * Pod JSON ⇄ Kubernetes protobuf bytes (`k8s.io.api.core.v1.Pod`, as Go's
  * `pod.Marshal()` / `pod.Unmarshal()`), driven by the schema: a walker is
- * compiled once per message type from protobufjs reflection and writes with
- * a `Writer` that matches protobufjs's byte for byte (`_pod_writer.ts`); the
- * value kinds are `_value_codecs.ts`', the check of what the schema cannot
- * carry `pod_checker.ts`'.
+ * compiled once per message type from the schema's reflection (`schema.ts`),
+ * writes with a `Writer` whose bytes match the reference writer's (tests)
+ * (`_pod_writer.ts`) and reads with `proto_reader.ts`; the value kinds are
+ * `_value_codecs.ts`', the check of what the schema cannot carry
+ * `pod_checker.ts`'.
  *
  * Kubernetes JSON conventions handled here: inline (embedded) Go structs,
  * `Time` / `MicroTime` as RFC 3339 strings, `Quantity` as a string,
@@ -19,7 +20,6 @@
  * @module
  */
 
-import protobuf from "protobufjs";
 import { compareUtf8, isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import type { PodObject } from "../model/pod.ts";
 import { Writer } from "./_pod_writer.ts";
@@ -35,6 +35,7 @@ import {
 } from "./_value_codecs.ts";
 import { findIssues } from "./pod_checker.ts";
 import { WIRE_TYPE } from "./wire.ts";
+import { ProtoReader } from "./proto_reader.ts";
 import { type FieldPlan, type MessagePlan, messagePlan } from "./_pod_plan.ts";
 
 const WIRE_VARINT = WIRE_TYPE.varint;
@@ -98,7 +99,7 @@ function compileMessage(plan: MessagePlan): CompiledMessage {
         const id = tag >>> 3;
         if (id === 0) throw new TypeError(`Cannot decode pod: field number 0 in "${plan.name}"`);
         const read = readers[id];
-        if (read === undefined) r.skipType(tag & 7);
+        if (read === undefined) r.skipType(tag & 7, 0, id);
         else read(r, tag & 7, end, out);
       }
       if (r.pos !== end) throw new TypeError(`Cannot decode pod: "${plan.name}" is truncated`);
@@ -343,7 +344,7 @@ export function encodePod(pod: Readonly<PodObject>): Uint8Array {
 export function decodePod(bytes: Uint8Array): PodObject {
   const out: JsonObject = {};
   try {
-    podMessage().decodeInto(new protobuf.Reader(bytes), bytes.length, out);
+    podMessage().decodeInto(new ProtoReader(bytes), bytes.length, out);
   } catch (error) {
     if (
       error instanceof TypeError ||

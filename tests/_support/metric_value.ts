@@ -1,18 +1,17 @@
 /**
- * Reading a metric's value in a test: from the prom-client metric object
+ * Reading a metric's value in a test: from the metric object
  * ({@linkcode metricValue}), or from the text a scrape would get
  * ({@linkcode scrapedMetricValue}).
  *
  * @module
  */
 
+import type { MetricSnapshot } from "../../src/metrics/instruments.ts";
 import type { MetricsRegistry } from "../../src/metrics/registry.ts";
 
-/** What {@linkcode metricValue} reads: any prom-client metric. */
+/** What {@linkcode metricValue} reads: a counter, gauge or histogram of `src/metrics/instruments.ts`. */
 export interface MetricLike {
-  get(): Promise<{
-    values: { value: number; labels: Record<string, string | number>; metricName?: string }[];
-  }>;
+  get(): Promise<MetricSnapshot>;
 }
 
 /**

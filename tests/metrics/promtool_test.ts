@@ -4,26 +4,9 @@ import { callUnary, startHarness, watch } from "../_support/daemon_harness.ts";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import { parseProcStatus, type ProcReader } from "../../src/metrics/proc_self.ts";
 import { PEERS, requirePeer } from "../_support/peers.ts";
+import { assertPromtoolAccepts } from "../_support/promtool.ts";
 
-const PROMTOOL = "/usr/bin/promtool";
 const peer = requirePeer(PEERS.promtool);
-
-/** Runs `promtool check metrics` on an exposition and asserts it has nothing to say. */
-async function assertPromtoolAccepts(body: string): Promise<void> {
-  const check = new Deno.Command(PROMTOOL, {
-    args: ["check", "metrics"],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = check.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(body));
-  await writer.close();
-  const result = await check.output();
-  const out = new TextDecoder().decode(result.stdout) + new TextDecoder().decode(result.stderr);
-  assert.equal(result.code, 0, out);
-  assert.equal(out.trim(), "", `promtool has complaints:\n${out}`);
-}
 
 Deno.test({
   name: peer.name("/metrics exposes every kubelet Pods API metric and promtool accepts it"),

@@ -13,7 +13,7 @@ import {
   encodePod,
   encodePodWatchResponse,
   encodeWatchPodsEvent,
-  loadPodsApiRoot,
+  PODS_API_DESCRIPTOR,
   WATCH_EVENT_TYPE,
 } from "../../src/proto/mod.ts";
 import type { PodObject } from "../../src/model/pod.ts";
@@ -33,8 +33,12 @@ function schemaEncode(name: string, message: Record<string, unknown>): Uint8Arra
   return Uint8Array.from(type(name).encode(message).finish());
 }
 
+/** protobufjs over the same descriptor: an independent reader of our bytes. */
+const REFERENCE = protobuf.Root.fromJSON(PODS_API_DESCRIPTOR as unknown as protobuf.INamespace);
+REFERENCE.resolveAll();
+
 function type(name: string): protobuf.Type {
-  return loadPodsApiRoot().lookupType(name);
+  return REFERENCE.lookupType(name);
 }
 
 Deno.test("encodeListPodsResponse() round-trips and matches both services' schemas", () => {

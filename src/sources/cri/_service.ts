@@ -1,6 +1,6 @@
 /**
  * The `runtime.v1.RuntimeService` methods: path, streaming flag and
- * protobufjs-based codecs. Shared by the client and by the simulated
+ * codecs. Shared by the client and by the simulated
  * runtime's server.
  *
  * @module

@@ -1,6 +1,6 @@
 /**
  * A typed client of the CRI `runtime.v1.RuntimeService` over the runtime's
- * UNIX socket (our gRPC layer with protobufjs serializers), plus detection of
+ * UNIX socket (our gRPC layer with the codecs of `cri_codec.ts`), plus detection of
  * the usual containerd and CRI-O sockets.
  *
  * @module

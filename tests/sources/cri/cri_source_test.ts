@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Registry } from "prom-client";
+import { Registry } from "../../../src/metrics/exposition.ts";
 import { createLogger, type Logger } from "../../../src/log.ts";
 import { createMetrics, type Metrics } from "../../../src/metrics/metrics.ts";
 import type { PodSnapshot } from "../../../src/model/pod.ts";

@@ -1,13 +1,18 @@
 /**
  * The daemon measured alone: `pods-api simulate-runtime` in one process, and
- * `pods-api serve --container-runtime-endpoint` reading it in another, started
- * as `deno task start` starts it (same V8 flags), so that the simulator's
- * memory and CPU are never counted as the daemon's. Shared by
- * bench/memory/run.ts and bench/h2load/run.ts.
+ * `pods-api serve --container-runtime-endpoint` reading it in another, so that
+ * the simulator's memory and CPU are never counted as the daemon's. By default
+ * the daemon is what ships: the bundle (`scripts/bundle.ts`), run with the
+ * image's and the unit's command (`bundleCommand`: its V8 flags, its scoped
+ * permissions, no code cache). `entry: "source"` runs `main.ts` as
+ * `deno task start` does instead. Shared by bench/memory/run.ts,
+ * bench/h2load/run.ts and the soak (tests/reliability/memory_soak_test.ts).
  *
  * @module
  */
 
+import { buildBundle } from "../scripts/bundle.ts";
+import { bundleCommand } from "../scripts/_permissions.ts";
 import { v8FlagsArg } from "../scripts/_v8_flags.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -96,6 +101,15 @@ export interface DaemonAloneOptions {
   daemonCpu?: number;
   /** CPU for the simulated runtime (taskset). */
   runtimeCpu?: number;
+  /**
+   * What runs: the bundle as shipped, or `main.ts` from source. Heap
+   * snapshots always run from source.
+   *
+   * @default {"bundle"}
+   */
+  entry?: "bundle" | "source";
+  /** `--v8-flags=...` in place of the shipped flags (to compare V8 settings). */
+  v8Flags?: string;
   /** Runs the daemon through bench/memory/heap_daemon.ts (heap snapshots on SIGUSR2). */
   heapSnapshots?: string;
 }
@@ -107,6 +121,38 @@ export interface DaemonAlone {
   readonly socket: string;
   readonly metricsPort: number;
   stop(): Promise<void>;
+}
+
+let bundle: Promise<string> | undefined;
+
+/** Builds the bundle once per process, into a temporary directory. */
+function bundlePath(): Promise<string> {
+  bundle ??= (async () => {
+    const path = `${await Deno.makeTempDir({ prefix: "pods-api-bench-bundle-" })}/pods-api.js`;
+    const built = await buildBundle(path);
+    if (built.code !== 0) throw new Error(`The bundle did not build:\n${built.log}`);
+    return path;
+  })();
+  return bundle;
+}
+
+/**
+ * The image's and the unit's command for a bundle, its permissions scoped to
+ * the socket's directory plus the simulated runtime's socket.
+ */
+function shippedCommand(
+  path: string,
+  socket: string,
+  runtimeSocket: string,
+  v8Flags: string | undefined,
+): string[] {
+  const socketDir = socket.slice(0, socket.lastIndexOf("/"));
+  return bundleCommand(Deno.execPath(), path, { socketDir }).slice(1).map((arg) => {
+    if (arg.startsWith("--v8-flags=") && v8Flags !== undefined) return v8Flags;
+    if (arg.startsWith("--allow-read=")) return arg.replace("=", `=${runtimeSocket},`);
+    if (arg.startsWith("--allow-write=")) return arg.replace("=", `=${runtimeSocket},`);
+    return arg;
+  });
 }
 
 /**
@@ -144,16 +190,21 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
   }
   const socket = `${o.dir}/api-${o.tag}/pods-api.sock`;
   const portFile = `${o.dir}/port-${o.tag}`;
-  const entry = o.heapSnapshots === undefined ? MAIN : `${ROOT}bench/memory/heap_daemon.ts`;
+  const fromSource = o.entry === "source" || o.heapSnapshots !== undefined;
   if (o.heapSnapshots !== undefined) Deno.env.set("PODS_API_HEAP_SNAPSHOT", o.heapSnapshots);
+  const head = fromSource
+    ? [
+      "run",
+      "--frozen",
+      o.v8Flags ?? v8FlagsArg(),
+      ...PERMS,
+      o.heapSnapshots === undefined ? MAIN : `${ROOT}bench/memory/heap_daemon.ts`,
+    ]
+    : shippedCommand(await bundlePath(), socket, runtimeSocket, o.v8Flags);
   const daemon = spawnProc(
     Deno.execPath(),
     [
-      "run",
-      "--frozen",
-      v8FlagsArg(),
-      ...PERMS,
-      entry,
+      ...head,
       "serve",
       "--container-runtime-endpoint",
       `unix://${runtimeSocket}`,
@@ -161,6 +212,11 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
       "sim-node-1",
       "--socket",
       socket,
+      // The node's kubelet paths stay out of it: a benchmark never serves the
+      // kubelet's socket nor reads another daemon there as a kubelet.
+      "--kubelet-compat-socket=",
+      "--kubelet-pods-api-endpoint=none",
+      "--pod-resources-endpoint=none",
       "--metrics-bind-address",
       "127.0.0.1:0",
       "--relist-period",

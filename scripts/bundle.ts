@@ -34,8 +34,14 @@ export function bundleArgs(output: string): string[] {
     "--frozen",
     // Type-checked like `deno compile` would: the bundle is what ships.
     "--check",
+    // npm packages resolved by their ESM builds ("default" in their
+    // exports, not "node"): `yaml`'s Node build is CommonJS that requires
+    // node:process and node:buffer, and bundling CommonJS puts a
+    // `createRequire` shim at the top of the bundle, which starts Deno's
+    // Node module loader in every daemon: about 5 MB of RSS (BENCHMARKS.md,
+    // "Memory"). The daemon's own `node:` imports and `Deno` are unaffected.
     "--platform",
-    "deno",
+    "browser",
     "--packages",
     "bundle",
     "--output",

@@ -21,7 +21,11 @@
  * Needs h2load (Debian `nghttp2-client`); `--scaling` also golang-go and
  * golang-google-grpc-dev.
  *
- * Usage: `deno task bench:memory [--pods 110,1000] [--seconds 10] [--scaling] [--snapshot] [--json FILE]`
+ * The daemon is the bundle as shipped (the image's command) unless `--source`;
+ * `--v8-flags A,B` replaces the shipped V8 flags, to compare settings.
+ *
+ * Usage: `deno task bench:memory [--pods 110,1000] [--seconds 10] [--scaling] [--snapshot]
+ *   [--source] [--v8-flags FLAGS] [--json FILE]`
  *
  * @module
  */
@@ -30,7 +34,16 @@
 
 import { parseArgs } from "node:util";
 import { cpuMs, rssMb, rssSampler } from "../_proc_usage.ts";
-import { grpcFrame, h2load, loadAverage, startDaemonAlone } from "../_daemon_alone.ts";
+import {
+  type DaemonAloneOptions,
+  grpcFrame,
+  h2load,
+  loadAverage,
+  startDaemonAlone,
+} from "../_daemon_alone.ts";
+
+/** What runs (`--source`: main.ts instead of the shipped bundle) and its V8 flags (`--v8-flags`). */
+let shape: Pick<DaemonAloneOptions, "entry" | "v8Flags"> = {};
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -83,7 +96,7 @@ async function memoryRun(
 ): Promise<void> {
   const body = `${dir}/empty.bin`;
   await Deno.writeFile(body, grpcFrame(new Uint8Array()));
-  const alone = await startDaemonAlone({ dir, tag: `mem-${pods}`, pods, churn: 0 });
+  const alone = await startDaemonAlone({ ...shape, dir, tag: `mem-${pods}`, pods, churn: 0 });
   try {
     const pid = alone.daemon.pid;
     const idle = await idleRss(pid);
@@ -139,6 +152,7 @@ async function memoryRun(
 async function heapBreakdown(dir: string, pods: number): Promise<string> {
   const base = `${dir}/heap-${pods}`;
   const alone = await startDaemonAlone({
+    ...shape,
     dir,
     tag: `heap-${pods}`,
     pods,
@@ -204,7 +218,7 @@ async function scalingRun(dir: string, raw: Record<string, unknown>): Promise<st
   let prev: { pods: number; rss: number } | undefined;
   const scaling: unknown[] = [];
   for (const pods of [0, 110, 500, 1000, 5000]) {
-    const alone = await startDaemonAlone({ dir, tag: `scale-${pods}`, pods, churn: 0 });
+    const alone = await startDaemonAlone({ ...shape, dir, tag: `scale-${pods}`, pods, churn: 0 });
     try {
       const rss = await idleRss(alone.daemon.pid);
       // No churn: each relist lists the runtime and finds nothing changed.
@@ -239,6 +253,7 @@ async function scalingRun(dir: string, raw: Record<string, unknown>): Promise<st
   const fanRaw: unknown[] = [];
   for (const watchers of [1, 100, 1000]) {
     const alone = await startDaemonAlone({
+      ...shape,
       dir,
       tag: `fan-${watchers}`,
       pods: 1000,
@@ -284,8 +299,14 @@ async function main(): Promise<void> {
       scaling: { type: "boolean", default: false },
       snapshot: { type: "boolean", default: false },
       json: { type: "string" },
+      source: { type: "boolean", default: false },
+      "v8-flags": { type: "string" },
     },
   });
+  shape = {
+    entry: values.source ? "source" : "bundle",
+    ...(values["v8-flags"] === undefined ? {} : { v8Flags: `--v8-flags=${values["v8-flags"]}` }),
+  };
   const dir = await Deno.makeTempDir({ prefix: "pods-api-memory-bench-" });
   const rows: Row[] = [];
   const raw: Record<string, unknown> = { loadBefore: await loadAverage() };
@@ -302,6 +323,8 @@ async function main(): Promise<void> {
     raw.loadAfter = await loadAverage();
     console.log(
       `Deno ${Deno.version.deno}, daemon alone (simulate-runtime in its own process), ` +
+        `${shape.entry === "source" ? "main.ts from source" : "the bundle as shipped"}` +
+        `${shape.v8Flags === undefined ? "" : ` with ${shape.v8Flags}`}, ` +
         `load average ${raw.loadBefore} before, ${raw.loadAfter} after\n`,
     );
     console.log(table(rows));

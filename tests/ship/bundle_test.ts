@@ -147,6 +147,16 @@ Deno.test("buildBundle() output runs the demo daemon alone in an empty directory
     for await (const e of Deno.readDir(runDir)) entries.push(e.name);
     assert.deepEqual(entries, ["pods-api.js"]);
 
+    await t.step("no CommonJS shim: Deno's Node module loader is not started", async () => {
+      // A bundled CommonJS package that requires a Node built-in brings a
+      // createRequire shim that costs every daemon about 5 MB of RSS
+      // (BENCHMARKS.md, "Memory"); the bundle takes packages' ESM builds.
+      const text = await Deno.readTextFile(`${runDir}/pods-api.js`);
+      assert.doesNotMatch(text, /createRequire|from "node:module"/);
+      const nodeModules = new Set([...text.matchAll(/from "(node:[a-z_/]+)"/g)].map((m) => m[1]));
+      assert.deepEqual([...nodeModules].sort(), ["node:path", "node:process", "node:util"]);
+    });
+
     await t.step("version prints the stamped version", async () => {
       const { code, stdout, stderr } = await runClient(runDir, socketDir, ["version"]);
       assert.equal(code, 0, stderr);

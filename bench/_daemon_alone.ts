@@ -9,6 +9,7 @@
  */
 
 import { v8FlagsArg } from "../scripts/_v8_flags.ts";
+import { cpuMs } from "./_proc_usage.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const MAIN = `${ROOT}main.ts`;
@@ -98,6 +99,10 @@ export interface DaemonAloneOptions {
   runtimeCpu?: number;
   /** Runs the daemon through bench/memory/heap_daemon.ts (heap snapshots on SIGUSR2). */
   heapSnapshots?: string;
+  /** Another checkout whose daemon to run (a baseline), instead of this one. */
+  daemonRoot?: string;
+  /** Extra `deno run` flags of the daemon (e.g. `--cpu-prof`). */
+  denoFlags?: string[];
 }
 
 /** A running simulated runtime and the daemon reading it. */
@@ -144,7 +149,10 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
   }
   const socket = `${o.dir}/api-${o.tag}/pods-api.sock`;
   const portFile = `${o.dir}/port-${o.tag}`;
-  const entry = o.heapSnapshots === undefined ? MAIN : `${ROOT}bench/memory/heap_daemon.ts`;
+  const root = o.daemonRoot === undefined ? ROOT : `${o.daemonRoot.replace(/\/$/, "")}/`;
+  const entry = o.heapSnapshots === undefined
+    ? `${root}main.ts`
+    : `${root}bench/memory/heap_daemon.ts`;
   if (o.heapSnapshots !== undefined) Deno.env.set("PODS_API_HEAP_SNAPSHOT", o.heapSnapshots);
   const daemon = spawnProc(
     Deno.execPath(),
@@ -152,6 +160,7 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
       "run",
       "--frozen",
       v8FlagsArg(),
+      ...(o.denoFlags ?? []),
       ...PERMS,
       entry,
       "serve",
@@ -233,6 +242,13 @@ export interface H2loadResult {
   /** Requests that succeeded (2xx) / completed. */
   readonly succeeded: number;
   readonly completed: number;
+  /**
+   * CPU time (user + system) of `cpuPid` from the end of the warm-up to the
+   * end of the run, ms; NaN without `cpuPid`.
+   */
+  readonly serverCpuMs: number;
+  /** Wall time of that window, ms; NaN without `cpuPid`. */
+  readonly windowMs: number;
 }
 
 /**
@@ -251,6 +267,8 @@ export async function h2load(o: {
   seconds: number;
   cpu?: number;
   warmUpSeconds?: number;
+  /** A server process whose CPU time over the measured window to report. */
+  cpuPid?: number;
 }): Promise<H2loadResult> {
   const args = [
     "-B",
@@ -274,9 +292,23 @@ export async function h2load(o: {
     ? ["h2load", args]
     : ["taskset", ["-c", String(o.cpu), "h2load", ...args]];
   let out;
+  let serverCpuMs = NaN;
+  let windowMs = NaN;
   try {
-    out = await new Deno.Command(program, { args: argv, stdout: "piped", stderr: "piped" })
-      .output();
+    const run = new Deno.Command(program, { args: argv, stdout: "piped", stderr: "piped" })
+      .spawn();
+    if (o.cpuPid === undefined) {
+      out = await run.output();
+    } else {
+      // h2load counts requests from the end of its warm-up: the CPU is read
+      // from then on, so that it and the requests cover the same window.
+      await sleep((o.warmUpSeconds ?? 0) * 1000);
+      const cpu0 = await cpuMs(o.cpuPid);
+      const t0 = performance.now();
+      out = await run.output();
+      serverCpuMs = await cpuMs(o.cpuPid) - cpu0;
+      windowMs = performance.now() - t0;
+    }
   } catch (err) {
     throw new Error(`h2load failed to start (apt-get install nghttp2-client): ${err}`);
   }
@@ -288,7 +320,13 @@ export async function h2load(o: {
       `h2load output not understood:\n${text}\n${new TextDecoder().decode(out.stderr)}`,
     );
   }
-  return { rps: Number(rps[1]), completed: Number(reqs[1]), succeeded: Number(reqs[2]) };
+  return {
+    rps: Number(rps[1]),
+    completed: Number(reqs[1]),
+    succeeded: Number(reqs[2]),
+    serverCpuMs,
+    windowMs,
+  };
 }
 
 /**

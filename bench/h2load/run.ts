@@ -15,7 +15,14 @@
  * golang-google-grpc-dev.
  *
  * Usage: `deno task bench:h2load [--pods 110,1000] [--seconds 5] [--repeat 3]
- *   [--server-cpu 0] [--client-cpu 1] [--json FILE]`
+ *   [--server-cpu 0] [--client-cpu 1] [--baseline CHECKOUT] [--no-churn] [--json FILE]`
+ *
+ * Besides req/s, each run reads the server's CPU time (/proc/PID/stat) over
+ * h2load's measured window: CPU per request holds up far better than req/s
+ * when other work shares the CPUs. The daemon relists its runtime once a
+ * second on the same CPU; its CPU with no request, measured before the
+ * phases, is also taken off ("net of idle"). `--baseline` runs the daemon of
+ * another checkout too, interleaved with this one and Go.
  *
  * @module
  */
@@ -96,6 +103,7 @@ const fmt = (x: number, digits = 0) => Number.isFinite(x) ? x.toFixed(digits) : 
 async function main(): Promise<void> {
   const { values } = parseArgs({
     args: Deno.args,
+    allowNegative: true,
     options: {
       pods: { type: "string", default: "110,1000" },
       seconds: { type: "string", default: "5" },

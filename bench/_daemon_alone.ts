@@ -14,6 +14,7 @@
 import { buildBundle } from "../scripts/bundle.ts";
 import { bundleCommand } from "../scripts/_permissions.ts";
 import { v8FlagsArg } from "../scripts/_v8_flags.ts";
+import { cpuMs } from "./_proc_usage.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const MAIN = `${ROOT}main.ts`;
@@ -112,6 +113,10 @@ export interface DaemonAloneOptions {
   v8Flags?: string;
   /** Runs the daemon through bench/memory/heap_daemon.ts (heap snapshots on SIGUSR2). */
   heapSnapshots?: string;
+  /** Another checkout whose daemon to run (a baseline), instead of this one. */
+  daemonRoot?: string;
+  /** Extra `deno run` flags of the daemon (e.g. `--cpu-prof`). */
+  denoFlags?: string[];
 }
 
 /** A running simulated runtime and the daemon reading it. */
@@ -190,15 +195,19 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
   }
   const socket = `${o.dir}/api-${o.tag}/pods-api.sock`;
   const portFile = `${o.dir}/port-${o.tag}`;
-  const fromSource = o.entry === "source" || o.heapSnapshots !== undefined;
+  const root = o.daemonRoot === undefined ? ROOT : `${o.daemonRoot.replace(/\/$/, "")}/`;
+  // A baseline checkout, a profile or a heap snapshot runs from source.
+  const fromSource = o.entry === "source" || o.heapSnapshots !== undefined ||
+    o.daemonRoot !== undefined || o.denoFlags !== undefined;
   if (o.heapSnapshots !== undefined) Deno.env.set("PODS_API_HEAP_SNAPSHOT", o.heapSnapshots);
   const head = fromSource
     ? [
       "run",
       "--frozen",
       o.v8Flags ?? v8FlagsArg(),
+      ...(o.denoFlags ?? []),
       ...PERMS,
-      o.heapSnapshots === undefined ? MAIN : `${ROOT}bench/memory/heap_daemon.ts`,
+      o.heapSnapshots === undefined ? `${root}main.ts` : `${root}bench/memory/heap_daemon.ts`,
     ]
     : shippedCommand(await bundlePath(), socket, runtimeSocket, o.v8Flags);
   const daemon = spawnProc(
@@ -289,6 +298,13 @@ export interface H2loadResult {
   /** Requests that succeeded (2xx) / completed. */
   readonly succeeded: number;
   readonly completed: number;
+  /**
+   * CPU time (user + system) of `cpuPid` from the end of the warm-up to the
+   * end of the run, ms; NaN without `cpuPid`.
+   */
+  readonly serverCpuMs: number;
+  /** Wall time of that window, ms; NaN without `cpuPid`. */
+  readonly windowMs: number;
 }
 
 /**
@@ -307,6 +323,8 @@ export async function h2load(o: {
   seconds: number;
   cpu?: number;
   warmUpSeconds?: number;
+  /** A server process whose CPU time over the measured window to report. */
+  cpuPid?: number;
 }): Promise<H2loadResult> {
   const args = [
     "-B",
@@ -330,9 +348,23 @@ export async function h2load(o: {
     ? ["h2load", args]
     : ["taskset", ["-c", String(o.cpu), "h2load", ...args]];
   let out;
+  let serverCpuMs = NaN;
+  let windowMs = NaN;
   try {
-    out = await new Deno.Command(program, { args: argv, stdout: "piped", stderr: "piped" })
-      .output();
+    const run = new Deno.Command(program, { args: argv, stdout: "piped", stderr: "piped" })
+      .spawn();
+    if (o.cpuPid === undefined) {
+      out = await run.output();
+    } else {
+      // h2load counts requests from the end of its warm-up: the CPU is read
+      // from then on, so that it and the requests cover the same window.
+      await sleep((o.warmUpSeconds ?? 0) * 1000);
+      const cpu0 = await cpuMs(o.cpuPid);
+      const t0 = performance.now();
+      out = await run.output();
+      serverCpuMs = await cpuMs(o.cpuPid) - cpu0;
+      windowMs = performance.now() - t0;
+    }
   } catch (err) {
     throw new Error(`h2load failed to start (apt-get install nghttp2-client): ${err}`);
   }
@@ -344,7 +376,13 @@ export async function h2load(o: {
       `h2load output not understood:\n${text}\n${new TextDecoder().decode(out.stderr)}`,
     );
   }
-  return { rps: Number(rps[1]), completed: Number(reqs[1]), succeeded: Number(reqs[2]) };
+  return {
+    rps: Number(rps[1]),
+    completed: Number(reqs[1]),
+    succeeded: Number(reqs[2]),
+    serverCpuMs,
+    windowMs,
+  };
 }
 
 /**

@@ -15,7 +15,14 @@
  * golang-google-grpc-dev.
  *
  * Usage: `deno task bench:h2load [--pods 110,1000] [--seconds 5] [--repeat 3]
- *   [--server-cpu 0] [--client-cpu 1] [--json FILE]`
+ *   [--server-cpu 0] [--client-cpu 1] [--baseline CHECKOUT] [--no-churn] [--json FILE]`
+ *
+ * Besides req/s, each run reads the server's CPU time (/proc/PID/stat) over
+ * h2load's measured window: CPU per request holds up far better than req/s
+ * when other work shares the CPUs. The daemon relists its runtime once a
+ * second on the same CPU; its CPU with no request, measured before the
+ * phases, is also taken off ("net of idle"). `--baseline` runs the daemon of
+ * another checkout too, interleaved with this one and Go.
  *
  * @module
  */
@@ -24,7 +31,9 @@
 
 import { parseArgs } from "node:util";
 import { encodeGetPodRequest } from "../../src/proto/mod.ts";
+import { cpuMs } from "../_proc_usage.ts";
 import {
+  type DaemonAlone,
   grpcFrame,
   h2load,
   loadAverage,
@@ -59,15 +68,50 @@ interface Phase {
   clients: number;
 }
 
+/** What the runs of one phase on one server gave. */
+interface Runs {
+  rps: number[];
+  /** Server CPU per completed request, µs. */
+  cpuUs: number[];
+  /** The same less the server's idle CPU over the window (the daemon's relists), µs. */
+  netUs: number[];
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/**
+ * Idle CPU of each process over the same window, ms of CPU per second.
+ *
+ * @param pids Server processes.
+ * @param seconds Length of the window.
+ */
+async function idleCpu(pids: number[], seconds: number): Promise<number[]> {
+  const before = await Promise.all(pids.map(cpuMs));
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const after = await Promise.all(pids.map(cpuMs));
+  const wall = (performance.now() - t0) / 1000;
+  return pids.map((_, i) => (after[i]! - before[i]!) / wall);
+}
+
+const fmt = (x: number, digits = 0) => Number.isFinite(x) ? x.toFixed(digits) : "";
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     args: Deno.args,
+    allowNegative: true,
     options: {
       pods: { type: "string", default: "110,1000" },
       seconds: { type: "string", default: "5" },
       repeat: { type: "string", default: "3" },
       "server-cpu": { type: "string", default: "0" },
       "client-cpu": { type: "string", default: "1" },
+      baseline: { type: "string" },
+      churn: { type: "boolean", default: true },
       json: { type: "string" },
     },
   });
@@ -75,13 +119,24 @@ async function main(): Promise<void> {
   const repeat = Number(values.repeat);
   const serverCpu = Number(values["server-cpu"]);
   const clientCpu = Number(values["client-cpu"]);
+  const baselineRoot = values.baseline;
   const dir = await Deno.makeTempDir({ prefix: "pods-api-h2load-bench-" });
   const log = (s: string) => console.error(`[h2load-bench] ${s}`);
   const loadBefore = await loadAverage();
+  const servers: Server[] = baselineRoot === undefined
+    ? ["daemon", "go"]
+    : ["daemon", "baseline", "go"];
   const rows: string[] = [
-    "| phase | daemon req/s | Go req/s | daemon / Go | target | met |",
-    "|---|---:|---:|---:|---|---|",
+    `| phase | daemon req/s |${
+      baselineRoot === undefined ? "" : " before req/s |"
+    } Go req/s | daemon / Go req/s | daemon CPU µs/req (net of idle) |${
+      baselineRoot === undefined ? "" : " before CPU µs/req (net) |"
+    } Go CPU µs/req | daemon / Go at equal CPU (net) | target | met |`,
+    `|---|---:|${baselineRoot === undefined ? "" : "---:|"}---:|---:|---:|${
+      baselineRoot === undefined ? "" : "---:|"
+    }---:|---:|---|---|`,
   ];
+  const idleRows: string[] = [];
   const raw: Record<string, unknown> = {};
   try {
     const loadclient = await goBuild(dir, "./bench/go/loadclient");
@@ -90,16 +145,23 @@ async function main(): Promise<void> {
     await Deno.writeFile(listBody, grpcFrame(new Uint8Array()));
     for (const pods of values.pods!.split(",").map(Number)) {
       log(`${pods} pods`);
-      const alone = await startDaemonAlone({
-        dir,
-        tag: `speed-${pods}`,
-        pods,
-        churn: 0,
-        daemonCpu: serverCpu,
-        runtimeCpu: clientCpu,
-      });
+      const started: DaemonAlone[] = [];
       let go: Proc | undefined;
       try {
+        const start = (tag: string, daemonRoot?: string) =>
+          startDaemonAlone({
+            dir,
+            tag: `${tag}-${pods}`,
+            pods,
+            churn: 0,
+            daemonCpu: serverCpu,
+            runtimeCpu: clientCpu,
+            // A baseline checkout runs from source, so this one does too.
+            ...(baselineRoot === undefined ? {} : { entry: "source" as const }),
+            ...(daemonRoot === undefined ? {} : { daemonRoot }),
+          }).then((d) => (started.push(d), d));
+        const alone = await start("speed");
+        const baseline = baselineRoot === undefined ? undefined : await start("base", baselineRoot);
         const dump = `${dir}/dump-${pods}`;
         await Deno.mkdir(dump);
         const dumped = await new Deno.Command(loadclient, {
@@ -126,6 +188,22 @@ async function main(): Promise<void> {
           serverCpu,
         );
         await go.firstLine;
+        const target: Record<Server, { socket: string; pid: number }> = {
+          daemon: { socket: alone.socket, pid: alone.daemon.pid },
+          baseline: { socket: baseline?.socket ?? "", pid: baseline?.daemon.pid ?? 0 },
+          go: { socket: goSocket, pid: go.pid },
+        };
+        // What each server burns with no request: the daemon's relists of
+        // its runtime (once a second), nothing for Go. Measured together.
+        const idle = await idleCpu(servers.map((s) => target[s].pid), seconds);
+        const idleOf = Object.fromEntries(servers.map((s, i) => [s, idle[i]!])) as Record<
+          Server,
+          number
+        >;
+        idleRows.push(
+          `| ${pods} | ${servers.map((s) => `${s} ${fmt(idleOf[s], 1)}`).join(", ")} |`,
+        );
+        raw[`idle ${pods}`] = idleOf;
         const phases: Phase[] = [
           { name: "ListPods c=1", path: LIST, body: listBody, clients: 1 },
           { name: "ListPods c=4", path: LIST, body: listBody, clients: 4 },
@@ -133,12 +211,15 @@ async function main(): Promise<void> {
           { name: "GetPod c=4", path: GET, body: getBody, clients: 4 },
         ];
         for (const phase of phases) {
-          const best = { daemon: 0, go: 0 };
+          const runs = Object.fromEntries(
+            servers.map((s) => [s, { rps: [], cpuUs: [], netUs: [] }]),
+          ) as unknown as Record<Server, Runs>;
           for (let i = 0; i < repeat; i++) {
-            const order = i % 2 === 0 ? ["daemon", "go"] as const : ["go", "daemon"] as const;
+            // Each server in turn, the order rotated every round.
+            const order = servers.map((_, k) => servers[(k + i) % servers.length]!);
             for (const server of order) {
               const r = await h2load({
-                socket: server === "daemon" ? alone.socket : goSocket,
+                socket: target[server].socket,
                 path: phase.path,
                 body: phase.body,
                 clients: phase.clients,
@@ -146,68 +227,28 @@ async function main(): Promise<void> {
                 seconds,
                 warmUpSeconds: 1,
                 cpu: clientCpu,
+                cpuPid: target[server].pid,
               });
               if (r.succeeded === 0) {
                 throw new Error(`${phase.name} on ${server}: no request succeeded`);
               }
-              best[server] = Math.max(best[server], r.rps);
+              runs[server].rps.push(r.rps);
+              runs[server].cpuUs.push(1000 * r.serverCpuMs / r.completed);
+              runs[server].netUs.push(
+                1000 * (r.serverCpuMs - idleOf[server] * r.windowMs / 1000) / r.completed,
+              );
             }
           }
-          const ratio = best.daemon / best.go;
-          rows.push(
-            `| ${phase.name}, ${pods} pods | ${best.daemon.toFixed(0)} | ${best.go.toFixed(0)} | ${
-              ratio.toFixed(2)
-            }x | >= 1.0x | ${ratio >= 1 ? "met" : "**missed**"} |`,
-          );
-          raw[`${phase.name} ${pods}`] = best;
+          rows.push(phaseRow(`${phase.name}, ${pods} pods`, runs, baselineRoot !== undefined));
+          raw[`${phase.name} ${pods}`] = runs;
         }
       } finally {
         if (go !== undefined) await stopProc(go);
-        await alone.stop();
+        for (const d of started) await d.stop();
       }
     }
-    // The unary paths under churn: the daemon against itself without churn.
-    const churnPods = 110;
-    const getBody = `${dir}/get-${churnPods}.bin`;
-    for (const churn of [0, 50]) {
-      const alone = await startDaemonAlone({
-        dir,
-        tag: `churn-${churn}`,
-        pods: churnPods,
-        churn,
-        daemonCpu: serverCpu,
-        runtimeCpu: clientCpu,
-      });
-      try {
-        for (const phase of [["ListPods", LIST, listBody], ["GetPod", GET, getBody]] as const) {
-          let best = 0;
-          for (let i = 0; i < repeat; i++) {
-            const r = await h2load({
-              socket: alone.socket,
-              path: phase[1],
-              body: phase[2],
-              clients: 1,
-              streams: 1,
-              seconds,
-              warmUpSeconds: 1,
-              cpu: clientCpu,
-            });
-            best = Math.max(best, r.rps);
-          }
-          raw[`${phase[0]} churn ${churn}`] = best;
-        }
-      } finally {
-        await alone.stop();
-      }
-    }
-    for (const name of ["ListPods", "GetPod"]) {
-      const quiet = raw[`${name} churn 0`] as number;
-      const busy = raw[`${name} churn 50`] as number;
-      rows.push(
-        `| ${name} c=1, ${churnPods} pods, 50 changes/s (vs none: ${quiet.toFixed(0)}) | ${
-          busy.toFixed(0)
-        } | | ${(busy / quiet).toFixed(2)}x of no churn | | |`,
-      );
+    if (values.churn) {
+      await churnRows(dir, listBody, seconds, repeat, serverCpu, clientCpu, rows, raw);
     }
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -215,11 +256,93 @@ async function main(): Promise<void> {
   const loadAfter = await loadAverage();
   console.log(
     `Deno ${Deno.version.deno}; daemon and Go server on CPU ${serverCpu}, h2load and the ` +
-      `simulated runtime on CPU ${clientCpu}; ${seconds} s per run after 1 s of warm-up, best of ` +
-      `${repeat}; load average ${loadBefore} before, ${loadAfter} after.\n`,
+      `simulated runtime on CPU ${clientCpu}; ${seconds} s per run after 1 s of warm-up, ` +
+      `${repeat} runs per server interleaved: req/s the best run, CPU per request the median; ` +
+      `load average ${loadBefore} before, ${loadAfter} after.\n`,
   );
   console.log(rows.join("\n"));
+  console.log("\nIdle CPU (ms of CPU per second, no requests; the daemon's relists):\n");
+  console.log(["| pods | idle CPU, ms/s |", "|---:|---|", ...idleRows].join("\n"));
   if (values.json) await Deno.writeTextFile(values.json, JSON.stringify(raw, null, 2));
+}
+
+type Server = "daemon" | "baseline" | "go";
+
+/** One table row: best req/s, median CPU per request (total and net of idle). */
+function phaseRow(name: string, runs: Record<Server, Runs>, withBaseline: boolean): string {
+  const best = (s: Server) => Math.max(...runs[s].rps);
+  const cpu = (s: Server) => median(runs[s].cpuUs);
+  const net = (s: Server) => median(runs[s].netUs);
+  const ratio = best("daemon") / best("go");
+  const atEqualCpu = cpu("go") / net("daemon");
+  return `| ${name} | ${fmt(best("daemon"))} |${
+    withBaseline ? ` ${fmt(best("baseline"))} |` : ""
+  } ${fmt(best("go"))} | ${fmt(ratio, 2)}x | ${fmt(cpu("daemon"), 1)} (${fmt(net("daemon"), 1)}) |${
+    withBaseline ? ` ${fmt(cpu("baseline"), 1)} (${fmt(net("baseline"), 1)}) |` : ""
+  } ${fmt(cpu("go"), 1)} | ${fmt(atEqualCpu, 2)}x | >= 1.0x | ${
+    ratio >= 1 ? "met" : "**missed**"
+  } |`;
+}
+
+/** The unary paths under churn: the daemon against itself without churn. */
+async function churnRows(
+  dir: string,
+  listBody: string,
+  seconds: number,
+  repeat: number,
+  serverCpu: number,
+  clientCpu: number,
+  rows: string[],
+  raw: Record<string, unknown>,
+): Promise<void> {
+  const churnPods = 110;
+  const getBody = `${dir}/get-${churnPods}.bin`;
+  for (const churn of [0, 50]) {
+    const alone = await startDaemonAlone({
+      dir,
+      tag: `churn-${churn}`,
+      pods: churnPods,
+      churn,
+      daemonCpu: serverCpu,
+      runtimeCpu: clientCpu,
+    });
+    try {
+      for (const phase of [["ListPods", LIST, listBody], ["GetPod", GET, getBody]] as const) {
+        const runs: Runs = { rps: [], cpuUs: [], netUs: [] };
+        for (let i = 0; i < repeat; i++) {
+          const r = await h2load({
+            socket: alone.socket,
+            path: phase[1],
+            body: phase[2],
+            clients: 1,
+            streams: 1,
+            seconds,
+            warmUpSeconds: 1,
+            cpu: clientCpu,
+            cpuPid: alone.daemon.pid,
+          });
+          runs.rps.push(r.rps);
+          runs.cpuUs.push(1000 * r.serverCpuMs / r.completed);
+        }
+        raw[`${phase[0]} churn ${churn}`] = runs;
+      }
+    } finally {
+      await alone.stop();
+    }
+  }
+  for (const name of ["ListPods", "GetPod"]) {
+    const quiet = raw[`${name} churn 0`] as Runs;
+    const busy = raw[`${name} churn 50`] as Runs;
+    const q = Math.max(...quiet.rps);
+    const b = Math.max(...busy.rps);
+    rows.push(
+      `| ${name} c=1, 110 pods, 50 changes/s (vs none: ${fmt(q)} req/s, ${
+        fmt(median(quiet.cpuUs), 1)
+      } µs/req) | ${fmt(b)} | | ${fmt(b / q, 2)}x of no churn | ${
+        fmt(median(busy.cpuUs), 1)
+      } | | | | |`,
+    );
+  }
 }
 
 await main();

@@ -48,7 +48,8 @@ export function frameMessage(message: Uint8Array): FramedMessage {
  */
 export class MessageReader {
   readonly #maxBytes: number;
-  readonly #prefix = new Uint8Array(MESSAGE_PREFIX_BYTES);
+  /** A prefix split across chunks; most arrive whole, and need none. */
+  #prefix: Uint8Array | undefined;
   #prefixHave = 0;
   #body: Uint8Array | undefined;
   #bodyHave = 0;
@@ -72,18 +73,31 @@ export class MessageReader {
     let offset = 0;
     while (offset < chunk.byteLength) {
       if (this.#body === undefined) {
-        const take = Math.min(MESSAGE_PREFIX_BYTES - this.#prefixHave, chunk.byteLength - offset);
-        this.#prefix.set(chunk.subarray(offset, offset + take), this.#prefixHave);
-        this.#prefixHave += take;
-        offset += take;
-        if (this.#prefixHave < MESSAGE_PREFIX_BYTES) return;
-        if (this.#prefix[0] !== 0) {
+        let prefix: Uint8Array;
+        let at: number;
+        if (this.#prefixHave === 0 && chunk.byteLength - offset >= MESSAGE_PREFIX_BYTES) {
+          prefix = chunk;
+          at = offset;
+          offset += MESSAGE_PREFIX_BYTES;
+          this.#prefixHave = MESSAGE_PREFIX_BYTES;
+        } else {
+          this.#prefix ??= new Uint8Array(MESSAGE_PREFIX_BYTES);
+          const take = Math.min(MESSAGE_PREFIX_BYTES - this.#prefixHave, chunk.byteLength - offset);
+          this.#prefix.set(chunk.subarray(offset, offset + take), this.#prefixHave);
+          this.#prefixHave += take;
+          offset += take;
+          if (this.#prefixHave < MESSAGE_PREFIX_BYTES) return;
+          prefix = this.#prefix;
+          at = 0;
+        }
+        if (prefix[at] !== 0) {
           throw new GrpcError(
             STATUS.UNIMPLEMENTED,
             "Cannot read a compressed message: only identity encoding is supported",
           );
         }
-        const length = new DataView(this.#prefix.buffer).getUint32(1);
+        const length = (prefix[at + 1]! * 0x1000000) +
+          ((prefix[at + 2]! << 16) | (prefix[at + 3]! << 8) | prefix[at + 4]!);
         if (length > this.#maxBytes) {
           throw new GrpcError(
             STATUS.RESOURCE_EXHAUSTED,

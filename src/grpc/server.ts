@@ -11,7 +11,6 @@
 import { type CancelTimer, type Clock, systemClock } from "../clock.ts";
 import { type ConnectionLimits, DEFAULT_LIMITS, Http2Connection } from "../h2/connection.ts";
 import { H2_ERROR } from "../h2/errors.ts";
-import { headerValue } from "../h2/header_rules.ts";
 import { encodeHeaderBlockWithoutIndexing, type HeaderField } from "../h2/hpack.ts";
 import type { Http2Stream } from "../h2/stream.ts";
 import { FramedMessage, frameMessage, MessageReader } from "./message_framing.ts";
@@ -24,6 +23,8 @@ export interface ServerCall {
   readonly path: string;
   /** Aborted when the client cancels, the deadline passes or the connection ends; `reason` is a {@linkcode GrpcError}. */
   readonly signal: AbortSignal;
+  /** Whether `signal` is aborted, without making the signal (most calls never need it). */
+  readonly aborted: boolean;
   /** One object per client connection, to key per-connection state. */
   readonly connection: object;
   /**
@@ -104,6 +105,56 @@ function statusFields(code: StatusCode, message: string): HeaderField[] {
   const fields: HeaderField[] = [["grpc-status", String(code)]];
   if (message !== "") fields.push(["grpc-message", encodeGrpcMessage(message)]);
   return fields;
+}
+
+/** The request headers a call reads, found in one pass. */
+interface RequestHeaders {
+  path: string;
+  method: string | undefined;
+  contentType: string;
+  timeout: string | undefined;
+  encoding: string | undefined;
+  metadata: Map<string, (string | Uint8Array)[]>;
+}
+
+function readRequestHeaders(fields: readonly HeaderField[]): RequestHeaders {
+  const out: RequestHeaders = {
+    path: "",
+    method: undefined,
+    contentType: "",
+    timeout: undefined,
+    encoding: undefined,
+    metadata: readMetadata(fields),
+  };
+  // The first value of each wins, as a lookup by name would give.
+  let seen = 0;
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i]!;
+    const name = field[0];
+    if (name === ":path") {
+      if ((seen & 1) === 0) out.path = field[1];
+      seen |= 1;
+    } else if (name === ":method") {
+      if ((seen & 2) === 0) out.method = field[1];
+      seen |= 2;
+    } else if (name === "content-type") {
+      if ((seen & 4) === 0) out.contentType = field[1];
+      seen |= 4;
+    } else if (name === "grpc-timeout") {
+      if ((seen & 8) === 0) out.timeout = field[1];
+      seen |= 8;
+    } else if (name === "grpc-encoding") {
+      if ((seen & 16) === 0) out.encoding = field[1];
+      seen |= 16;
+    }
+  }
+  return out;
+}
+
+/** `application/grpc`, alone or followed by `+format` or `;parameters`. */
+function isGrpcContentType(value: string): boolean {
+  if (value === "application/grpc") return true;
+  return /^application\/grpc[+;]/.test(value);
 }
 
 /** A gRPC server; give it listeners with {@linkcode GrpcServer.serve}. */
@@ -210,14 +261,14 @@ export class GrpcServer {
         `Cannot accept request metadata of "${oversizedBytes}" bytes: the limit is "${limit}"`,
       );
     }
-    const contentType = headerValue(fields, "content-type") ?? "";
-    if (!/^application\/grpc(?:[+;]|$)/.test(contentType)) {
+    const request = readRequestHeaders(fields);
+    if (!isGrpcContentType(request.contentType)) {
       return this.#plainHttpError(stream, 415, endStream);
     }
-    if (headerValue(fields, ":method") !== "POST") {
+    if (request.method !== "POST") {
       return this.#plainHttpError(stream, 405, endStream);
     }
-    const call = new CallState(stream, fields, connection, this.#o);
+    const call = new CallState(stream, request, connection, this.#o);
     call.start(endStream);
   }
 
@@ -277,7 +328,10 @@ class CallState implements ServerCall {
   readonly connection: object;
   readonly #stream: Http2Stream;
   readonly #o: GrpcServerOptions;
-  readonly #controller = new AbortController();
+  /** Made when someone asks for the signal: most unary calls never do. */
+  #controller: AbortController | undefined;
+  /** Why the call was aborted, once it was. */
+  #abortReason: GrpcError | undefined;
   readonly #metadata: Map<string, (string | Uint8Array)[]>;
   readonly #reader: MessageReader;
   readonly #timeoutMs: number | undefined;
@@ -289,22 +343,22 @@ class CallState implements ServerCall {
 
   constructor(
     stream: Http2Stream,
-    fields: readonly HeaderField[],
+    request: RequestHeaders,
     connection: object,
     options: GrpcServerOptions,
   ) {
     this.#stream = stream;
     this.#o = options;
     this.connection = connection;
-    this.path = headerValue(fields, ":path") ?? "";
-    this.#metadata = readMetadata(fields);
+    this.path = request.path;
+    this.#metadata = request.metadata;
     this.#reader = new MessageReader(options.maxReceiveMessageBytes ?? 64 * 1024);
-    const timeout = headerValue(fields, "grpc-timeout");
+    const timeout = request.timeout;
     this.#timeoutMs = timeout === undefined ? undefined : parseTimeout(timeout);
     if (timeout !== undefined && this.#timeoutMs === undefined) {
       this.#invalid = `Cannot parse grpc-timeout ${JSON.stringify(timeout.slice(0, 32))}`;
     }
-    const encoding = headerValue(fields, "grpc-encoding");
+    const encoding = request.encoding;
     if (encoding !== undefined && encoding !== "identity") {
       this.#unsupported = `Cannot decode grpc-encoding ${
         JSON.stringify(encoding.slice(0, 32))
@@ -316,7 +370,21 @@ class CallState implements ServerCall {
   #unsupported: string | undefined;
 
   get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#abortReason !== undefined) this.#controller.abort(this.#abortReason);
+    }
     return this.#controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.#abortReason !== undefined;
+  }
+
+  #abort(reason: GrpcError): void {
+    if (this.#abortReason !== undefined) return;
+    this.#abortReason = reason;
+    this.#controller?.abort(reason);
   }
 
   metadata(key: string): readonly (string | Uint8Array)[] {
@@ -403,6 +471,8 @@ class CallState implements ServerCall {
     this.#checkSendSize(framed);
     this.#sendHeaders();
     this.#stream.sendData(framed.bytes, false);
+    // The trailers now, so that headers, message and trailers leave in one write.
+    this.#finish(STATUS.OK, "");
   }
 
   #send(message: Uint8Array | FramedMessage): Promise<void> {
@@ -432,7 +502,7 @@ class CallState implements ServerCall {
 
   #deadline(): void {
     this.#cancelDeadline = undefined;
-    this.#controller.abort(new GrpcError(STATUS.DEADLINE_EXCEEDED, "deadline exceeded"));
+    this.#abort(new GrpcError(STATUS.DEADLINE_EXCEEDED, "deadline exceeded"));
     this.#finish(STATUS.DEADLINE_EXCEEDED, "Deadline exceeded");
   }
 
@@ -459,22 +529,18 @@ class CallState implements ServerCall {
         ],
       }, true);
     }
-    if (!this.#controller.signal.aborted) {
-      this.#controller.abort(CALL_ENDED);
-    }
+    this.#abort(CALL_ENDED);
   }
 
   #onClose(code: number | undefined): void {
     this.#cancelDeadline?.();
-    if (code === undefined || this.#controller.signal.aborted) {
-      if (!this.#controller.signal.aborted) {
-        this.#controller.abort(CALL_ENDED);
-      }
+    if (code === undefined || this.#abortReason !== undefined) {
+      this.#abort(CALL_ENDED);
       this.#ended = true;
       return;
     }
     this.#ended = true;
-    this.#controller.abort(
+    this.#abort(
       new GrpcError(
         STATUS.CANCELLED,
         code === H2_ERROR.CANCEL || code === H2_ERROR.NO_ERROR

@@ -52,8 +52,8 @@ export class FrameWriter {
   /** The write buffer while the write loop runs; empty between loops. */
   #out = NO_BUFFER;
   #writing = false;
-  #idle: Promise<void> = Promise.resolve();
-  #resolveIdle: (() => void) | undefined;
+  /** Made only when someone waits for the loop to end (closing), not on every write. */
+  #idle: PromiseWithResolvers<void> | undefined;
 
   /**
    * @param conn The socket.
@@ -68,7 +68,9 @@ export class FrameWriter {
 
   /** Resolves when nothing is being written. */
   get idle(): Promise<void> {
-    return this.#idle;
+    if (!this.#writing) return Promise.resolve();
+    this.#idle ??= Promise.withResolvers<void>();
+    return this.#idle.promise;
   }
 
   /**
@@ -110,7 +112,6 @@ export class FrameWriter {
   kick(): void {
     if (this.#writing) return;
     this.#writing = true;
-    this.#idle = new Promise((resolve) => this.#resolveIdle = resolve);
     queueMicrotask(() => this.#loop());
   }
 
@@ -132,7 +133,8 @@ export class FrameWriter {
       }
       this.#out = NO_BUFFER;
       this.#writing = false;
-      this.#resolveIdle?.();
+      this.#idle?.resolve();
+      this.#idle = undefined;
     }
   }
 
@@ -154,7 +156,11 @@ export class FrameWriter {
     let progress = true;
     while (progress && pos < this.#out.byteLength - FRAME_HEADER_BYTES) {
       progress = false;
-      for (const stream of [...this.#ready]) {
+      // A copy only when several streams are ready: the loop changes the set.
+      const ready = this.#ready.size === 1 ? [this.#ready.values().next().value!] : [
+        ...this.#ready,
+      ];
+      for (const stream of ready) {
         const item = stream.peek();
         if (item === undefined) {
           this.#ready.delete(stream);

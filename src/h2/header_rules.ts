@@ -22,6 +22,25 @@ const CONNECTION_SPECIFIC = new Set([
 ]);
 /** RFC 9110 token characters, lower case only. */
 const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
+const FORBIDDEN_IN_VALUE = /[\r\n\0]/;
+const PSEUDO_BIT: Readonly<Record<string, number>> = {
+  ":method": 1,
+  ":scheme": 2,
+  ":path": 4,
+  ":authority": 8,
+  ":status": 16,
+};
+const REQUIRED_IN_REQUEST = [":method", ":scheme", ":path"] as const;
+/** Names every gRPC call carries, known to be tokens: the pattern is not run on them. */
+const KNOWN_GOOD_NAMES = new Set([
+  "content-type",
+  "te",
+  "user-agent",
+  "grpc-timeout",
+  "grpc-encoding",
+  "grpc-accept-encoding",
+  "content-length",
+]);
 
 /**
  * Checks a header list.
@@ -39,24 +58,31 @@ export function checkHeaderList(
     : kind === "response"
     ? RESPONSE_PSEUDO
     : undefined;
-  const seen = new Set<string>();
+  // Pseudo-headers seen, one bit each (PSEUDO_BIT): no set per header list.
+  let seen = 0;
   let regularSeen = false;
-  for (const [name, value] of fields) {
+  for (let i = 0; i < fields.length; i++) {
+    const [name, value] = fields[i]!;
     // RFC 9113 section 8.2.1 forbids these in every field value, pseudo-headers included.
-    if (/[\r\n\0]/.test(value)) return `field "${name}" has a forbidden character in its value`;
-    if (name.startsWith(":")) {
+    if (FORBIDDEN_IN_VALUE.test(value)) {
+      return `field "${name}" has a forbidden character in its value`;
+    }
+    if (name.charCodeAt(0) === 0x3a /* ":" */) {
       if (allowedPseudo === undefined || !allowedPseudo.has(name)) {
         return `pseudo-header "${name}" is not allowed in ${kind}`;
       }
       if (regularSeen) return `pseudo-header "${name}" follows a regular field`;
-      if (seen.has(name)) return `pseudo-header "${name}" appears twice`;
-      seen.add(name);
+      const bit = PSEUDO_BIT[name]!;
+      if ((seen & bit) !== 0) return `pseudo-header "${name}" appears twice`;
+      seen |= bit;
       if (value === "" && name === ":path") return `pseudo-header ":path" is empty`;
       continue;
     }
     regularSeen = true;
-    if (!FIELD_NAME.test(name)) {
-      return `field name ${JSON.stringify(name)} is not a lower-case token`;
+    if (!KNOWN_GOOD_NAMES.has(name)) {
+      if (!FIELD_NAME.test(name)) {
+        return `field name ${JSON.stringify(name)} is not a lower-case token`;
+      }
     }
     if (CONNECTION_SPECIFIC.has(name)) return `connection-specific field "${name}"`;
     if (name === "te" && value !== "trailers") {
@@ -64,11 +90,13 @@ export function checkHeaderList(
     }
   }
   if (kind === "request") {
-    for (const required of [":method", ":scheme", ":path"]) {
-      if (!seen.has(required)) return `pseudo-header "${required}" is missing`;
+    for (const required of REQUIRED_IN_REQUEST) {
+      if ((seen & PSEUDO_BIT[required]!) === 0) return `pseudo-header "${required}" is missing`;
     }
   }
-  if (kind === "response" && !seen.has(":status")) return `pseudo-header ":status" is missing`;
+  if (kind === "response" && (seen & PSEUDO_BIT[":status"]!) === 0) {
+    return `pseudo-header ":status" is missing`;
+  }
   return undefined;
 }
 
@@ -78,6 +106,9 @@ export function checkHeaderList(
  * @returns The first value of `name`, if any.
  */
 export function headerValue(fields: readonly HeaderField[], name: string): string | undefined {
-  for (const [n, v] of fields) if (n === name) return v;
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i]!;
+    if (field[0] === name) return field[1];
+  }
   return undefined;
 }

@@ -26,30 +26,65 @@ export interface AdaptOptions {
   log: Logger;
 }
 
-function count(options: AdaptOptions, code: StatusCode, startedMs: number): void {
-  if (options.method !== "watch") {
-    options.metrics.requestDuration.observe(
-      { "server_api_version": options.apiVersion, method: options.method },
-      (performance.now() - startedMs) / 1000,
-    );
+/**
+ * What one method counts into, its label sets made once: a call then
+ * allocates no label object of its own.
+ */
+class MethodCounters {
+  readonly #options: AdaptOptions;
+  readonly #durationLabels: { "server_api_version": ServerApiVersion; method: MethodKind };
+  readonly #byMethod: Metrics["requestsList"];
+  readonly #labelsByCode = new Map<
+    StatusCode,
+    { "server_api_version": ServerApiVersion; "status_code": string }
+  >();
+
+  constructor(options: AdaptOptions) {
+    this.#options = options;
+    this.#durationLabels = { "server_api_version": options.apiVersion, method: options.method };
+    this.#byMethod = {
+      list: options.metrics.requestsList,
+      get: options.metrics.requestsGet,
+      watch: options.metrics.requestsWatch,
+    }[options.method];
   }
-  const labels = { "server_api_version": options.apiVersion, "status_code": goCodeName(code) };
-  options.metrics.requests.inc(labels);
-  const byMethod = {
-    list: options.metrics.requestsList,
-    get: options.metrics.requestsGet,
-    watch: options.metrics.requestsWatch,
-  }[options.method];
-  byMethod.inc(labels);
+
+  count(code: StatusCode, startedMs: number): void {
+    const metrics = this.#options.metrics;
+    if (this.#options.method !== "watch") {
+      metrics.requestDuration.observe(this.#durationLabels, (performance.now() - startedMs) / 1000);
+    }
+    let labels = this.#labelsByCode.get(code);
+    if (labels === undefined) {
+      labels = { "server_api_version": this.#options.apiVersion, "status_code": goCodeName(code) };
+      this.#labelsByCode.set(code, labels);
+    }
+    metrics.requests.inc(labels);
+    this.#byMethod.inc(labels);
+  }
 }
 
-function contextOf(call: ServerCall, apiVersion: ServerApiVersion): CallContext {
-  return {
-    apiVersion,
-    signal: call.signal,
-    connection: call.connection,
-    metadata: (key) => call.metadata(key),
-  };
+/** The handler's view of a call; the signal is made only when a handler reads it. */
+class CallContextOf implements CallContext {
+  readonly apiVersion: ServerApiVersion;
+  readonly #call: ServerCall;
+
+  constructor(call: ServerCall, apiVersion: ServerApiVersion) {
+    this.apiVersion = apiVersion;
+    this.#call = call;
+  }
+
+  get signal(): AbortSignal {
+    return this.#call.signal;
+  }
+
+  get connection(): object {
+    return this.#call.connection;
+  }
+
+  metadata(key: string): readonly (string | Uint8Array)[] {
+    return this.#call.metadata(key);
+  }
 }
 
 /**
@@ -59,16 +94,17 @@ function contextOf(call: ServerCall, apiVersion: ServerApiVersion): CallContext 
 async function settle<T>(
   call: ServerCall,
   options: AdaptOptions,
+  counters: MethodCounters,
   run: () => Promise<T>,
 ): Promise<T> {
   const started = performance.now();
   try {
     const result = await run();
-    count(options, call.signal.aborted ? abortCode(call.signal) : STATUS.OK, started);
+    counters.count(call.aborted ? abortCode(call.signal) : STATUS.OK, started);
     return result;
   } catch (err) {
-    if (call.signal.aborted) {
-      count(options, abortCode(call.signal), started);
+    if (call.aborted) {
+      counters.count(abortCode(call.signal), started);
       throw err;
     }
     const outcome = toStatus(err);
@@ -78,7 +114,7 @@ async function settle<T>(
         error: outcome.internalCause,
       });
     }
-    count(options, outcome.code, started);
+    counters.count(outcome.code, started);
     throw new GrpcError(outcome.code, outcome.details);
   }
 }
@@ -98,10 +134,16 @@ export function unary(
   handler: (request: Uint8Array, ctx: CallContext) => Promise<Uint8Array | FramedMessage>,
   options: AdaptOptions,
 ): MethodHandler {
+  const counters = new MethodCounters(options);
   return {
     kind: "unary",
     handle: (request, call) =>
-      settle(call, options, () => handler(request, contextOf(call, options.apiVersion))),
+      settle(
+        call,
+        options,
+        counters,
+        () => handler(request, new CallContextOf(call, options.apiVersion)),
+      ),
   };
 }
 
@@ -116,9 +158,15 @@ export function serverStream(
   handler: (request: Uint8Array, ctx: CallContext, sink: WatchSink) => Promise<void>,
   options: AdaptOptions,
 ): MethodHandler {
+  const counters = new MethodCounters(options);
   return {
     kind: "serverStream",
     handle: (request, call, sink) =>
-      settle(call, options, () => handler(request, contextOf(call, options.apiVersion), sink)),
+      settle(
+        call,
+        options,
+        counters,
+        () => handler(request, new CallContextOf(call, options.apiVersion), sink),
+      ),
   };
 }

@@ -767,3 +767,65 @@ Deno.test("GrpcChannel reports a grpc-status it does not know as UNKNOWN, keepin
     "a code from a newer gRPC",
   );
 });
+
+Deno.test("GrpcServer writes a unary response's headers, message and trailers in one write", async () => {
+  // Every write the server makes on its connection, as bytes.
+  const writes: Uint8Array[] = [];
+  const dir = await Deno.makeTempDir({ prefix: "grpc-one-write-test-" });
+  const path = `${dir}/grpc.sock`;
+  const inner = Deno.listen({ transport: "unix", path });
+  const listener = {
+    accept: async () => {
+      const conn = await inner.accept();
+      return new Proxy(conn, {
+        get(target, key) {
+          if (key === "write") {
+            return (bytes: Uint8Array) => {
+              writes.push(bytes.slice());
+              return target.write(bytes);
+            };
+          }
+          const value = Reflect.get(target, key, target);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    },
+    close: () => inner.close(),
+  } as unknown as Deno.Listener;
+  const server = new GrpcServer({
+    methods: new Map([["/t.T/Echo", unary((request) => Promise.resolve(request))]]),
+  });
+  server.serve(listener);
+  try {
+    await using client = await RawClient.connect(path);
+    await client.handshake();
+    await client.write(
+      client.headers(1, grpcRequestFields("/t.T/Echo"), false),
+      buildFrame(FRAME_TYPE.DATA, FLAG.END_STREAM, 1, frameMessage(TEXT.encode("hi")).bytes),
+    );
+    await client.next((f) => f.type === FRAME_TYPE.HEADERS && (f.flags & FLAG.END_STREAM) !== 0);
+    const withStream1 = writes.filter((w) => framesOf(w).some((f) => f.streamId === 1));
+    assert.equal(withStream1.length, 1, "one write carries the whole response");
+    assert.deepEqual(framesOf(withStream1[0]!).map((f) => [f.type, f.flags & FLAG.END_STREAM]), [
+      [FRAME_TYPE.HEADERS, 0],
+      [FRAME_TYPE.DATA, 0],
+      [FRAME_TYPE.HEADERS, FLAG.END_STREAM],
+    ]);
+  } finally {
+    await server.close(0);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** The frames of one write: type, flags and stream of each. */
+function framesOf(bytes: Uint8Array): { type: number; flags: number; streamId: number }[] {
+  const out = [];
+  for (let at = 0; at + 9 <= bytes.byteLength;) {
+    const length = (bytes[at]! << 16) | (bytes[at + 1]! << 8) | bytes[at + 2]!;
+    const streamId = ((bytes[at + 5]! & 0x7f) << 24) | (bytes[at + 6]! << 16) |
+      (bytes[at + 7]! << 8) | bytes[at + 8]!;
+    out.push({ type: bytes[at + 3]!, flags: bytes[at + 4]!, streamId });
+    at += 9 + length;
+  }
+  return out;
+}

@@ -92,6 +92,8 @@ export interface DaemonAloneOptions {
   relistPeriod?: string;
   /** Extra `serve` flags. */
   flags?: string[];
+  /** Extra `simulate-runtime` flags (e.g. `--sync-period`). */
+  runtimeFlags?: string[];
   /** CPU for the daemon (taskset). */
   daemonCpu?: number;
   /** CPU for the simulated runtime (taskset). */
@@ -134,6 +136,7 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
       String(o.churn),
       "--log-level",
       "warn",
+      ...(o.runtimeFlags ?? []),
     ],
     `${o.dir}/sim-${o.tag}.log`,
     o.runtimeCpu,

@@ -75,7 +75,7 @@ function reasonOf(error: unknown): string {
 }
 
 /** The spacing of change-woken relists a source with this period gets (see {@linkcode RelisterOptions.minInterval}). */
-export function effectiveMinInterval(minInterval: number, period: number): number {
+function effectiveMinInterval(minInterval: number, period: number): number {
   return Math.min(minInterval, period / 2);
 }
 

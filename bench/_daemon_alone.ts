@@ -98,6 +98,8 @@ export interface DaemonAloneOptions {
   relistPeriod?: string;
   /** Extra `serve` flags. */
   flags?: string[];
+  /** Extra `simulate-runtime` flags (e.g. `--sync-period`). */
+  runtimeFlags?: string[];
   /** CPU for the daemon (taskset). */
   daemonCpu?: number;
   /** CPU for the simulated runtime (taskset). */
@@ -185,6 +187,7 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
       String(o.churn),
       "--log-level",
       "warn",
+      ...(o.runtimeFlags ?? []),
     ],
     `${o.dir}/sim-${o.tag}.log`,
     o.runtimeCpu,

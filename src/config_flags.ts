@@ -213,6 +213,14 @@ export const SERVE_FLAGS = {
     default: "1s",
     help: "How often pod sources are relisted (the kubelet's PLEG relist period)",
   },
+  "relist-min-interval": {
+    key: "relistMinIntervalMs",
+    min: "0s",
+    type: "duration",
+    default: "100ms",
+    help:
+      "Shortest time between the starts of two relists of a source when change events wake it (one read covers the events in between; periodic relists are never held back); at most half the source's relist period (clamped); 0s: relist at once",
+  },
   "relist-threshold": {
     key: "relistThresholdMs",
     min: "1ms",

@@ -137,6 +137,7 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
       metrics,
       log: log.child(`relist-${source.kind}`),
       period: relistPeriodOf(source, config.relistPeriodMs),
+      minInterval: config.relistMinIntervalMs,
       timeout: Math.min(config.runtimeRequestTimeoutMs, RELIST_TIMEOUT_MS),
     })
   );

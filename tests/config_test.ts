@@ -34,6 +34,7 @@ Deno.test("parseServeConfig() gives the documented defaults", () => {
   assert.equal(config.metricsPort, 9469);
   assert.equal(config.relistPeriodMs, 1000);
   assert.equal(config.relistThresholdMs, 180_000);
+  assert.equal(config.relistMinIntervalMs, 100);
   assert.equal(config.rateLimitQps, 100);
   assert.equal(config.rateLimitBurst, 10);
   assert.equal(config.watchQueueSize, 100);
@@ -94,6 +95,11 @@ Deno.test("parseServeConfig() rejects unknown keys and bad values, naming them",
       match: /unknown key "nope"/,
     },
     { name: "bad duration", args: ["--relist-period", "soon"], match: /relist-period.*soon/ },
+    {
+      name: "negative spacing",
+      args: ["--relist-min-interval", "-5ms"],
+      match: /relist-min-interval/,
+    },
     { name: "not a number", args: ["--rate-limit-qps", "lots"], match: /rate-limit-qps.*lots/ },
     { name: "not an integer", args: ["--rate-limit-burst", "1.5"], match: /rate-limit-burst/ },
     { name: "out of range", args: ["--watch-queue-size", "0"], match: /watch-queue-size/ },
@@ -247,6 +253,17 @@ Deno.test("every bound a flag declares is enforced, naming the flag", async (t) 
       assert.throws(() => parseServeConfig([`--${name}=${below}`], HOST), new RegExp(`--${name}`));
     });
   }
+});
+
+Deno.test("--relist-min-interval: 0s turns it off; a value at or above half the period is kept as given (each relister clamps it)", () => {
+  assert.equal(parseServeConfig(["--relist-min-interval", "0s"], HOST).relistMinIntervalMs, 0);
+  const config = parseServeConfig(["--relist-period", "40ms"], HOST);
+  assert.equal(config.relistMinIntervalMs, 100, "the default stays; the relister clamps it to 20");
+  assert.equal(
+    parseServeConfig(["--relist-period", "1s", "--relist-min-interval", "2s"], HOST)
+      .relistMinIntervalMs,
+    2000,
+  );
 });
 
 Deno.test("--source-best-effort keeps each source once and refuses unknown ones", () => {

@@ -62,6 +62,8 @@ export interface Metrics {
   readonly relistErrors: Counter<"source" | "reason">;
   /** Time of a source's last successful relist, Unix seconds. */
   readonly relistLastSuccess: Gauge<"source">;
+  /** Change wake-ups that found their source already due for a relist (one read covers them). */
+  readonly relistWakeupsCoalesced: Counter<"source">;
   /** 1 once a source has completed its first full read. */
   readonly sourceSynced: Gauge<"source">;
   /** Pods a source contributed at its last successful read. */
@@ -245,6 +247,13 @@ export function createMetrics(registry: Registry): Metrics {
     relistLastSuccess: new Gauge({
       name: "pods_api_relist_last_success_timestamp_seconds",
       help: "Unix time of the last successful read of a pod source.",
+      labelNames: ["source"],
+      registers,
+    }),
+    relistWakeupsCoalesced: new Counter({
+      name: "pods_api_relist_wakeups_coalesced_total",
+      help:
+        "Change events that found their pod source already due for a relist (during a read or --relist-min-interval): one read covers them.",
       labelNames: ["source"],
       registers,
     }),

@@ -11,6 +11,12 @@
  * they were read, and a read that timed out is dropped, however late the
  * source answers.
  *
+ * A relist woken by a change starts no sooner than `minInterval` after the
+ * start of the relist before it: under an endless storm of events the source
+ * is read at most once per `minInterval` (one read covers every event of the
+ * window), not back to back. The periodic relist and
+ * {@linkcode Relister.relistOnce} are never held back.
+ *
  * @module
  */
 
@@ -41,6 +47,12 @@ export interface RelisterOptions {
   period: number;
   /** Longest time one `source.list()` may take, in ms. */
   timeout: number;
+  /**
+   * Shortest time from the start of one relist to the start of a relist
+   * woken by a change, in ms; 0 relists at once. At most half of `period`
+   * (a longer one is clamped, and logged). @default {0}
+   */
+  minInterval?: number;
   /** Cap of the retry backoff, in ms (never below `period`). @default {DEFAULT_MAX_BACKOFF} */
   maxBackoff?: number;
   /** The `source` metric label and log field. @default {source.kind} */
@@ -60,6 +72,11 @@ export type SyncRecord = Pick<SyncGate, "lastSuccess" | "markSynced">;
 
 function reasonOf(error: unknown): string {
   return error instanceof SourceUnavailableError ? error.reason : "error";
+}
+
+/** The spacing of change-woken relists a source with this period gets (see {@linkcode RelisterOptions.minInterval}). */
+function effectiveMinInterval(minInterval: number, period: number): number {
+  return Math.min(minInterval, period / 2);
 }
 
 function checkDuration(name: string, value: number): void {
@@ -97,6 +114,7 @@ export class Relister {
   #log: Logger;
   #period: number;
   #timeout: number;
+  #minInterval: number;
   #maxBackoff: number;
   #name: string;
   #sleep: Sleep;
@@ -111,6 +129,8 @@ export class Relister {
   #dirty = false;
   /** Aborted to cut the loop's period wait short; set while it waits. */
   #wake: AbortController | undefined;
+  /** Runs from the start of the last relist for `#minInterval`; `undefined` once over. */
+  #spacing: { readonly over: Promise<void>; readonly cancel: AbortController } | undefined;
   /** The last relist queued: each one starts when the one before it has ended. */
   #queue: Promise<unknown> = Promise.resolve();
   /** Relists in progress or queued. */
@@ -128,6 +148,12 @@ export class Relister {
     checkDuration("period", options.period);
     checkDuration("timeout", options.timeout);
     if (options.maxBackoff !== undefined) checkDuration("maxBackoff", options.maxBackoff);
+    const minInterval = options.minInterval ?? 0;
+    if (!Number.isFinite(minInterval) || minInterval < 0) {
+      throw new RangeError(
+        `Cannot relist with minInterval "${minInterval}": it must be a number of ms, 0 or more`,
+      );
+    }
     this.#source = options.source;
     this.#sink = options.sink;
     this.#clock = options.clock;
@@ -136,6 +162,15 @@ export class Relister {
     this.#log = options.log;
     this.#period = options.period;
     this.#timeout = options.timeout;
+    this.#minInterval = effectiveMinInterval(minInterval, options.period);
+    if (this.#minInterval < minInterval) {
+      this.#log.info("relist min interval clamped to half the relist period", {
+        source: this.#name,
+        minInterval,
+        period: options.period,
+        clampedTo: this.#minInterval,
+      });
+    }
     this.#maxBackoff = Math.max(options.period, options.maxBackoff ?? DEFAULT_MAX_BACKOFF);
     this.#sleep = options.sleep ?? abortableSleep;
     this.#gate = options.gate ?? new SyncGate({ sources: [this.#name], clock: options.clock });
@@ -173,6 +208,11 @@ export class Relister {
     return Math.min(this.#period * 2 ** (this.#failures - 1), this.#maxBackoff);
   }
 
+  /** The spacing of change-woken relists in ms, after clamping (0: none). */
+  get minInterval(): number {
+    return this.#minInterval;
+  }
+
   /** `true` while a change was requested that no relist has started to read yet. */
   get dirty(): boolean {
     return this.#dirty;
@@ -182,10 +222,13 @@ export class Relister {
    * Asks for a relist soon: the source learnt of a change (a runtime event,
    * a file event). Marks the source dirty and wakes the {@linkcode run} loop
    * from its period wait; a burst of requests costs one relist, plus one more
-   * when requests arrive while a relist is reading. While the source fails,
-   * the backoff is kept: the request waits for the next retry.
+   * when requests arrive while a relist is reading, and that relist waits
+   * until `minInterval` has passed since the last one started. A request
+   * made while the source is dirty already is counted as coalesced. While the
+   * source fails, the backoff is kept: the request waits for the next retry.
    */
   requestRelist(): void {
+    if (this.#dirty) this.#metrics.relistWakeupsCoalesced.inc({ source: this.#name });
     this.#dirty = true;
     if (this.#failures === 0) this.#wake?.abort();
   }
@@ -233,9 +276,20 @@ export class Relister {
     }
   }
 
-  /** Waits out `nextDelay`, or less when a relist is (or gets) requested and the source is healthy. */
+  /**
+   * Waits out `nextDelay`, or less when a relist is (or gets) requested and
+   * the source is healthy: then until the spacing since the last relist's
+   * start is over. The period's end is never held back.
+   */
   async #waitForTurn(signal: AbortSignal): Promise<void> {
-    if (this.#dirty && this.#failures === 0) return;
+    if (!(this.#dirty && this.#failures === 0) && !(await this.#wokenByChange(signal))) return;
+    while (this.#spacing !== undefined && !signal.aborted) {
+      await untilAborted(this.#spacing.over, signal).catch(() => {});
+    }
+  }
+
+  /** Waits out `nextDelay`; `true` when a change request cut it short. */
+  async #wokenByChange(signal: AbortSignal): Promise<boolean> {
     const wake = new AbortController();
     const onAbort = () => wake.abort();
     signal.addEventListener("abort", onAbort, { once: true });
@@ -246,12 +300,36 @@ export class Relister {
       this.#wake = undefined;
       signal.removeEventListener("abort", onAbort);
     }
+    return wake.signal.aborted && !signal.aborted;
+  }
+
+  /**
+   * Starts the spacing a change-woken relist waits out, from this relist's
+   * start; it replaces the one before. Ends early when `signal` aborts, so
+   * no timer outlives a shutdown.
+   */
+  #startSpacing(signal: AbortSignal): void {
+    this.#spacing?.cancel.abort();
+    this.#spacing = undefined;
+    if (this.#minInterval === 0) return;
+    const cancel = new AbortController();
+    const onAbort = () => cancel.abort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    const spacing = {
+      cancel,
+      over: this.#sleep(this.#minInterval, cancel.signal).then(() => {
+        signal.removeEventListener("abort", onAbort);
+        if (this.#spacing === spacing) this.#spacing = undefined;
+      }),
+    };
+    this.#spacing = spacing;
   }
 
   async #relist(signal: AbortSignal): Promise<boolean> {
     if (signal.aborted) return false;
     // This read starts after every request so far: it answers them all.
     this.#dirty = false;
+    this.#startSpacing(signal);
     const started = this.#clock.now();
     const call = new AbortController();
     const onAbort = () => call.abort(signal.reason);

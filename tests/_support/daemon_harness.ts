@@ -11,7 +11,7 @@ import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { parseServeConfig } from "../../src/config.ts";
 import { type RunningDaemon, startDaemon } from "../../src/daemon.ts";
-import { silentLogger } from "../../src/log.ts";
+import { type Logger, silentLogger } from "../../src/log.ts";
 import { createMetricsRegistry, type MetricsRegistry } from "../../src/metrics/registry.ts";
 import { PODS_API_DESCRIPTOR } from "../../src/proto/mod.ts";
 import { FakePodSource } from "../../src/sources/fake/mod.ts";
@@ -34,6 +34,8 @@ export interface HarnessOptions {
    * leaving every relist to the test. @default {false}
    */
   runLoops?: boolean;
+  /** Where the daemon logs. @default {silentLogger} */
+  log?: Logger;
 }
 
 /** A running daemon under test. */
@@ -93,7 +95,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const clock = options.clock ?? new FakeClock();
   const source = new FakePodSource();
   const daemon = await startDaemon(config, {
-    log: silentLogger,
+    log: options.log ?? silentLogger,
     clock,
     sources: options.sources ?? [source],
     registry: options.registry ?? createMetricsRegistry(),

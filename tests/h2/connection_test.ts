@@ -100,6 +100,12 @@ function isGoaway(f: Frame): boolean {
   return f.type === FRAME_TYPE.GOAWAY;
 }
 
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 const PING_DATA = new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]);
 
 Deno.test("Http2Connection answers a preface that is not HTTP/2 with GOAWAY PROTOCOL_ERROR and closes", async (t) => {
@@ -834,6 +840,74 @@ Deno.test("Http2Connection releases DATA exactly as the peer's WINDOW_UPDATEs gr
       assert.deepEqual(errors, [H2_ERROR.FLOW_CONTROL_ERROR]);
     },
   );
+});
+
+Deno.test("Http2Connection splits large responses of two streams into DATA within the peer's frame size and windows, byte for byte", async (t) => {
+  // Bodies far above the write buffer, with the windows granted in steps
+  // that fall inside frames: every frame within SETTINGS_MAX_FRAME_SIZE, no
+  // byte beyond a window, the two streams interleaved, and each body intact.
+  const bodyOf = (seed: number, length: number) =>
+    Uint8Array.from({ length }, (_, i) => (i * seed + (i >> 11)) & 0xff);
+  for (const maxFrame of [16_384, 20_000, (1 << 24) - 1]) {
+    await t.step(`SETTINGS_MAX_FRAME_SIZE ${maxFrame}`, async () => {
+      const bodies = new Map([[1, bodyOf(7, 2_100_003)], [3, bodyOf(13, 700_001)]]);
+      await using server = await startServer({
+        onStream(stream) {
+          stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+          stream.sendData(bodies.get(stream.id)!, true);
+        },
+      });
+      await using client = await RawClient.connect(server.path);
+      const streamWindow = 300_000;
+      await client.handshake([
+        [SETTING.MAX_FRAME_SIZE, maxFrame],
+        [SETTING.INITIAL_WINDOW_SIZE, streamWindow],
+      ]);
+      let connWindow = 65_535;
+      await client.write(
+        client.headers(1, grpcRequestFields("/a/b"), true),
+        client.headers(3, grpcRequestFields("/a/b"), true),
+      );
+      const received = new Map([...bodies].map(([id, b]) => [id, new Uint8Array(b.byteLength)]));
+      const have = new Map([[1, 0], [3, 0]]);
+      const windows = new Map([[1, streamWindow], [3, streamWindow]]);
+      const order: number[] = [];
+      let ended = 0;
+      while (ended < 2) {
+        const frame = await client.next((f) => f.type === FRAME_TYPE.DATA);
+        assert.ok(frame !== undefined, "the server closed before the bodies were sent");
+        const size = frame.payload.byteLength;
+        assert.ok(size <= maxFrame, `a DATA frame of ${size} bytes above ${maxFrame}`);
+        connWindow -= size;
+        windows.set(frame.streamId, windows.get(frame.streamId)! - size);
+        assert.ok(connWindow >= 0, "DATA beyond the connection window");
+        assert.ok(windows.get(frame.streamId)! >= 0, "DATA beyond the stream window");
+        const at = have.get(frame.streamId)!;
+        received.get(frame.streamId)!.set(frame.payload, at);
+        have.set(frame.streamId, at + size);
+        if (order.at(-1) !== frame.streamId) order.push(frame.streamId);
+        if (frame.flags & FLAG.END_STREAM) {
+          ended++;
+          assert.equal(have.get(frame.streamId), bodies.get(frame.streamId)!.byteLength);
+          continue;
+        }
+        // Grants of odd sizes, given back once a window runs low.
+        if (connWindow < 50_000) {
+          await client.write(windowUpdateFrame(0, 123_457));
+          connWindow += 123_457;
+        }
+        if (windows.get(frame.streamId)! < 50_000) {
+          await client.write(windowUpdateFrame(frame.streamId, 99_991));
+          windows.set(frame.streamId, windows.get(frame.streamId)! + 99_991);
+        }
+      }
+      for (const [id, body] of bodies) {
+        assert.ok(bytesEqual(received.get(id)!, body), `stream ${id}'s body`);
+      }
+      // Round robin: stream 3 did not wait for all of stream 1.
+      assert.ok(order.length > 3, `the streams took turns: ${order.join(",")}`);
+    });
+  }
 });
 
 Deno.test("Http2Connection shuts an idle connection down gracefully after idleTimeoutMs", async () => {

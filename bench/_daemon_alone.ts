@@ -12,6 +12,7 @@
  */
 
 import { buildBundle } from "../scripts/bundle.ts";
+import { mallocEnvEntries } from "../scripts/_malloc_env.ts";
 import { bundleCommand } from "../scripts/_permissions.ts";
 import { v8FlagsArg } from "../scripts/_v8_flags.ts";
 import { cpuMs } from "./_proc_usage.ts";
@@ -213,9 +214,14 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
       o.heapSnapshots === undefined ? `${root}main.ts` : `${root}bench/memory/heap_daemon.ts`,
     ]
     : shippedCommand(await bundlePath(), socket, runtimeSocket, o.v8Flags);
+  // The environment every start path sets (scripts/_malloc_env.ts), unless
+  // the caller's environment already says otherwise (to compare).
+  const mallocEnv = mallocEnvEntries().filter((e) => Deno.env.get(e.split("=")[0]!) === undefined);
   const daemon = spawnProc(
-    Deno.execPath(),
+    "env",
     [
+      ...mallocEnv,
+      Deno.execPath(),
       ...head,
       "serve",
       "--container-runtime-endpoint",

@@ -40,6 +40,7 @@
  * @module
  */
 
+import { mallocEnvEntries } from "./_malloc_env.ts";
 import { bundleCommand } from "./_permissions.ts";
 import { type PushBlob, pushImage } from "./_registry_push.ts";
 import { TAR_END, tarArchive, type TarEntry, tarHeader, tarPadding } from "./_tar.ts";
@@ -413,7 +414,7 @@ async function platformImage(
     os: "linux",
     config: {
       User: `${IMAGE_USER.uid}:${IMAGE_USER.gid}`,
-      Env: ["PATH=/usr/local/bin", "DENO_NO_UPDATE_CHECK=1", "NO_COLOR=1"],
+      Env: ["PATH=/usr/local/bin", "DENO_NO_UPDATE_CHECK=1", "NO_COLOR=1", ...mallocEnvEntries()],
       Entrypoint: imageEntrypoint(),
       Cmd: ["serve"],
       WorkingDir: "/",

@@ -10,6 +10,7 @@
  * @module
  */
 
+import { mallocEnvEntries } from "../../scripts/_malloc_env.ts";
 import assert from "node:assert/strict";
 import { daemonPermissionFlags } from "../../scripts/_permissions.ts";
 import { parseReference, pushImage } from "../../scripts/_registry_push.ts";
@@ -178,6 +179,7 @@ Deno.test("buildImage() writes a valid OCI image layout holding only what it nee
       assert.equal(config.config.User, `${IMAGE_USER.uid}:${IMAGE_USER.gid}`);
       assert.deepEqual(config.config.Entrypoint, imageEntrypoint());
       assert.deepEqual(config.config.Cmd, ["serve"]);
+      for (const entry of mallocEnvEntries()) assert.ok(config.config.Env.includes(entry), entry);
       const entrypoint: string[] = config.config.Entrypoint;
       assert.equal(entrypoint[0], IMAGE_PATHS.deno);
       assert.equal(entrypoint.at(-1), IMAGE_PATHS.bundle);

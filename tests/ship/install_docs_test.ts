@@ -8,6 +8,7 @@
  * @module
  */
 
+import { parseBundleFlags } from "../../scripts/bundle.ts";
 import { DAEMON_V8_FLAGS } from "../../scripts/_v8_flags.ts";
 import assert from "node:assert/strict";
 import { parse } from "yaml";
@@ -162,7 +163,10 @@ Deno.test("every flag the install documents name is real", () => {
     "--plain-http",
     "--platforms",
   ];
+  // `deno task bundle`'s own flag, real if the bundle script takes it.
+  assert.equal(parseBundleFlags(["--no-minify"]).minify, false);
   const known = new Set([
+    "--no-minify",
     ...Object.keys(SERVE_FLAGS).map((f) => `--${f}`),
     ...bundleCommand("d", "b").filter((a) => a.startsWith("--")).map((a) => a.split("=")[0]!),
     ...DAEMON_V8_FLAGS.map((f) => f.split("=")[0]!),

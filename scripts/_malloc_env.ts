@@ -8,10 +8,11 @@
  * Why: glibc gives each thread that allocates its own arena, up to eight
  * per CPU, and an arena keeps what was freed in it. Under churn the
  * runtime's I/O threads and V8's helper threads each grow one, and the
- * daemon's RSS climbed with them. The soak (300 pods, 50 changes/s, 50
- * watchers, 10 minutes, the bundle as shipped) peaked at 164 MB with the
- * default and at 134 MB with two arenas; idle RSS does not change
- * (RELIABILITY.md §6, BENCHMARKS.md "Memory").
+ * daemon's RSS climbed with them. The soak's workload (300 pods, 50
+ * changes/s, 50 watchers, the bundle as shipped): two daemons side by side
+ * for 7 minutes peaked at 154 MB with 16 arenas (glibc's cap on 2 CPUs) and
+ * at 149 MB with two; two 10-minute runs one after the other, at 164 and
+ * 134 MB. Idle RSS does not change (RELIABILITY.md §6).
  *
  * @module
  */

@@ -68,6 +68,14 @@ const SHUTDOWN_PING = new Uint8Array([0x73, 0x68, 0x75, 0x74, 0x64, 0x6f, 0x77, 
 const SHUTDOWN_PING_WAIT_MS = 1000;
 /** Longest wait for the last frames to reach a peer that does not read, ms. */
 const FLUSH_TIMEOUT_MS = 1000;
+/**
+ * How long a server keeps a drained connection open after the client's
+ * GOAWAY, still answering its PINGs and SETTINGS, unless the client closes
+ * first (as Go's server waits after a GOAWAY). Closing at once lost a PING
+ * the client had sent right behind its GOAWAY whenever the two arrived in
+ * separate reads (h2spec http2/7 failed that way on a loaded machine), ms.
+ */
+const PEER_GOAWAY_LINGER_MS = 1000;
 
 /** An HTTP/2 connection. */
 export class Http2Connection implements StreamHost {
@@ -93,6 +101,7 @@ export class Http2Connection implements StreamHost {
   #cancelShutdownTimer: CancelTimer | undefined;
   #shutdownPingPending = false;
   #cancelGraceTimer: CancelTimer | undefined;
+  #cancelLingerTimer: CancelTimer | undefined;
   readonly #control: ControlFrames;
   readonly #keepalive: Keepalive;
   readonly #reader: FrameReader;
@@ -433,9 +442,17 @@ export class Http2Connection implements StreamHost {
 
   #closeIfDrained(): void {
     if (this.#closed || this.#closing || this.#streams.size > 0) return;
-    const leaving = (this.#goawaySent && !this.#shutdownPingPending) ||
-      this.#control.goawayReceived;
-    if (leaving) this.#finishWritesThenClose();
+    if (this.#goawaySent && !this.#shutdownPingPending) {
+      this.#finishWritesThenClose();
+    } else if (this.#control.goawayReceived) {
+      if (this.role === "client") this.#finishWritesThenClose();
+      else {
+        this.#cancelLingerTimer ??= this.#clock.setTimer(
+          PEER_GOAWAY_LINGER_MS,
+          () => this.#finishWritesThenClose(),
+        );
+      }
+    }
   }
 
   // --- writing ------------------------------------------------------------
@@ -499,6 +516,7 @@ export class Http2Connection implements StreamHost {
     this.#keepalive.stop();
     this.#cancelShutdownTimer?.();
     this.#cancelGraceTimer?.();
+    this.#cancelLingerTimer?.();
     this.#writer.clearStreams();
     this.#writer.clearControl();
     const streams = [...this.#streams.values()];

@@ -14,6 +14,7 @@ import {
   buildFrame,
   FLAG,
   FRAME_TYPE,
+  goawayFrame,
   MAX_INT31,
   pingFrame,
   rstStreamFrame,
@@ -605,6 +606,29 @@ Deno.test("Http2Connection ends a control-frame flood beyond controlRate with EN
       assert.equal(goaway?.code, H2_ERROR.ENHANCE_YOUR_CALM);
     });
   }
+});
+
+Deno.test("Http2Connection answers a PING sent after the client's GOAWAY, then closes when the linger ends", async () => {
+  const clock = new FakeClock();
+  await using server = await startServer({ clock });
+  await using client = await RawClient.connect(server.path);
+  await client.handshake();
+  const before = clock.pendingTimers;
+  // An error code no one defined: nothing special may follow from it (RFC 9113 section 7).
+  await client.write(goawayFrame(0, 0xff));
+  // The server has read the GOAWAY alone once it arms its linger; closing at
+  // once lost the PING below whenever the two arrived in separate reads.
+  for (let i = 0; clock.pendingTimers <= before; i++) {
+    assert.ok(i < 500 && !client.eof, "the server armed no linger after the client's GOAWAY");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await client.write(pingFrame(PING_DATA, false));
+  const ack = await client.next((f) => f.type === FRAME_TYPE.PING && (f.flags & FLAG.ACK) !== 0);
+  assert.ok(ack !== undefined && bytesEqual(ack.payload, PING_DATA), "PING answered");
+  assert.equal(client.eof, false);
+  clock.advance(1000);
+  await client.readToEnd();
+  assert.equal(client.eof, true);
 });
 
 Deno.test("Http2Connection ends rapid reset (HEADERS then RST_STREAM) beyond resetRate with ENHANCE_YOUR_CALM", async () => {

@@ -12,11 +12,6 @@ import { DAEMON_MALLOC_ENV, mallocEnvEntries } from "../../scripts/_malloc_env.t
 const ROOT = new URL("../../", import.meta.url);
 const read = (path: string) => Deno.readTextFileSync(new URL(path, ROOT));
 
-Deno.test("the setting is two malloc arenas", () => {
-  assert.deepEqual(DAEMON_MALLOC_ENV, { MALLOC_ARENA_MAX: "2" });
-  assert.deepEqual(mallocEnvEntries(), ["MALLOC_ARENA_MAX=2"]);
-});
-
 Deno.test("deno task start and demo set it for the daemon", () => {
   const tasks = (JSON.parse(read("deno.json")) as { tasks: Record<string, string> }).tasks;
   for (const name of ["start", "demo"]) {

@@ -4,8 +4,12 @@
  * runs h2load for `--seconds`, stops the daemon and prints the functions with
  * the most self time in its .cpuprofile.
  *
- * Usage: `deno run -A bench/h2load/profile.ts [--pods 110] [--method GetPod]
- *   [--clients 1] [--seconds 10] [--top 30] [--server-cpu 0] [--client-cpu 1]`
+ * `--method idle` sends no request: the profile is then the daemon's relists
+ * alone (shorten them with `--relist-period`).
+ *
+ * Usage: `deno run -A bench/h2load/profile.ts [--pods 110] [--method GetPod|ListPods|idle]
+ *   [--clients 1] [--seconds 10] [--top 30] [--server-cpu 0] [--client-cpu 1]
+ *   [--relist-period 1s]`
  *
  * @module
  */
@@ -15,7 +19,7 @@
 import { parseArgs } from "node:util";
 import { encodeGetPodRequest } from "../../src/proto/mod.ts";
 import { PodsClient } from "../../src/client/mod.ts";
-import { grpcFrame, h2load, startDaemonAlone } from "../_daemon_alone.ts";
+import { type DaemonAlone, grpcFrame, h2load, startDaemonAlone } from "../_daemon_alone.ts";
 
 interface ProfileNode {
   id: number;
@@ -59,6 +63,7 @@ async function main(): Promise<void> {
       "server-cpu": { type: "string", default: "0" },
       "client-cpu": { type: "string", default: "1" },
       "daemon-root": { type: "string" },
+      "relist-period": { type: "string", default: "1s" },
     },
   });
   const dir = await Deno.makeTempDir({ prefix: "pods-api-h2load-profile-" });
@@ -68,35 +73,52 @@ async function main(): Promise<void> {
     tag: "profile",
     pods: Number(values.pods),
     churn: 0,
+    relistPeriod: values["relist-period"],
     daemonCpu: Number(values["server-cpu"]),
     runtimeCpu: Number(values["client-cpu"]),
     denoFlags: ["--cpu-prof", "--cpu-prof-dir", profDir],
     ...(values["daemon-root"] === undefined ? {} : { daemonRoot: values["daemon-root"] }),
   });
   try {
-    const body = `${dir}/body.bin`;
-    const request = values.method === "GetPod"
-      ? encodeGetPodRequest(await firstUid(alone.socket))
-      : new Uint8Array();
-    await Deno.writeFile(body, grpcFrame(request));
-    const r = await h2load({
-      socket: alone.socket,
-      path: `/v1alpha1.Pods/${values.method}`,
-      body,
-      clients: Number(values.clients),
-      streams: 1,
-      seconds: Number(values.seconds),
-      cpu: Number(values["client-cpu"]),
-    });
-    console.log(`${values.method} c=${values.clients}, ${values.pods} pods: ${r.rps} req/s`);
-    // The statuses the calls ended with: a profile of failing calls profiles the wrong path.
-    const metrics = await (await fetch(`http://127.0.0.1:${alone.metricsPort}/metrics`)).text();
-    console.log(
-      metrics.split("\n").filter((l) => /^kubelet_pod_requests_total/.test(l)).join("\n"),
-    );
+    if (values.method === "idle") {
+      await new Promise((r) => setTimeout(r, 1000 * Number(values.seconds)));
+    } else await drive(alone, dir, values);
   } finally {
     await alone.stop();
   }
+  await report(profDir, Number(values.top));
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+}
+
+async function drive(
+  alone: DaemonAlone,
+  dir: string,
+  values: { method: string; clients: string; seconds: string; pods: string; "client-cpu": string },
+): Promise<void> {
+  const body = `${dir}/body.bin`;
+  const request = values.method === "GetPod"
+    ? encodeGetPodRequest(await firstUid(alone.socket))
+    : new Uint8Array();
+  await Deno.writeFile(body, grpcFrame(request));
+  const r = await h2load({
+    socket: alone.socket,
+    path: `/v1alpha1.Pods/${values.method}`,
+    body,
+    clients: Number(values.clients),
+    streams: 1,
+    seconds: Number(values.seconds),
+    cpu: Number(values["client-cpu"]),
+  });
+  console.log(`${values.method} c=${values.clients}, ${values.pods} pods: ${r.rps} req/s`);
+  // The statuses the calls ended with: a profile of failing calls profiles the wrong path.
+  const metrics = await (await fetch(`http://127.0.0.1:${alone.metricsPort}/metrics`)).text();
+  console.log(
+    metrics.split("\n").filter((l) => /^kubelet_pod_requests_total/.test(l)).join("\n"),
+  );
+}
+
+/** Prints the functions with the most self time in the daemon's profile. */
+async function report(profDir: string, top: number): Promise<void> {
   const files: string[] = [];
   for await (const e of Deno.readDir(profDir)) {
     if (e.name.endsWith(".cpuprofile")) files.push(e.name);
@@ -106,12 +128,11 @@ async function main(): Promise<void> {
   const profile = JSON.parse(await Deno.readTextFile(`${profDir}/${file}`)) as CpuProfile;
   const times = selfTimes(profile);
   const total = times.reduce((sum, [, ms]) => sum + ms, 0);
-  for (const [name, ms] of times.slice(0, Number(values.top))) {
+  for (const [name, ms] of times.slice(0, top)) {
     console.log(
       `${(100 * ms / total).toFixed(1).padStart(5)} %  ${ms.toFixed(0).padStart(6)} ms  ${name}`,
     );
   }
-  await Deno.remove(dir, { recursive: true }).catch(() => {});
 }
 
 /** The UID of one pod the daemon serves: the first of its list. */

@@ -335,6 +335,20 @@ export interface CriCallOptions {
 }
 
 /**
+ * Options of `ListPodSandbox` and `ListContainers`: besides the call's own,
+ * the items the caller already holds.
+ */
+export interface CriListOptions<T> extends CriCallOptions {
+  /**
+   * The item the caller holds for an ID, state and creation time, if any: an
+   * implementation may return it in place of an equal listed item (a list
+   * item's other fields are fixed when it is created), and need not decode
+   * that item again (`list_reuse.ts`).
+   */
+  reuse?: (id: string, state: number, createdAt: number) => T | undefined;
+}
+
+/**
  * The `runtime.v1.RuntimeService` calls pods-api makes, one method per RPC.
  * Failures reject with {@linkcode CriCallError}.
  */
@@ -359,7 +373,7 @@ export interface RuntimeService {
   ): Promise<PodSandboxStatusResponse>;
   listPodSandbox(
     request: MessageInit<ListPodSandboxRequest>,
-    options?: CriCallOptions,
+    options?: CriListOptions<PodSandbox>,
   ): Promise<ListPodSandboxResponse>;
   createContainer(
     request: MessageInit<CreateContainerRequest>,
@@ -379,7 +393,7 @@ export interface RuntimeService {
   ): Promise<EmptyResponse>;
   listContainers(
     request: MessageInit<ListContainersRequest>,
-    options?: CriCallOptions,
+    options?: CriListOptions<Container>,
   ): Promise<ListContainersResponse>;
   containerStatus(
     request: MessageInit<ContainerStatusRequest>,

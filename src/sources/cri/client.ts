@@ -11,7 +11,15 @@ import { GrpcError, STATUS } from "../../grpc/status.ts";
 import type { Logger } from "../../log.ts";
 import { SourceUnavailableError } from "../mod.ts";
 import { CRI_METHODS, type CriMethod } from "./_service.ts";
+import { type CriMessageCodec, criMessageCodec } from "./cri_codec.ts";
 import {
+  CONTAINER_KEY,
+  decodeListReusing,
+  type ItemKeyFields,
+  POD_SANDBOX_KEY,
+} from "./list_reuse.ts";
+import {
+  type Container,
   type ContainerEventResponse,
   type ContainerIdRequest,
   type ContainerStatusRequest,
@@ -21,6 +29,7 @@ import {
   CRI_STATUS,
   CriCallError,
   type CriCallOptions,
+  type CriListOptions,
   type EmptyResponse,
   type GetEventsRequest,
   type ListContainersRequest,
@@ -28,6 +37,7 @@ import {
   type ListPodSandboxRequest,
   type ListPodSandboxResponse,
   type MessageInit,
+  type PodSandbox,
   type PodSandboxIdRequest,
   type PodSandboxStatusRequest,
   type PodSandboxStatusResponse,
@@ -44,6 +54,13 @@ import { numericDefault } from "../../config_flags.ts";
 
 /** The kubelet's default `--runtime-request-timeout`: 2 minutes. */
 export const DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS = numericDefault("runtime-request-timeout");
+
+/** The list items' keys and codecs, for the items a list decodes one by one. */
+const POD_SANDBOX_LIST = {
+  key: POD_SANDBOX_KEY,
+  item: criMessageCodec<PodSandbox>("PodSandbox"),
+};
+const CONTAINER_LIST = { key: CONTAINER_KEY, item: criMessageCodec<Container>("Container") };
 
 /** Largest message accepted from the runtime: 16 MiB, as the kubelet's CRI client. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -166,6 +183,7 @@ export class CriClient implements RuntimeService, Disposable {
     m: CriMethod<Req, Res>,
     request: MessageInit<Req>,
     options: CriCallOptions = {},
+    decode: (bytes: Uint8Array) => Res = (bytes) => m.response.decode(bytes),
   ): Promise<Res> {
     const signal = options.signal;
     if (this.#closed || signal?.aborted) {
@@ -185,7 +203,7 @@ export class CriClient implements RuntimeService, Disposable {
       throw this.#error(m as CriMethod<unknown, unknown>, err);
     }
     try {
-      return m.response.decode(response);
+      return decode(response);
     } catch (err) {
       throw new CriCallError(
         `INTERNAL: cannot decode the runtime's answer: ${(err as Error).message}`,
@@ -196,6 +214,22 @@ export class CriClient implements RuntimeService, Disposable {
         },
       );
     }
+  }
+
+  /** A list call: decoded with the caller's held items when it gives them (`list_reuse.ts`). */
+  #list<Req, Res, T>(
+    m: CriMethod<Req, Res>,
+    request: MessageInit<Req>,
+    options: CriListOptions<T> | undefined,
+    list: { key: ItemKeyFields; item: CriMessageCodec<T> },
+    wrap: (items: T[]) => Res,
+  ): Promise<Res> {
+    const reuse = options?.reuse;
+    if (reuse === undefined) return this.#unary(m, request, options);
+    return this.#unary(m, request, options, (bytes) => {
+      const items = decodeListReusing(bytes, 1, list.key, list.item, reuse);
+      return items === undefined ? m.response.decode(bytes) : wrap(items);
+    });
   }
 
   /**
@@ -252,12 +286,14 @@ export class CriClient implements RuntimeService, Disposable {
     return this.#unary(CRI_METHODS.podSandboxStatus, request, options);
   }
 
-  /** `ListPodSandbox`. */
+  /** `ListPodSandbox`; with `options.reuse`, held items are not decoded again. */
   listPodSandbox(
     request: MessageInit<ListPodSandboxRequest> = {},
-    options?: CriCallOptions,
+    options?: CriListOptions<PodSandbox>,
   ): Promise<ListPodSandboxResponse> {
-    return this.#unary(CRI_METHODS.listPodSandbox, request, options);
+    return this.#list(CRI_METHODS.listPodSandbox, request, options, POD_SANDBOX_LIST, (items) => ({
+      items,
+    }));
   }
 
   /** `CreateContainer`. */
@@ -292,12 +328,14 @@ export class CriClient implements RuntimeService, Disposable {
     return this.#unary(CRI_METHODS.removeContainer, request, options);
   }
 
-  /** `ListContainers`. */
+  /** `ListContainers`; with `options.reuse`, held items are not decoded again. */
   listContainers(
     request: MessageInit<ListContainersRequest> = {},
-    options?: CriCallOptions,
+    options?: CriListOptions<Container>,
   ): Promise<ListContainersResponse> {
-    return this.#unary(CRI_METHODS.listContainers, request, options);
+    return this.#list(CRI_METHODS.listContainers, request, options, CONTAINER_LIST, (
+      containers,
+    ) => ({ containers }));
   }
 
   /** `ContainerStatus`. */

@@ -188,9 +188,17 @@ export class CriPodSource implements PodSource {
     signal.throwIfAborted();
     const call = (): CriCallOptions => ({ signal, timeoutMs: this.#callTimeoutMs });
     if (this.#runtimeName === undefined) this.#runtimeName = await this.#askRuntimeName(call());
+    // The items of settled records that the runtime lists unchanged are
+    // kept below as they are: the client need not decode them again.
     const [sandboxList, containerList] = await Promise.all([
-      this.#runtime.listPodSandbox({}, call()),
-      this.#runtime.listContainers({}, call()),
+      this.#runtime.listPodSandbox({}, {
+        ...call(),
+        reuse: (id, state, createdAt) => settledItem(this.#sandboxes.get(id), state, createdAt),
+      }),
+      this.#runtime.listContainers({}, {
+        ...call(),
+        reuse: (id, state, createdAt) => settledItem(this.#containers.get(id), state, createdAt),
+      }),
     ]);
     const rejected = new Set<string>();
     const reject = (key: string, reason: RejectReason, detail: string) => {
@@ -487,6 +495,21 @@ export class CriPodSource implements PodSource {
       backoffMs = Math.min(backoffMs * 2, 30_000);
     }
   }
+}
+
+/**
+ * A record's item when the list would keep the record as it is: inspected,
+ * and listed again with the same state and creation time.
+ */
+function settledItem<T extends { readonly state: number; readonly createdAt: number }>(
+  record: { readonly item: T; readonly inspect: boolean } | undefined,
+  state: number,
+  createdAt: number,
+): T | undefined {
+  return record !== undefined && !record.inspect && record.item.state === state &&
+      record.item.createdAt === createdAt
+    ? record.item
+    : undefined;
 }
 
 function sameInputs(known: ReadonlySet<object>, group: PodInputs): boolean {

@@ -3,7 +3,12 @@ import { Registry } from "../../../src/metrics/exposition.ts";
 import { createLogger, type Logger } from "../../../src/log.ts";
 import { createMetrics, type Metrics } from "../../../src/metrics/metrics.ts";
 import type { PodSnapshot } from "../../../src/model/pod.ts";
-import { runKubeletPod } from "../../../src/sim/runtime/cri_kubelet.ts";
+import {
+  type KubeletPodSpec,
+  removeKubeletPod,
+  runKubeletPod,
+  startKubeletContainer,
+} from "../../../src/sim/runtime/cri_kubelet.ts";
 import { SimCriRuntime } from "../../../src/sim/runtime/cri_runtime.ts";
 import { type CriServer, startCriServer } from "../../../src/sim/runtime/cri_server.ts";
 import { SourceUnavailableError } from "../../../src/sources/mod.ts";
@@ -17,6 +22,7 @@ import {
   UNNAMED_RUNTIME,
 } from "../../../src/sources/cri/mod.ts";
 import { poll } from "../../_support/poll.ts";
+import { Prng } from "../../_support/prng.ts";
 
 /** A simulated runtime served on a temporary socket, with a client and a source. */
 class Harness implements AsyncDisposable {
@@ -428,4 +434,69 @@ Deno.test("CriPodSource.list() that fails after rechecking an exit still recheck
   assert.deepEqual(statusCalls, [exitedId, failFor], "the recheck ran before the failure");
   failFor = undefined;
   assert.equal(reasonOf(await list()), "OOMKilled", "the failed list's recheck is not lost");
+});
+
+Deno.test("CriPodSource.list() through the gRPC client, which skips held items, equals a direct read at every step of a churn", async () => {
+  await using h = await Harness.start();
+  // The same runtime read directly: its lists are fresh objects every time.
+  const direct = new CriPodSource({
+    runtime: h.runtime,
+    nodeName: "node-1",
+    hostIPs: ["192.168.1.10"],
+  });
+  const prng = new Prng(20261202);
+  const pods: {
+    sandboxId: string;
+    containerIds: Record<string, string>;
+    spec: KubeletPodSpec;
+    killed?: boolean;
+  }[] = [];
+  let next = 0;
+  const run = async () => {
+    const spec = { name: `pod-${next}`, uid: `uid-${next}`, labels: { app: `a${next % 3}` } };
+    next++;
+    const handle = await runKubeletPod(h.runtime, {
+      ...spec,
+      containers: [{ name: "app", image: "busybox:1" }, { name: "side", image: "busybox:1" }],
+    });
+    pods.push({ ...handle, spec });
+  };
+  for (let i = 0; i < 8; i++) await run();
+  for (let step = 0; step < 40; step++) {
+    const pod = pods.length > 0 ? prng.pick(pods) : undefined;
+    switch (prng.int(5)) {
+      case 0:
+        await run();
+        break;
+      case 1:
+        if (pod) {
+          h.runtime.exitContainer(prng.pick(Object.values(pod.containerIds)), { exitCode: 1 });
+        }
+        break;
+      case 2:
+        if (pod) {
+          h.runtime.killSandbox(pod.sandboxId);
+          pod.killed = true;
+        }
+        break;
+      case 3:
+        if (pod) {
+          await removeKubeletPod(h.runtime, pod.sandboxId);
+          pods.splice(pods.indexOf(pod), 1);
+        }
+        break;
+      default:
+        if (pod && !pod.killed) {
+          // A restart: a new attempt of a container, with a new ID.
+          pod.containerIds["app"] = await startKubeletContainer(h.runtime, pod.sandboxId, {
+            pod: pod.spec,
+            container: { name: "app", image: "busybox:1" },
+            attempt: step + 1,
+          });
+        }
+    }
+    const viaClient = await h.list();
+    const viaRuntime = await direct.list(AbortSignal.timeout(10_000));
+    assert.deepStrictEqual(byUid(viaClient), byUid(viaRuntime), `step ${step}`);
+  }
 });

@@ -9,9 +9,14 @@
  * Why: V8's defaults are a browser tab's. Its young generation grows to
  * 2 x 16 MB semi-spaces (64 MB of new space was reserved for 9 MB used with
  * 1000 pods; under a burst of ListPods it fills before a scavenge), which a
- * node agent holding a few MB of short-lived garbage pays for in RSS. With
- * 1 MB semi-spaces a scavenge runs every megabyte allocated (about 0.1-0.3
- * ms each here). The old generation is capped below the DaemonSet's memory
+ * node agent holding a few MB of short-lived garbage pays for in RSS. The
+ * first round took 1 MB semi-spaces; then a scavenge ran every megabyte
+ * allocated, so anything alive for a few tens of milliseconds (a relist's
+ * maps, a large response being written) was promoted, and collecting the
+ * old generation took 15-20 % of the daemon's CPU under ListPods of 1000
+ * pods. 4 MB semi-spaces: 160 scavenges and 5 full collections where 1 MB
+ * made 364 and 13, 1.5x the ListPods/s at 1000 pods, for 0.6-1.4 MB more
+ * RSS idle and at the peaks (BENCHMARKS.md). The old generation is capped below the DaemonSet's memory
  * limit (320 Mi) and the unit's MemoryMax, so V8 collects harder as it
  * nears the cap instead of growing into an OOM kill; 5000 pods use about
  * 130 MB of it (BENCHMARKS.md).
@@ -21,7 +26,7 @@
 
 /** The flags, as V8 takes them. */
 export const DAEMON_V8_FLAGS: readonly string[] = [
-  "--max-semi-space-size=1",
+  "--max-semi-space-size=4",
   "--max-old-space-size=192",
 ];
 

@@ -44,7 +44,12 @@ const MAX_SPARE_BUFFERS = 8;
  */
 const LARGE_WRITE_BUFFER_BYTES = 256 * 1024;
 const SPARE_LARGE_BUFFERS: Uint8Array<ArrayBuffer>[] = [];
-const MAX_SPARE_LARGE_BUFFERS = 2;
+/**
+ * As many as the small ones: with 2, four clients listing at once made two
+ * new 256 KiB buffers per round of responses, and the collector then ran
+ * for a fifth of the daemon's CPU. At most 2 MiB kept.
+ */
+const MAX_SPARE_LARGE_BUFFERS = 8;
 const NO_BUFFER = new Uint8Array(0);
 /** DATA frames this side writes are at most this big, whatever the peer allows. */
 const MAX_DATA_FRAME = 64 * 1024;

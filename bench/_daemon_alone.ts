@@ -8,6 +8,19 @@
  * `deno task start` does instead. Shared by bench/memory/run.ts,
  * bench/h2load/run.ts and the soak (tests/reliability/memory_soak_test.ts).
  *
+ * Deno analyses a module's imports before it runs it, and keeps the result
+ * in its cache directory (`DENO_DIR`) by the module's path and content. A
+ * bundle Deno has not seen is parsed to find them: for this 570 KB bundle
+ * that parse allocates about 17 MB of small blocks on a runtime thread,
+ * which glibc keeps resident once they are freed (an allocation made after
+ * them pins the top of that arena): the daemon then idles 13-15 MB higher
+ * for its whole life (BENCHMARKS.md, "Memory"). That happens at every start
+ * of the image, whose root file system is read-only (Deno then keeps no
+ * cache), and at the first start of a new bundle anywhere. So a bundled
+ * daemon runs with a `DENO_DIR` of its own: `analysisCache: "warm"` (the
+ * default) has Deno analyse the bundle once beforehand, `"cold"` gives
+ * every daemon a new empty one.
+ *
  * @module
  */
 
@@ -120,6 +133,11 @@ export interface DaemonAloneOptions {
   daemonRoot?: string;
   /** Extra `deno run` flags of the daemon (e.g. `--cpu-prof`). */
   denoFlags?: string[];
+  /**
+   * Whether Deno has analysed the bundle before (`DENO_DIR`, see the module
+   * doc); only for the bundle. @default {"warm"}
+   */
+  analysisCache?: "warm" | "cold";
 }
 
 /** A running simulated runtime and the daemon reading it. */
@@ -131,15 +149,35 @@ export interface DaemonAlone {
   stop(): Promise<void>;
 }
 
-let bundle: Promise<string> | undefined;
+/** The bundle and a Deno cache directory that has analysed it. */
+interface Bundle {
+  readonly path: string;
+  readonly warmDenoDir: string;
+}
 
-/** Builds the bundle once per process, into a temporary directory. */
-function bundlePath(): Promise<string> {
+let bundle: Promise<Bundle> | undefined;
+
+/**
+ * Builds the bundle once per process, into a temporary directory, and has
+ * Deno analyse it once there (`pods-api --help` with that `DENO_DIR`).
+ */
+function bundlePath(): Promise<Bundle> {
   bundle ??= (async () => {
-    const path = `${await Deno.makeTempDir({ prefix: "pods-api-bench-bundle-" })}/pods-api.js`;
+    const dir = await Deno.makeTempDir({ prefix: "pods-api-bench-bundle-" });
+    const path = `${dir}/pods-api.js`;
     const built = await buildBundle(path);
     if (built.code !== 0) throw new Error(`The bundle did not build:\n${built.log}`);
-    return path;
+    const warmDenoDir = `${dir}/deno-dir`;
+    const warm = await new Deno.Command(Deno.execPath(), {
+      args: [...bundleCommand(Deno.execPath(), path).slice(1), "--help"],
+      env: { DENO_DIR: warmDenoDir },
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    if (!warm.success) {
+      throw new Error(`The bundle did not run:\n${new TextDecoder().decode(warm.stderr)}`);
+    }
+    return { path, warmDenoDir };
   })();
   return bundle;
 }
@@ -213,14 +251,20 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
       ...PERMS,
       o.heapSnapshots === undefined ? `${root}main.ts` : `${root}bench/memory/heap_daemon.ts`,
     ]
-    : shippedCommand(await bundlePath(), socket, runtimeSocket, o.v8Flags);
+    : shippedCommand((await bundlePath()).path, socket, runtimeSocket, o.v8Flags);
   // The environment every start path sets (scripts/_malloc_env.ts), unless
   // the caller's environment already says otherwise (to compare).
-  const mallocEnv = mallocEnvEntries().filter((e) => Deno.env.get(e.split("=")[0]!) === undefined);
+  const daemonEnv = mallocEnvEntries().filter((e) => Deno.env.get(e.split("=")[0]!) === undefined);
+  if (!fromSource) {
+    const denoDir = o.analysisCache === "cold"
+      ? await Deno.makeTempDir({ dir: o.dir, prefix: `deno-dir-${o.tag}-` })
+      : (await bundlePath()).warmDenoDir;
+    daemonEnv.push(`DENO_DIR=${denoDir}`);
+  }
   const daemon = spawnProc(
     "env",
     [
-      ...mallocEnv,
+      ...daemonEnv,
       Deno.execPath(),
       ...head,
       "serve",

@@ -25,6 +25,7 @@ export interface DaemonSetDoc {
       spec: {
         hostNetwork?: boolean;
         terminationGracePeriodSeconds?: number;
+        initContainers?: DaemonSetContainer[];
         containers: DaemonSetContainer[];
         volumes: {
           name: string;
@@ -42,7 +43,7 @@ export interface DaemonSetContainer {
   name: string;
   image: string;
   command?: string[];
-  args: string[];
+  args?: string[];
   env?: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
   resources?: { limits?: Record<string, string> };
   securityContext: {
@@ -108,6 +109,11 @@ export interface DaemonSetPod {
   readonly container: DaemonSetContainer;
   readonly sandbox: MessageInit<PodSandboxConfig>;
   readonly config: MessageInit<ContainerConfig>;
+  /** The init containers, in order: each runs to completion before the daemon starts. */
+  readonly inits: readonly {
+    readonly container: DaemonSetContainer;
+    readonly config: MessageInit<ContainerConfig>;
+  }[];
   /** The args as the kubelet passes them (env expanded), before substitution. */
   readonly manifestArgs: readonly string[];
   /** `[manifest value, value run]` of each argument that differs. */
@@ -139,20 +145,8 @@ function bytes(quantity: string): number {
 export function daemonSetPod(doc: DaemonSetDoc, options: DaemonSetPodOptions): DaemonSetPod {
   const pod = doc.spec.template.spec;
   const container = pod.containers[0]!;
-  const env = new Map<string, string>();
-  for (const e of container.env ?? []) {
-    if (e.value !== undefined) env.set(e.name, e.value);
-    else if (e.valueFrom?.fieldRef?.fieldPath === "spec.nodeName") {
-      env.set(e.name, options.nodeName);
-    } else throw new Error(`env "${e.name}": only values and spec.nodeName are mapped`);
-  }
-  const manifestArgs = container.args.map((a) =>
-    a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (_, name: string) => {
-      const value = env.get(name);
-      if (value === undefined) throw new Error(`$(${name}) is not defined in env`);
-      return value;
-    })
-  );
+  const env = containerEnv(container, options.nodeName);
+  const manifestArgs = expandArgs(container, env);
   const substitutions: [string, string][] = [];
   const args = manifestArgs.map((a) => {
     const m = /^(--metrics-bind-address=.*:)(\d+)$/.exec(a);
@@ -202,23 +196,86 @@ export function daemonSetPod(doc: DaemonSetDoc, options: DaemonSetPodOptions): D
       },
     },
   };
+  const names = { name, namespace, uid: options.uid };
+  const config = containerConfig(pod, container, { env, args, volumeSources, ...names });
+  const inits = (pod.initContainers ?? []).map((init) => {
+    const initEnv = containerEnv(init, options.nodeName);
+    const initArgs = expandArgs(init, initEnv);
+    return {
+      container: init,
+      config: containerConfig(pod, init, {
+        env: initEnv,
+        args: initArgs,
+        volumeSources,
+        ...names,
+      }),
+    };
+  });
+  return {
+    container,
+    sandbox,
+    config,
+    inits,
+    manifestArgs,
+    substitutions,
+    hostPaths: options.hostPaths,
+    volumeSources,
+    files,
+  };
+}
+
+/** The container's environment, the downward API's node name filled in. */
+function containerEnv(container: DaemonSetContainer, nodeName: string): Map<string, string> {
+  const env = new Map<string, string>();
+  for (const e of container.env ?? []) {
+    if (e.value !== undefined) env.set(e.name, e.value);
+    else if (e.valueFrom?.fieldRef?.fieldPath === "spec.nodeName") env.set(e.name, nodeName);
+    else throw new Error(`env "${e.name}": only values and spec.nodeName are mapped`);
+  }
+  return env;
+}
+
+/** The container's args with `$(VAR)` expanded from its env, as the kubelet does. */
+function expandArgs(container: DaemonSetContainer, env: ReadonlyMap<string, string>): string[] {
+  return (container.args ?? []).map((a) =>
+    a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (_, name: string) => {
+      const value = env.get(name);
+      if (value === undefined) throw new Error(`$(${name}) is not defined in env`);
+      return value;
+    })
+  );
+}
+
+/** The kubelet's CRI config of one of the pod's containers. */
+function containerConfig(
+  pod: DaemonSetDoc["spec"]["template"]["spec"],
+  container: DaemonSetContainer,
+  c: {
+    env: ReadonlyMap<string, string>;
+    args: readonly string[];
+    volumeSources: Readonly<Record<string, string>>;
+    name: string;
+    namespace: string;
+    uid: string;
+  },
+): MessageInit<ContainerConfig> {
   const security = container.securityContext;
   const limit = container.resources?.limits?.memory;
-  const config: MessageInit<ContainerConfig> = {
+  return {
     metadata: { name: container.name, attempt: 0 },
     image: { image: container.image, userSpecifiedImage: container.image },
     command: container.command ?? [],
-    args,
-    envs: [...env].map(([key, value]) => ({ key, value })),
+    args: c.args,
+    envs: [...c.env].map(([key, value]) => ({ key, value })),
     mounts: container.volumeMounts.map((m) => ({
       containerPath: m.mountPath,
-      hostPath: volumeSources[m.name]!,
+      hostPath: c.volumeSources[m.name]!,
       readonly: m.readOnly === true,
     })),
     labels: {
-      [KUBELET_LABEL.podName]: name,
-      [KUBELET_LABEL.podNamespace]: namespace,
-      [KUBELET_LABEL.podUid]: options.uid,
+      [KUBELET_LABEL.podName]: c.name,
+      [KUBELET_LABEL.podNamespace]: c.namespace,
+      [KUBELET_LABEL.podUid]: c.uid,
       [KUBELET_LABEL.containerName]: container.name,
     },
     annotations: {
@@ -247,15 +304,5 @@ export function daemonSetPod(doc: DaemonSetDoc, options: DaemonSetPodOptions): D
           : { profileType: 1 },
       },
     },
-  };
-  return {
-    container,
-    sandbox,
-    config,
-    manifestArgs,
-    substitutions,
-    hostPaths: options.hostPaths,
-    volumeSources,
-    files,
   };
 }

@@ -205,6 +205,30 @@ Deno.test({
       await t.step("the DaemonSet's pod starts through CRI", async () => {
         const { podSandboxId } = await kubelet.runPodSandbox({ config: pod.sandbox });
         sandboxes.push(podSandboxId);
+        // The init containers first, each to a successful exit, as the kubelet runs them.
+        for (const init of pod.inits) {
+          const { containerId: initId } = await kubelet.createContainer({
+            podSandboxId,
+            config: init.config,
+            sandboxConfig: pod.sandbox,
+          });
+          await kubelet.startContainer({ containerId: initId });
+          const exited = await pollFor(`init container ${init.container.name} exits`, async () => {
+            const { status } = await kubelet.containerStatus({ containerId: initId });
+            return status?.state === CONTAINER_STATE.exited ? status : undefined;
+          });
+          const log = await Deno.readTextFile(
+            `${pod.sandbox.logDirectory}/${init.config.logPath}`,
+          ).catch(() => "");
+          assert.equal(exited.exitCode, 0, `${init.container.name} failed:\n${log}`);
+          // It had Deno read the bundle's imports into the volume the daemon reads them from.
+          const denoDir = init.container.env?.find((e) => e.name === "DENO_DIR")?.value;
+          const mount = init.container.volumeMounts.find((m) => m.mountPath === denoDir);
+          if (mount !== undefined) {
+            const cache = await Deno.stat(`${pod.volumeSources[mount.name]}/dep_analysis_cache_v2`);
+            assert.ok(cache.isFile && cache.size > 0, "Deno's module analysis is in DENO_DIR");
+          }
+        }
         const created = await kubelet.createContainer({
           podSandboxId,
           config: pod.config,

@@ -43,9 +43,9 @@ interface Container {
   image: string;
   command?: string[];
   args: string[];
-  env?: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
-  livenessProbe: Probe;
-  readinessProbe: Probe;
+  env?: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
   resources: { requests: Record<string, string>; limits: Record<string, string> };
   securityContext: {
     privileged?: boolean;
@@ -64,6 +64,7 @@ interface DaemonSet {
       spec: {
         hostNetwork?: boolean;
         hostPID?: boolean;
+        initContainers?: Container[];
         containers: Container[];
         volumes: HostPathVolume[];
       };
@@ -253,6 +254,7 @@ Deno.test("the DaemonSet probes /healthz and /readyz on the metrics address", as
   ];
   for (const c of cases) {
     await t.step(c.name, () => {
+      assert.ok(c.probe, `a ${c.name} probe`);
       assert.equal(c.probe.httpGet.path, c.path);
       assert.equal(c.probe.httpGet.port, CONFIG.metricsPort);
       assert.equal(c.probe.httpGet.host ?? "<pod IP>", CONFIG.metricsHost);
@@ -354,4 +356,28 @@ Deno.test("the kubelet-url overlay: RBAC for nodes/pods, the token and the kubel
   };
   assert.deepEqual(role.rules.flatMap((r) => r.verbs), ["get"]);
   assert.ok(role.rules[0]!.resources.includes("nodes/pods"));
+});
+
+Deno.test("the DaemonSet's init container has Deno read the bundle into the daemon's DENO_DIR", () => {
+  const [init, ...more] = POD.initContainers ?? [];
+  assert.ok(init, "an init container");
+  assert.equal(more.length, 0);
+  // The image's entrypoint (the same bundle, the same flags), only loading it.
+  assert.equal(init.image, CONTAINER.image);
+  assert.equal(init.command, undefined);
+  assert.deepEqual(init.args, ["--help"]);
+  const denoDir = (c: Container) => c.env?.find((e) => e.name === "DENO_DIR")?.value;
+  assert.ok(denoDir(init), "the init container sets DENO_DIR");
+  assert.equal(denoDir(CONTAINER), denoDir(init), "the daemon reads the same DENO_DIR");
+  const volumeOf = (c: Container) =>
+    c.volumeMounts.find((m) => m.mountPath === denoDir(c) && m.readOnly !== true)?.name;
+  const name = volumeOf(init);
+  assert.ok(name, "DENO_DIR is a writable mount in the init container");
+  assert.equal(volumeOf(CONTAINER), name, "and the same volume, writable, in the daemon's");
+  assert.ok(POD.volumes.find((v) => v.name === name)?.emptyDir, "an emptyDir");
+  // No more privilege than the daemon's, and none of its capabilities.
+  assert.equal(init.securityContext.readOnlyRootFilesystem, true);
+  assert.equal(init.securityContext.allowPrivilegeEscalation, false);
+  assert.deepEqual(init.securityContext.capabilities, { drop: ["ALL"] });
+  assert.ok(init.resources.limits.memory);
 });

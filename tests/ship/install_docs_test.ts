@@ -94,6 +94,10 @@ Deno.test("OPERATIONS.md's bundle drop-in runs the image's command with the unit
     ...unitServe,
   ]);
   assert.deepEqual(bundleCommand(IMAGE_PATHS.deno, IMAGE_PATHS.bundle), imageEntrypoint());
+  // Deno's module cache in the directory systemd makes writable for the unit.
+  const cacheDir = /^CacheDirectory=(\S+)$/m.exec(dropIn)?.[1];
+  assert.ok(cacheDir, "a CacheDirectory");
+  assert.match(dropIn, new RegExp(`^Environment=DENO_DIR=/var/cache/${cacheDir}$`, "m"));
   assert.ok(OPS.includes(`install -D -m 0644 dist/pods-api.js ${IMAGE_PATHS.bundle}`));
   assert.ok(OPS.includes(`${IMAGE_PATHS.deno}\n`) || OPS.includes(`) ${IMAGE_PATHS.deno}`));
 });

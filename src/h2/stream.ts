@@ -211,6 +211,14 @@ export class Http2Stream {
     return this.#queue[0];
   }
 
+  /** @returns The unwritten bytes of the next DATA item (past any headers before it), or 0. */
+  nextDataBytes(): number {
+    for (const item of this.#queue) {
+      if (item.kind === "data") return item.bytes.byteLength - item.offset;
+    }
+    return 0;
+  }
+
   /**
    * Records that the first item went out (whole, or `bytes` of its DATA).
    *

@@ -95,6 +95,16 @@ function table(rows: Row[]): string {
 
 const IDLE_TARGET: Record<number, number> = { 110: 80, 1000: 120 };
 
+/** A row of idle RSS, against the issue's target for that many pods when it has one. */
+function idleRow(figure: string, pods: number, idle: number): Row {
+  const target = IDLE_TARGET[pods];
+  return {
+    figure,
+    value: `${idle.toFixed(1)} MB`,
+    ...(target === undefined ? {} : { target: `<= ${target} MB`, met: idle <= target }),
+  };
+}
+
 async function memoryRun(
   dir: string,
   pods: number,
@@ -109,12 +119,13 @@ async function memoryRun(
   try {
     const pid = alone.daemon.pid;
     const idle = await idleRss(pid);
-    const target = IDLE_TARGET[pods];
-    rows.push({
-      figure: `idle RSS, ${pods} pods${shape.entry === "bundle" ? ", bundle analysed before" : ""}`,
-      value: `${idle.toFixed(1)} MB`,
-      ...(target === undefined ? {} : { target: `<= ${target} MB`, met: idle <= target }),
-    });
+    rows.push(
+      idleRow(
+        `idle RSS, ${pods} pods${shape.entry === "bundle" ? ", bundle analysed before" : ""}`,
+        pods,
+        idle,
+      ),
+    );
     const listSampler = rssSampler(pid);
     const list = await h2load({
       socket: alone.socket,
@@ -165,12 +176,9 @@ async function memoryRun(
     });
     try {
       const idle = await idleRss(cold.daemon.pid);
-      const target = IDLE_TARGET[pods];
-      rows.push({
-        figure: `idle RSS, ${pods} pods, first start (Deno analyses the bundle)`,
-        value: `${idle.toFixed(1)} MB`,
-        ...(target === undefined ? {} : { target: `<= ${target} MB`, met: idle <= target }),
-      });
+      rows.push(
+        idleRow(`idle RSS, ${pods} pods, first start (Deno analyses the bundle)`, pods, idle),
+      );
       raw[`memory_${pods}_first_start`] = { idle };
     } finally {
       await cold.stop();

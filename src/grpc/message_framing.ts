@@ -10,17 +10,47 @@ import { GrpcError, STATUS } from "./status.ts";
 /** Bytes of the prefix before every message. */
 export const MESSAGE_PREFIX_BYTES = 5;
 
+const NO_BYTES = new Uint8Array(0);
+
 /**
  * A message already carrying its prefix, ready to be written as it is. A
  * cache holds these so that a response is framed once and sent many times.
+ * A message that ends with bytes a cache already holds (a pod's own
+ * encoding) keeps them as its `tail`, not copied: the transport writes
+ * `head` then `tail`.
  */
 export class FramedMessage {
-  /** Prefix and message. */
-  readonly bytes: Uint8Array;
+  /** The prefix and the message, or the message's start when `tail` is not empty. */
+  readonly head: Uint8Array;
+  /** The rest of the message; shared with whoever made it, never changed. */
+  readonly tail: Uint8Array;
 
-  /** @param bytes Prefix and message, as {@linkcode frameMessage} makes them. */
-  constructor(bytes: Uint8Array) {
-    this.bytes = bytes;
+  /**
+   * @param head The prefix and the message (or its start), as {@linkcode frameMessage} makes them.
+   * @param tail The rest of the message.
+   */
+  constructor(head: Uint8Array, tail: Uint8Array = NO_BYTES) {
+    this.head = head;
+    this.tail = tail;
+  }
+
+  /** Prefix and message, bytes. */
+  get byteLength(): number {
+    return this.head.byteLength + this.tail.byteLength;
+  }
+
+  /** The message's size without its prefix, bytes. */
+  get messageBytes(): number {
+    return this.byteLength - MESSAGE_PREFIX_BYTES;
+  }
+
+  /** Prefix and message in one buffer (a copy when the message is in two parts). */
+  get bytes(): Uint8Array {
+    if (this.tail.byteLength === 0) return this.head;
+    const bytes = new Uint8Array(this.byteLength);
+    bytes.set(this.head);
+    bytes.set(this.tail, this.head.byteLength);
+    return bytes;
   }
 
   /** The message without its prefix. */
@@ -36,10 +66,21 @@ export class FramedMessage {
  * @returns A new buffer of prefix and message.
  */
 export function frameMessage(message: Uint8Array): FramedMessage {
-  const bytes = new Uint8Array(MESSAGE_PREFIX_BYTES + message.byteLength);
-  new DataView(bytes.buffer).setUint32(1, message.byteLength);
-  bytes.set(message, MESSAGE_PREFIX_BYTES);
-  return new FramedMessage(bytes);
+  return frameMessageEndingWith(message, NO_BYTES);
+}
+
+/**
+ * Prefixes a message made of `start` then `end` without copying `end`.
+ *
+ * @param start The message's first bytes (copied behind the prefix).
+ * @param end The message's last bytes, kept by reference: never change them.
+ * @returns The framed message.
+ */
+export function frameMessageEndingWith(start: Uint8Array, end: Uint8Array): FramedMessage {
+  const head = new Uint8Array(MESSAGE_PREFIX_BYTES + start.byteLength);
+  new DataView(head.buffer).setUint32(1, start.byteLength + end.byteLength);
+  head.set(start, MESSAGE_PREFIX_BYTES);
+  return new FramedMessage(head, end);
 }
 
 /**

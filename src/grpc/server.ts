@@ -470,7 +470,7 @@ class CallState implements ServerCall {
     const framed = response instanceof FramedMessage ? response : frameMessage(response);
     this.#checkSendSize(framed);
     this.#sendHeaders();
-    this.#stream.sendData(framed.bytes, false);
+    this.#sendFramed(framed);
     // The trailers now, so that headers, message and trailers leave in one write.
     this.#finish(STATUS.OK, "");
   }
@@ -480,16 +480,22 @@ class CallState implements ServerCall {
     const framed = message instanceof FramedMessage ? message : frameMessage(message);
     this.#checkSendSize(framed);
     this.#sendHeaders();
-    this.#stream.sendData(framed.bytes, false);
+    this.#sendFramed(framed);
     return this.#stream.drained(this.#o.streamHighWaterBytes ?? 256 * 1024);
+  }
+
+  /** Queues a message's parts; the writer puts them in the same DATA frame. */
+  #sendFramed(framed: FramedMessage): void {
+    this.#stream.sendData(framed.head, false);
+    if (framed.tail.byteLength > 0) this.#stream.sendData(framed.tail, false);
   }
 
   #checkSendSize(framed: FramedMessage): void {
     const limit = this.#o.maxSendMessageBytes ?? 256 * 1024 * 1024;
-    if (framed.message.byteLength > limit) {
+    if (framed.messageBytes > limit) {
       throw new GrpcError(
         STATUS.RESOURCE_EXHAUSTED,
-        `Cannot send a message of ${framed.message.byteLength} bytes: the limit is ${limit}`,
+        `Cannot send a message of ${framed.messageBytes} bytes: the limit is ${limit}`,
       );
     }
   }

@@ -28,23 +28,30 @@ export interface FrameWriterHost {
   writeFailed(): void;
 }
 
-const WRITE_BUFFER_BYTES = 64 * 1024;
+/**
+ * The buffer of a loop that writes many small messages (watch events, unary
+ * responses of a few pods): a connection holds one only while it writes, and
+ * all of them write at once when many watchers sync together (100 watchers
+ * of 1000 pods held 6.4 MB at 64 KiB each).
+ */
+const WRITE_BUFFER_BYTES = 16 * 1024;
 /**
  * Write buffers not in use, shared by every connection: a connection holds
- * one only while it writes, so a thousand idle watchers do not pin 64 MB.
+ * one only while it writes, so a thousand idle watchers pin none.
  */
 const SPARE_BUFFERS: Uint8Array<ArrayBuffer>[] = [];
 const MAX_SPARE_BUFFERS = 8;
 /**
  * The buffer of a loop that starts with a stream whose next DATA is one body
- * of at least this much (a ListPods of many pods): a quarter of the writes,
- * so a quarter of the socket writes' per-call work and garbage (11 % less
- * CPU per 2 MB ListPods). Only such loops take one: a watcher's backlog of
- * many small events (its initial list) does not, so a fan-out to many
- * watchers holds 64 KiB per writing connection (100 Go watchers syncing
- * 1000 pods peaked 17-26 MB higher when it did).
+ * of at least `LARGE_BODY_BYTES` (a ListPods of more than a few dozen pods):
+ * fewer socket writes, so less of their per-call work and garbage (11 % less
+ * CPU per 2 MB ListPods than 64 KiB). Only such loops take one: a watcher's
+ * backlog of many small events (its initial list) does not, so a fan-out to
+ * many watchers holds a small buffer per writing connection (100 Go watchers
+ * syncing 1000 pods peaked 17-26 MB higher when it took this one).
  */
 const LARGE_WRITE_BUFFER_BYTES = 256 * 1024;
+const LARGE_BODY_BYTES = 64 * 1024;
 const SPARE_LARGE_BUFFERS: Uint8Array<ArrayBuffer>[] = [];
 /**
  * As many as the small ones: with 2, four clients listing at once made two
@@ -165,7 +172,7 @@ export class FrameWriter {
   /** Whether a ready stream's next DATA is one large body. */
   #largeBacklog(): boolean {
     for (const stream of this.#ready) {
-      if (stream.nextDataBytes() >= LARGE_WRITE_BUFFER_BYTES) return true;
+      if (stream.nextDataBytes() >= LARGE_BODY_BYTES) return true;
     }
     return false;
   }
@@ -246,36 +253,53 @@ export class FrameWriter {
     return pos;
   }
 
+  /**
+   * One DATA frame of the stream's queued DATA: consecutive items go into
+   * the same frame up to its limits, so a message queued as a prefix and a
+   * shared body, or a watcher's backlog of small events, costs the peer one
+   * frame, not one per item.
+   */
   #writeData(
     stream: Http2Stream,
     item: Extract<OutboundItem, { kind: "data" }>,
     pos: number,
   ): number {
-    const remaining = item.bytes.byteLength - item.offset;
-    const size = Math.min(
-      remaining,
+    const limit = Math.min(
       stream.sendWindow.size,
       this.#host.sendWindow.size,
       this.#host.peerMaxFrameSize(),
       MAX_DATA_FRAME,
       this.#out.byteLength - pos - FRAME_HEADER_BYTES,
     );
-    if (size <= 0 && remaining > 0) {
+    if (limit <= 0 && item.bytes.byteLength > item.offset) {
       // Blocked by the stream's own window: WINDOW_UPDATE schedules it again.
       if (stream.sendWindow.size <= 0) this.#ready.delete(stream);
       return pos;
     }
-    const chunk = Math.max(size, 0);
-    const done = chunk === remaining;
-    const flags = done && item.endStream ? FLAG.END_STREAM : 0;
-    writeFrameHeader(this.#out, pos, chunk, FRAME_TYPE.DATA, flags, stream.id);
-    this.#out.set(item.bytes.subarray(item.offset, item.offset + chunk), pos + FRAME_HEADER_BYTES);
-    item.offset += chunk;
-    stream.sendWindow.consume(chunk);
-    this.#host.sendWindow.consume(chunk);
-    stream.wrote(chunk, done);
-    if (done && item.endStream) this.#host.localEnded(stream);
-    return pos + FRAME_HEADER_BYTES + chunk;
+    const body = pos + FRAME_HEADER_BYTES;
+    let size = 0;
+    let endStream = false;
+    let next: OutboundItem | undefined = item;
+    while (next?.kind === "data") {
+      const chunk = Math.min(next.bytes.byteLength - next.offset, Math.max(limit, 0) - size);
+      this.#out.set(next.bytes.subarray(next.offset, next.offset + chunk), body + size);
+      next.offset += chunk;
+      size += chunk;
+      const done = next.offset === next.bytes.byteLength;
+      stream.wrote(chunk, done);
+      if (!done) break;
+      if (next.endStream) {
+        endStream = true;
+        break;
+      }
+      next = size < limit ? stream.peek() : undefined;
+    }
+    const flags = endStream ? FLAG.END_STREAM : 0;
+    writeFrameHeader(this.#out, pos, size, FRAME_TYPE.DATA, flags, stream.id);
+    stream.sendWindow.consume(size);
+    this.#host.sendWindow.consume(size);
+    if (endStream) this.#host.localEnded(stream);
+    return body + size;
   }
 }
 

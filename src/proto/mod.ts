@@ -21,9 +21,12 @@ export {
   encodeListPodsResponse,
   encodePodWatchResponse,
   encodeWatchPodsEvent,
+  getPodResponseHead,
+  podWatchResponseHead,
   WATCH_EVENT_TYPE,
   type WatchEventType,
   type WatchPodsEvent,
+  watchPodsEventHead,
 } from "./pods_api_wire.ts";
 export { POD_TYPE_NAME, podsApiSchema } from "./load.ts";
 export { PODS_API_DESCRIPTOR } from "./generated/descriptor.ts";

@@ -12,10 +12,12 @@ import {
   expect,
   lenFieldSize,
   STRICT_UTF8,
+  varintSize,
   WIRE_LEN,
   WIRE_VARINT,
   WireReader,
   writeLenField,
+  writeVarint,
 } from "./wire.ts";
 
 /** `v1alpha1.EventType` values (SPEC §3.1). */
@@ -65,13 +67,36 @@ export function encodeListPodsResponse(pods: readonly Uint8Array[]): Uint8Array 
 }
 
 /**
+ * The bytes of `GetPodResponse { bytes pod = 1 }` (and `PodGetResponse`)
+ * before its pod: written before the pod's own bytes they make the whole
+ * response, so the server sends a cached pod without copying it.
+ *
+ * @param pod The serialized `v1.Pod`.
+ * @returns The field's tag and length.
+ */
+export function getPodResponseHead(pod: Uint8Array): Uint8Array {
+  return lenFieldHead(1, pod.length);
+}
+
+/**
  * Frames `GetPodResponse { bytes pod = 1 }` (and `PodGetResponse`: the same bytes).
  *
  * @param pod The serialized `v1.Pod`.
  * @returns The serialized response.
  */
 export function encodeGetPodResponse(pod: Uint8Array): Uint8Array {
-  return singleLenField(1, pod);
+  return joined(getPodResponseHead(pod), pod);
+}
+
+/**
+ * The bytes of `PodWatchResponse { v1.Pod pod = 1 }` before its pod (see
+ * {@linkcode getPodResponseHead}).
+ *
+ * @param pod The serialized `v1.Pod`.
+ * @returns The field's tag and length.
+ */
+export function podWatchResponseHead(pod: Uint8Array): Uint8Array {
+  return lenFieldHead(1, pod.length);
 }
 
 /**
@@ -81,7 +106,26 @@ export function encodeGetPodResponse(pod: Uint8Array): Uint8Array {
  * @returns The serialized response.
  */
 export function encodePodWatchResponse(pod: Uint8Array): Uint8Array {
-  return singleLenField(1, pod);
+  return joined(podWatchResponseHead(pod), pod);
+}
+
+/**
+ * The bytes of `v1alpha1.WatchPodsEvent { EventType type = 1; bytes pod = 2 }`
+ * before its pod (see {@linkcode getPodResponseHead}): the type, then the
+ * pod's tag and length. Default values are left out, as proto3 does.
+ *
+ * @param type The event type.
+ * @param pod The serialized `v1.Pod`; left out for INITIAL_SYNC_COMPLETE.
+ * @returns The event without the pod's bytes.
+ */
+export function watchPodsEventHead(type: WatchEventType, pod?: Uint8Array): Uint8Array {
+  const podHead = pod !== undefined && pod.length > 0 ? lenFieldHead(2, pod.length) : NO_BYTES;
+  if (type === 0) return podHead;
+  const buf = new Uint8Array(2 + podHead.length);
+  buf[0] = (1 << 3) | WIRE_VARINT;
+  buf[1] = type;
+  buf.set(podHead, 2);
+  return buf;
 }
 
 /**
@@ -98,15 +142,24 @@ export function encodePodWatchResponse(pod: Uint8Array): Uint8Array {
  * @returns The serialized event.
  */
 export function encodeWatchPodsEvent(type: WatchEventType, pod?: Uint8Array): Uint8Array {
-  const hasPod = pod !== undefined && pod.length > 0;
-  const size = (type !== 0 ? 2 : 0) + (hasPod ? lenFieldSize(2, pod) : 0);
-  const buf = new Uint8Array(size);
-  let pos = 0;
-  if (type !== 0) {
-    buf[pos++] = (1 << 3) | WIRE_VARINT;
-    buf[pos++] = type;
-  }
-  if (hasPod) writeLenField(buf, pos, 2, pod);
+  const head = watchPodsEventHead(type, pod);
+  return pod !== undefined && pod.length > 0 ? joined(head, pod) : head;
+}
+
+const NO_BYTES = new Uint8Array(0);
+
+/** A length-delimited field's tag and length, without its payload. */
+function lenFieldHead(field: number, length: number): Uint8Array {
+  const tag = (field << 3) | WIRE_LEN;
+  const buf = new Uint8Array(varintSize(tag) + varintSize(length));
+  writeVarint(buf, writeVarint(buf, 0, tag), length);
+  return buf;
+}
+
+function joined(head: Uint8Array, body: Uint8Array): Uint8Array {
+  const buf = new Uint8Array(head.length + body.length);
+  buf.set(head);
+  buf.set(body, head.length);
   return buf;
 }
 

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   FramedMessage,
   frameMessage,
+  frameMessageEndingWith,
   MESSAGE_PREFIX_BYTES,
   MessageReader,
 } from "../../src/grpc/message_framing.ts";
@@ -48,6 +49,21 @@ Deno.test("FramedMessage.message is a view of its bytes after the prefix", () =>
   const framed = new FramedMessage(new Uint8Array([0, 0, 0, 0, 2, 5, 6]));
   assert.deepEqual([...framed.message], [5, 6]);
   assert.equal(framed.message.buffer, framed.bytes.buffer);
+});
+
+Deno.test("frameMessageEndingWith() keeps its end by reference and frames the same bytes as frameMessage()", () => {
+  const sizes: [number, number][] = [[0, 0], [0, 5], [3, 0], [3, 300], [200, 70_000]];
+  for (const [startBytes, endBytes] of sizes) {
+    const start = bytes(startBytes, 1);
+    const end = bytes(endBytes, 2);
+    const framed = frameMessageEndingWith(start, end);
+    assert.equal(framed.tail, end.byteLength === 0 ? framed.tail : end, "the end is not copied");
+    assert.deepEqual(framed.bytes, frameMessage(concat([start, end])).bytes);
+    assert.deepEqual(framed.message, concat([start, end]));
+    assert.equal(framed.byteLength, MESSAGE_PREFIX_BYTES + startBytes + endBytes);
+    assert.equal(framed.messageBytes, startBytes + endBytes);
+    assert.equal(framed.head.byteLength, MESSAGE_PREFIX_BYTES + startBytes);
+  }
 });
 
 Deno.test("MessageReader reassembles messages split across two chunks at every offset", () => {

@@ -729,19 +729,27 @@ Deno.test("Http2Connection closes a client that floods PINGs and never reads the
   const client = await RawClient.connect(server.path);
   await client.handshake();
   const batch = pingBatch(1000);
-  for (let i = 0; i < 4000 && errors.length === 0; i++) {
-    try {
-      await client.write(batch);
-    } catch {
-      break; // the server closed the connection
+  const flooding = (async () => {
+    for (let i = 0; i < 4000 && errors.length === 0; i++) {
+      try {
+        await client.write(batch);
+      } catch {
+        break; // the server closed the connection
+      }
     }
-  }
+  })();
   await server.connections[0]!.done;
-  client.close();
   assert.deepEqual(errors, [[
     H2_ERROR.ENHANCE_YOUR_CALM,
     "the peer does not read what it asks for",
   ]]);
+  // The server's last write waits for room this client never makes, and
+  // Deno 2.9.3 does not cancel a pending write when the socket is closed
+  // (RELIABILITY.md section 3): the socket really closes once that write
+  // ends, so read what is there, and the flood's own pending write then fails.
+  await client.readToEnd();
+  await flooding;
+  client.close();
 });
 
 Deno.test("Http2Connection answers every PING of a client that reads while it floods within the rate", async () => {

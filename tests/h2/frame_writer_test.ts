@@ -3,16 +3,50 @@
 import assert from "node:assert/strict";
 import { FlowWindow } from "../../src/h2/flow_window.ts";
 import { FrameWriter, type FrameWriterHost } from "../../src/h2/frame_writer.ts";
+import { FLAG, FRAME_HEADER_BYTES, FRAME_TYPE, readFrameHeader } from "../../src/h2/frames.ts";
 import { HpackEncoder } from "../../src/h2/hpack.ts";
 import { Http2Stream, type StreamHost } from "../../src/h2/stream.ts";
 
-/** A socket that takes every write whole and records its size. */
+/** A socket that takes every write whole and records its size and bytes. */
 class RecordingConn {
   readonly writes: number[] = [];
+  readonly #copies: Uint8Array[] = [];
   write(p: Uint8Array): Promise<number> {
     this.writes.push(p.byteLength);
+    this.#copies.push(p.slice());
     return Promise.resolve(p.byteLength);
   }
+
+  /** Every DATA frame written: its payload and whether it ended the stream. */
+  dataFrames(): { payload: number[]; end: boolean }[] {
+    const bytes = new Uint8Array(this.writes.reduce((a, b) => a + b, 0));
+    let at = 0;
+    for (const copy of this.#copies) {
+      bytes.set(copy, at);
+      at += copy.byteLength;
+    }
+    const frames = [];
+    for (let pos = 0; pos < bytes.length;) {
+      const h = readFrameHeader(bytes, pos);
+      const payload = [
+        ...bytes.subarray(pos + FRAME_HEADER_BYTES, pos + FRAME_HEADER_BYTES + h.length),
+      ];
+      if (h.type === FRAME_TYPE.DATA) {
+        frames.push({ payload, end: (h.flags & FLAG.END_STREAM) !== 0 });
+      }
+      pos += FRAME_HEADER_BYTES + h.length;
+    }
+    return frames;
+  }
+}
+
+function filled(length: number, value: number): Uint8Array {
+  return new Uint8Array(length).fill(value);
+}
+
+async function written(writer: FrameWriter): Promise<void> {
+  await new Promise((r) => setTimeout(r, 0));
+  await writer.idle;
 }
 
 function writerWith(conn: RecordingConn): { writer: FrameWriter; streamHost: StreamHost } {
@@ -44,7 +78,7 @@ Deno.test("FrameWriter writes one large body in writes above 64 KiB", async () =
   assert.ok(Math.max(...conn.writes) > 64 * 1024, `writes: ${conn.writes}`);
 });
 
-Deno.test("FrameWriter writes a backlog of many small frames (a watcher's initial list) 64 KiB at a time", async () => {
+Deno.test("FrameWriter writes a backlog of many small frames (a watcher's initial list) 16 KiB at a time", async () => {
   const conn = new RecordingConn();
   const { writer, streamHost } = writerWith(conn);
   const stream = new Http2Stream(1, streamHost, 1 << 30, 1 << 20);
@@ -55,5 +89,64 @@ Deno.test("FrameWriter writes a backlog of many small frames (a watcher's initia
   await writer.idle;
   assert.equal(stream.queuedBytes, 0);
   assert.ok(conn.writes.length > 0);
-  assert.ok(Math.max(...conn.writes) <= 64 * 1024, `writes: ${conn.writes}`);
+  assert.ok(Math.max(...conn.writes) <= 16 * 1024, `writes: ${conn.writes}`);
+});
+
+Deno.test("FrameWriter writes a body of a few dozen pods (100 KB) in one write", async () => {
+  const conn = new RecordingConn();
+  const { writer, streamHost } = writerWith(conn);
+  const stream = new Http2Stream(1, streamHost, 1 << 30, 1 << 20);
+  stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+  stream.sendData(new Uint8Array(100_000), true);
+  await new Promise((r) => setTimeout(r, 0));
+  await writer.idle;
+  assert.equal(stream.queuedBytes, 0);
+  assert.deepEqual(conn.writes.length, 1, `writes: ${conn.writes}`);
+});
+
+Deno.test("FrameWriter puts a stream's consecutive DATA items (a message's prefix and its shared body) in one frame", async () => {
+  const conn = new RecordingConn();
+  const { writer, streamHost } = writerWith(conn);
+  const stream = new Http2Stream(1, streamHost, 1 << 30, 1 << 20);
+  stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+  stream.sendData(filled(7, 1), false);
+  stream.sendData(filled(100, 2), false);
+  stream.sendData(filled(3, 3), false);
+  stream.sendHeaders({ fields: [["grpc-status", "0"]] }, true);
+  await written(writer);
+  const frames = conn.dataFrames();
+  assert.equal(frames.length, 1);
+  assert.deepEqual(frames[0]!.payload, [...filled(7, 1), ...filled(100, 2), ...filled(3, 3)]);
+  assert.equal(frames[0]!.end, false, "the trailers end the stream");
+  assert.equal(stream.queuedBytes, 0);
+});
+
+Deno.test("FrameWriter splits gathered DATA at the stream's window and ends the stream with its last item", async () => {
+  const conn = new RecordingConn();
+  const { writer, streamHost } = writerWith(conn);
+  const stream = new Http2Stream(1, streamHost, 50, 1 << 20);
+  stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+  stream.sendData(filled(30, 1), false);
+  stream.sendData(filled(40, 2), false);
+  stream.sendData(filled(0, 0), true);
+  await written(writer);
+  assert.deepEqual(conn.dataFrames().map((f) => f.payload.length), [50]);
+  assert.equal(stream.queuedBytes, 20);
+  stream.sendWindow.grow(100);
+  writer.schedule(stream);
+  await written(writer);
+  const frames = conn.dataFrames();
+  assert.deepEqual(frames.map((f) => [f.payload.length, f.end]), [[50, false], [20, true]]);
+  assert.deepEqual(frames.flatMap((f) => f.payload), [...filled(30, 1), ...filled(40, 2)]);
+  assert.equal(stream.queuedBytes, 0);
+});
+
+Deno.test("FrameWriter ends a stream whose last item is empty with an empty DATA frame", async () => {
+  const conn = new RecordingConn();
+  const { writer, streamHost } = writerWith(conn);
+  const stream = new Http2Stream(1, streamHost, 0, 1 << 20);
+  stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+  stream.sendData(new Uint8Array(0), true);
+  await written(writer);
+  assert.deepEqual(conn.dataFrames(), [{ payload: [], end: true }]);
 });

@@ -13,8 +13,12 @@ import {
   encodePod,
   encodePodWatchResponse,
   encodeWatchPodsEvent,
+  getPodResponseHead,
   PODS_API_DESCRIPTOR,
+  podWatchResponseHead,
   WATCH_EVENT_TYPE,
+  type WatchEventType,
+  watchPodsEventHead,
 } from "../../src/proto/mod.ts";
 import type { PodObject } from "../../src/model/pod.ts";
 
@@ -159,4 +163,31 @@ Deno.test("decodeGetPodRequest() rejects malformed bytes with a TypeError", asyn
       });
     });
   }
+});
+
+Deno.test("a single-pod message's head followed by the pod is the whole message", () => {
+  const joined = (head: Uint8Array, body: Uint8Array) => {
+    const out = new Uint8Array(head.length + body.length);
+    out.set(head);
+    out.set(body, head.length);
+    return out;
+  };
+  // Lengths on both sides of each varint width (1, 2 and 3 bytes).
+  for (const size of [0, 1, 127, 128, 16_383, 16_384, 70_000]) {
+    const body = new Uint8Array(size).fill(7);
+    deepStrictEqual(joined(getPodResponseHead(body), body), encodeGetPodResponse(body));
+    deepStrictEqual(joined(podWatchResponseHead(body), body), encodePodWatchResponse(body));
+    for (const type of Object.values(WATCH_EVENT_TYPE) as WatchEventType[]) {
+      deepStrictEqual(
+        joined(watchPodsEventHead(type, body), body),
+        encodeWatchPodsEvent(type, body),
+        `type ${type}, ${size} bytes`,
+      );
+    }
+  }
+  deepStrictEqual(
+    watchPodsEventHead(WATCH_EVENT_TYPE.INITIAL_SYNC_COMPLETE),
+    new Uint8Array([8, 4]),
+  );
+  equal(watchPodsEventHead(WATCH_EVENT_TYPE.UNSPECIFIED).length, 0);
 });

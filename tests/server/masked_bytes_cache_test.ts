@@ -97,6 +97,19 @@ Deno.test("MaskedBytesCache.frameOf() shares unmasked frames between watchers", 
   );
 });
 
+Deno.test("MaskedBytesCache frames end with the pod's own bytes, not a copy", () => {
+  const cache = new MaskedBytesCache({ encode: encodePod });
+  const pod = cached(1);
+  for (const packageless of [false, true]) {
+    const frame = cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, packageless });
+    assert.equal(frame.tail, pod.bytes);
+    assert.ok(frame.head.byteLength < 16, `head of ${frame.head.byteLength} bytes`);
+  }
+  assert.equal(cache.getResponseOf(ALL, pod).tail, pod.bytes);
+  const masked = cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.MODIFIED, packageless: false });
+  assert.equal(masked.tail, cache.bytesOf(MASK, pod), "a masked frame ends with the masked bytes");
+});
+
 Deno.test("MaskedBytesCache frames a response once per pod version and mask", () => {
   const cache = new MaskedBytesCache({ encode: encodePod });
   const pod = cached(1);

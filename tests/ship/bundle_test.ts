@@ -14,6 +14,7 @@
 import assert from "node:assert/strict";
 import { bundleCommand } from "../../scripts/_permissions.ts";
 import { buildBundle } from "../../scripts/bundle.ts";
+import { IMAGE_PATHS } from "../../scripts/image.ts";
 import { pollUntil } from "../_support/poll.ts";
 
 const DECODER = new TextDecoder();
@@ -162,6 +163,27 @@ Deno.test("buildBundle() output runs the demo daemon alone in an empty directory
       assert.equal(code, 0, stderr);
       assert.equal(stdout.trim(), `pods-api ${built.version}`);
     });
+
+    await t.step(
+      "the systemd drop-in's ExecStartPre leaves Deno's analysis of the bundle in DENO_DIR, with no permission",
+      async () => {
+        const ops = await Deno.readTextFile(new URL("../../docs/OPERATIONS.md", import.meta.url));
+        const line = /^ExecStartPre=-(.*)$/m.exec(ops.replace(/\\\n\s*/g, ""))?.[1] ?? "";
+        const [deno, ...args] = line.trim().split(/\s+/);
+        assert.equal(deno, IMAGE_PATHS.deno);
+        const denoDir = `${buildDir}/deno-dir`;
+        const out = await new Deno.Command(Deno.execPath(), {
+          args: args.map((a) => a === IMAGE_PATHS.bundle ? `${runDir}/pods-api.js` : a),
+          env: { DENO_DIR: denoDir },
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+        assert.equal(new TextDecoder().decode(out.stdout).trim(), `pods-api ${built.version}`);
+        const cache = await Deno.stat(`${denoDir}/dep_analysis_cache_v2`);
+        assert.ok(cache.isFile && cache.size > 0, "Deno's module analysis is in DENO_DIR");
+      },
+    );
 
     const httpPort = freePort();
     const child = new Deno.Command(Deno.execPath(), {

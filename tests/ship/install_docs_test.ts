@@ -98,6 +98,10 @@ Deno.test("OPERATIONS.md's bundle drop-in runs the image's command with the unit
   const cacheDir = /^CacheDirectory=(\S+)$/m.exec(dropIn)?.[1];
   assert.ok(cacheDir, "a CacheDirectory");
   assert.match(dropIn, new RegExp(`^Environment=DENO_DIR=/var/cache/${cacheDir}$`, "m"));
+  // A process that exits reads the bundle into that cache first (bundle_test runs it).
+  const pre = /^ExecStartPre=-(.*)$/m.exec(dropIn)?.[1]?.trim().split(/\s+/) ?? [];
+  assert.equal(pre[0], IMAGE_PATHS.deno);
+  assert.deepEqual(pre.slice(-2), [IMAGE_PATHS.bundle, "version"]);
   assert.ok(OPS.includes(`install -D -m 0644 dist/pods-api.js ${IMAGE_PATHS.bundle}`));
   assert.ok(OPS.includes(`${IMAGE_PATHS.deno}\n`) || OPS.includes(`) ${IMAGE_PATHS.deno}`));
 });

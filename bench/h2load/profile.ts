@@ -5,9 +5,12 @@
  * the most self time in its .cpuprofile.
  *
  * `--method idle` sends no request: the profile is then the daemon's relists
- * alone (shorten them with `--relist-period`).
+ * alone (shorten them with `--relist-period`). `--method WatchPods` has the
+ * Go client (bench/go/loadclient, built here) open `--clients` watchers
+ * together, each on its own connection, again and again: the profile is the
+ * fan-out of initial lists.
  *
- * Usage: `deno run -A bench/h2load/profile.ts [--pods 110] [--method GetPod|ListPods|idle]
+ * Usage: `deno run -A bench/h2load/profile.ts [--pods 110] [--method GetPod|ListPods|WatchPods|idle]
  *   [--clients 1] [--seconds 10] [--top 30] [--server-cpu 0] [--client-cpu 1]
  *   [--relist-period 1s]`
  *
@@ -95,6 +98,7 @@ async function drive(
   dir: string,
   values: { method: string; clients: string; seconds: string; pods: string; "client-cpu": string },
 ): Promise<void> {
+  if (values.method === "WatchPods") return await driveWatchers(alone, dir, values);
   const body = `${dir}/body.bin`;
   const request = values.method === "GetPod"
     ? encodeGetPodRequest(await firstUid(alone.socket))
@@ -114,6 +118,48 @@ async function drive(
   const metrics = await (await fetch(`http://127.0.0.1:${alone.metricsPort}/metrics`)).text();
   console.log(
     metrics.split("\n").filter((l) => /^kubelet_pod_requests_total/.test(l)).join("\n"),
+  );
+}
+
+/** Has the Go client sync `--clients` watchers at once, until `--seconds` have passed. */
+async function driveWatchers(
+  alone: DaemonAlone,
+  dir: string,
+  values: { clients: string; seconds: string; pods: string; "client-cpu": string },
+): Promise<void> {
+  const loadclient = `${dir}/loadclient`;
+  const built = await new Deno.Command("go", {
+    args: ["build", "-o", loadclient, "./bench/go/loadclient"],
+    cwd: new URL("../../", import.meta.url).pathname,
+    env: { GO111MODULE: "off", GOPATH: `${dir}/gopath:/usr/share/gocode` },
+    stderr: "piped",
+  }).output();
+  if (!built.success) throw new Error(new TextDecoder().decode(built.stderr));
+  const end = performance.now() + 1000 * Number(values.seconds);
+  let rounds = 0;
+  let events = 0;
+  while (performance.now() < end) {
+    const out = await new Deno.Command("taskset", {
+      args: [
+        "-c",
+        values["client-cpu"],
+        loadclient,
+        "watch",
+        "-socket",
+        alone.socket,
+        "-watchers",
+        values.clients,
+        "-duration",
+        "0.1",
+      ],
+      stdout: "piped",
+    }).output();
+    const result = JSON.parse(new TextDecoder().decode(out.stdout)) as { initial_events: number };
+    events += result.initial_events;
+    rounds++;
+  }
+  console.log(
+    `WatchPods x${values.clients}, ${values.pods} pods: ${rounds} rounds, ${events} events`,
   );
 }
 

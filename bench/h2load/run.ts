@@ -6,7 +6,9 @@
  * (`--server-cpu`, default 0), nghttp2's h2load and the simulated runtime on
  * another (`--client-cpu`, default 1), over the UNIX socket. Each phase runs
  * `--repeat` times per server, daemon and Go interleaved (ABBA), the best
- * run of each kept. Also: the daemon's ListPods and GetPod at c=1 while its
+ * run of each kept. Then the watch fan-out: 100 watchers opened at once by
+ * the Go client (bench/go/loadclient), events/s until all have their initial
+ * list and CPU per event. Also: the daemon's ListPods and GetPod at c=1 while its
  * node changes 50 times a second (every change re-encodes a pod and
  * invalidates the list body), against its own figure without churn.
  *
@@ -242,6 +244,15 @@ async function main(): Promise<void> {
           rows.push(phaseRow(`${phase.name}, ${pods} pods`, runs, baselineRoot !== undefined));
           raw[`${phase.name} ${pods}`] = runs;
         }
+        const fanout = await fanoutRuns(loadclient, servers, target, idleOf, repeat, clientCpu);
+        rows.push(
+          phaseRow(
+            `WatchPods fan-out, 100 watchers, ${pods} pods (events/s and CPU µs/event, Go client)`,
+            fanout,
+            baselineRoot !== undefined,
+          ),
+        );
+        raw[`fan-out ${pods}`] = fanout;
       } finally {
         if (go !== undefined) await stopProc(go);
         for (const d of started) await d.stop();
@@ -267,6 +278,61 @@ async function main(): Promise<void> {
 }
 
 type Server = "daemon" | "baseline" | "go";
+
+/**
+ * The watch fan-out: the Go client (bench/go/loadclient) opens 100 watchers
+ * at once, one connection each, and counts the events until every one has
+ * its initial list; each server in turn, `repeat` rounds. CPU per event
+ * covers the whole run, connections opened and closed included.
+ */
+async function fanoutRuns(
+  loadclient: string,
+  servers: Server[],
+  target: Record<Server, { socket: string; pid: number }>,
+  idleOf: Record<Server, number>,
+  repeat: number,
+  clientCpu: number,
+): Promise<Record<Server, Runs>> {
+  const runs = Object.fromEntries(
+    servers.map((s) => [s, { rps: [], cpuUs: [], netUs: [] }]),
+  ) as unknown as Record<Server, Runs>;
+  for (let i = 0; i < repeat; i++) {
+    const order = servers.map((_, k) => servers[(k + i) % servers.length]!);
+    for (const server of order) {
+      const cpu0 = await cpuMs(target[server].pid);
+      const t0 = performance.now();
+      const out = await new Deno.Command("taskset", {
+        args: [
+          "-c",
+          String(clientCpu),
+          loadclient,
+          "watch",
+          "-socket",
+          target[server].socket,
+          "-watchers",
+          "100",
+          "-duration",
+          "0.2",
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const cpu = await cpuMs(target[server].pid) - cpu0;
+      const wallMs = performance.now() - t0;
+      if (!out.success) {
+        throw new Error(`loadclient watch on ${server}: ${new TextDecoder().decode(out.stderr)}`);
+      }
+      const r = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+        initial_events: number;
+        initial_events_per_s: number;
+      };
+      runs[server].rps.push(r.initial_events_per_s);
+      runs[server].cpuUs.push(1000 * cpu / r.initial_events);
+      runs[server].netUs.push(1000 * (cpu - idleOf[server] * wallMs / 1000) / r.initial_events);
+    }
+  }
+  return runs;
+}
 
 /** One table row: best req/s, median CPU per request (total and net of idle). */
 function phaseRow(name: string, runs: Record<Server, Runs>, withBaseline: boolean): string {

@@ -484,10 +484,9 @@ class CallState implements ServerCall {
     return this.#stream.drained(this.#o.streamHighWaterBytes ?? 256 * 1024);
   }
 
-  /** Queues a message's parts; the writer puts them in the same DATA frame. */
+  /** Queues a message: its head and tail are one item, written as one payload. */
   #sendFramed(framed: FramedMessage): void {
-    this.#stream.sendData(framed.head, false);
-    if (framed.tail.byteLength > 0) this.#stream.sendData(framed.tail, false);
+    this.#stream.sendData(framed.head, false, framed.tail);
   }
 
   #checkSendSize(framed: FramedMessage): void {

@@ -271,7 +271,7 @@ export class FrameWriter {
       MAX_DATA_FRAME,
       this.#out.byteLength - pos - FRAME_HEADER_BYTES,
     );
-    if (limit <= 0 && item.bytes.byteLength > item.offset) {
+    if (limit <= 0 && item.size > item.offset) {
       // Blocked by the stream's own window: WINDOW_UPDATE schedules it again.
       if (stream.sendWindow.size <= 0) this.#ready.delete(stream);
       return pos;
@@ -281,11 +281,11 @@ export class FrameWriter {
     let endStream = false;
     let next: OutboundItem | undefined = item;
     while (next?.kind === "data") {
-      const chunk = Math.min(next.bytes.byteLength - next.offset, Math.max(limit, 0) - size);
-      this.#out.set(next.bytes.subarray(next.offset, next.offset + chunk), body + size);
+      const chunk = Math.min(next.size - next.offset, Math.max(limit, 0) - size);
+      copyPayload(this.#out, body + size, next, chunk);
       next.offset += chunk;
       size += chunk;
-      const done = next.offset === next.bytes.byteLength;
+      const done = next.offset === next.size;
       stream.wrote(chunk, done);
       if (!done) break;
       if (next.endStream) {
@@ -300,6 +300,22 @@ export class FrameWriter {
     this.#host.sendWindow.consume(size);
     if (endStream) this.#host.localEnded(stream);
     return body + size;
+  }
+}
+
+/** Copies `chunk` bytes of a DATA item's payload from its offset, across `bytes` then `tail`. */
+function copyPayload(
+  out: Uint8Array,
+  at: number,
+  item: Extract<OutboundItem, { kind: "data" }>,
+  chunk: number,
+): void {
+  const { bytes, tail, offset } = item;
+  const fromBytes = Math.min(Math.max(bytes.byteLength - offset, 0), chunk);
+  if (fromBytes > 0) out.set(bytes.subarray(offset, offset + fromBytes), at);
+  if (fromBytes < chunk) {
+    const start = offset + fromBytes - bytes.byteLength;
+    out.set(tail.subarray(start, start + chunk - fromBytes), at + fromBytes);
   }
 }
 

@@ -150,3 +150,26 @@ Deno.test("FrameWriter ends a stream whose last item is empty with an empty DATA
   await written(writer);
   assert.deepEqual(conn.dataFrames(), [{ payload: [], end: true }]);
 });
+
+Deno.test("FrameWriter writes a DATA item's bytes then its tail, split anywhere by the window", async () => {
+  const head = Uint8Array.from({ length: 7 }, (_, i) => i);
+  const tail = Uint8Array.from({ length: 100 }, (_, i) => 100 + i);
+  // Window steps that end inside the head, at its end, inside the tail and at its end.
+  for (const steps of [[3, 104], [7, 100], [50, 57], [107]]) {
+    const conn = new RecordingConn();
+    const { writer, streamHost } = writerWith(conn);
+    const stream = new Http2Stream(1, streamHost, 0, 1 << 20);
+    stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+    stream.sendData(head, true, tail);
+    for (const step of steps) {
+      stream.sendWindow.grow(step);
+      writer.schedule(stream);
+      await written(writer);
+    }
+    const frames = conn.dataFrames();
+    assert.deepEqual(frames.map((f) => f.payload.length), steps, `steps ${steps}`);
+    assert.deepEqual(frames.flatMap((f) => f.payload), [...head, ...tail]);
+    assert.deepEqual(frames.map((f) => f.end), steps.map((_, i) => i === steps.length - 1));
+    assert.equal(stream.queuedBytes, 0);
+  }
+});

@@ -92,6 +92,11 @@ export interface GrpcServerOptions {
 const TEXT = new TextEncoder();
 /** The abort reason of a call that is over: one object, as an Error captures a stack when made. */
 const CALL_ENDED = new GrpcError(STATUS.CANCELLED, "call ended");
+/**
+ * The abort reason of every call its client cancels: shared, as a new error
+ * (its stack trace) per call was a measurable part of 100 watchers leaving.
+ */
+const CLIENT_CANCELLED = new GrpcError(STATUS.CANCELLED, "call cancelled by the client");
 const OK_HEADERS = encodeHeaderBlockWithoutIndexing([
   [":status", "200"],
   ["content-type", "application/grpc"],
@@ -546,12 +551,9 @@ class CallState implements ServerCall {
     }
     this.#ended = true;
     this.#abort(
-      new GrpcError(
-        STATUS.CANCELLED,
-        code === H2_ERROR.CANCEL || code === H2_ERROR.NO_ERROR
-          ? "call cancelled by the client"
-          : `stream reset (HTTP/2 code ${code})`,
-      ),
+      code === H2_ERROR.CANCEL || code === H2_ERROR.NO_ERROR
+        ? CLIENT_CANCELLED
+        : new GrpcError(STATUS.CANCELLED, `stream reset (HTTP/2 code ${code})`),
     );
   }
 }

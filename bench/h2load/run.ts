@@ -213,13 +213,9 @@ async function main(): Promise<void> {
           { name: "GetPod c=4", path: GET, body: getBody, clients: 4 },
         ];
         for (const phase of phases) {
-          const runs = Object.fromEntries(
-            servers.map((s) => [s, { rps: [], cpuUs: [], netUs: [] }]),
-          ) as unknown as Record<Server, Runs>;
+          const runs = noRuns(servers);
           for (let i = 0; i < repeat; i++) {
-            // Each server in turn, the order rotated every round.
-            const order = servers.map((_, k) => servers[(k + i) % servers.length]!);
-            for (const server of order) {
+            for (const server of rotated(servers, i)) {
               const r = await h2load({
                 socket: target[server].socket,
                 path: phase.path,
@@ -279,6 +275,18 @@ async function main(): Promise<void> {
 
 type Server = "daemon" | "baseline" | "go";
 
+/** Empty runs for each server. */
+function noRuns(servers: Server[]): Record<Server, Runs> {
+  return Object.fromEntries(
+    servers.map((s) => [s, { rps: [], cpuUs: [], netUs: [] }]),
+  ) as unknown as Record<Server, Runs>;
+}
+
+/** Each server in turn, the order rotated every round (`round`). */
+function rotated(servers: Server[], round: number): Server[] {
+  return servers.map((_, k) => servers[(k + round) % servers.length]!);
+}
+
 /**
  * The watch fan-out: the Go client (bench/go/loadclient) opens 100 watchers
  * at once, one connection each, and counts the events until every one has
@@ -293,12 +301,9 @@ async function fanoutRuns(
   repeat: number,
   clientCpu: number,
 ): Promise<Record<Server, Runs>> {
-  const runs = Object.fromEntries(
-    servers.map((s) => [s, { rps: [], cpuUs: [], netUs: [] }]),
-  ) as unknown as Record<Server, Runs>;
+  const runs = noRuns(servers);
   for (let i = 0; i < repeat; i++) {
-    const order = servers.map((_, k) => servers[(k + i) % servers.length]!);
-    for (const server of order) {
+    for (const server of rotated(servers, i)) {
       const cpu0 = await cpuMs(target[server].pid);
       const t0 = performance.now();
       const out = await new Deno.Command("taskset", {

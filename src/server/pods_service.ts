@@ -39,6 +39,8 @@ const INITIAL_SYNC_COMPLETE = frameMessage(
   encodeWatchPodsEvent(WATCH_EVENT_TYPE.INITIAL_SYNC_COMPLETE, undefined),
 );
 const UID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
+/** How a watch ends when its client left: one error for all (an Error captures a stack when made). */
+const CLIENT_LEFT = new RpcError(STATUS.CANCELLED, "call cancelled by the client");
 
 /** The Pods API handlers. */
 export class PodsService {
@@ -164,7 +166,7 @@ export class PodsService {
     if (this.#core.shutdown.aborted) {
       throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
     }
-    if (ctx.signal.aborted) throw new RpcError(STATUS.CANCELLED, "call cancelled by the client");
+    if (ctx.signal.aborted) throw CLIENT_LEFT;
   }
 }
 

@@ -276,12 +276,13 @@ export class FrameWriter {
       if (stream.sendWindow.size <= 0) this.#ready.delete(stream);
       return pos;
     }
+    const room = Math.max(limit, 0);
     const body = pos + FRAME_HEADER_BYTES;
     let size = 0;
     let endStream = false;
     let next: OutboundItem | undefined = item;
     while (next?.kind === "data") {
-      const chunk = Math.min(next.size - next.offset, Math.max(limit, 0) - size);
+      const chunk = Math.min(next.size - next.offset, room - size);
       copyPayload(this.#out, body + size, next, chunk);
       next.offset += chunk;
       size += chunk;
@@ -292,7 +293,7 @@ export class FrameWriter {
         endStream = true;
         break;
       }
-      next = size < limit ? stream.peek() : undefined;
+      next = size < room ? stream.peek() : undefined;
     }
     const flags = endStream ? FLAG.END_STREAM : 0;
     writeFrameHeader(this.#out, pos, size, FRAME_TYPE.DATA, flags, stream.id);

@@ -196,9 +196,10 @@ export class Http2Stream {
    * with an error and its reader is not reading).
    */
   discardUnsentData(): void {
-    this.#queue = this.#queue.slice(this.#head).filter((item) => {
-      if (item!.kind !== "data" || item!.offset > 0) return true;
-      this.#queuedBytes -= item!.size;
+    const waiting = this.#queue.slice(this.#head) as OutboundItem[];
+    this.#queue = waiting.filter((item) => {
+      if (item.kind !== "data" || item.offset > 0) return true;
+      this.#queuedBytes -= item.size;
       return false;
     });
     this.#head = 0;

@@ -85,7 +85,7 @@ export function getPodResponseHead(pod: Uint8Array): Uint8Array {
  * @returns The serialized response.
  */
 export function encodeGetPodResponse(pod: Uint8Array): Uint8Array {
-  return joined(getPodResponseHead(pod), pod);
+  return concat(getPodResponseHead(pod), pod);
 }
 
 /**
@@ -106,7 +106,7 @@ export function podWatchResponseHead(pod: Uint8Array): Uint8Array {
  * @returns The serialized response.
  */
 export function encodePodWatchResponse(pod: Uint8Array): Uint8Array {
-  return joined(podWatchResponseHead(pod), pod);
+  return concat(podWatchResponseHead(pod), pod);
 }
 
 /**
@@ -143,7 +143,7 @@ export function watchPodsEventHead(type: WatchEventType, pod?: Uint8Array): Uint
  */
 export function encodeWatchPodsEvent(type: WatchEventType, pod?: Uint8Array): Uint8Array {
   const head = watchPodsEventHead(type, pod);
-  return pod !== undefined && pod.length > 0 ? joined(head, pod) : head;
+  return pod !== undefined && pod.length > 0 ? concat(head, pod) : head;
 }
 
 const NO_BYTES = new Uint8Array(0);
@@ -153,13 +153,6 @@ function lenFieldHead(field: number, length: number): Uint8Array {
   const tag = (field << 3) | WIRE_LEN;
   const buf = new Uint8Array(varintSize(tag) + varintSize(length));
   writeVarint(buf, writeVarint(buf, 0, tag), length);
-  return buf;
-}
-
-function joined(head: Uint8Array, body: Uint8Array): Uint8Array {
-  const buf = new Uint8Array(head.length + body.length);
-  buf.set(head);
-  buf.set(body, head.length);
   return buf;
 }
 

@@ -44,12 +44,19 @@ function filled(length: number, value: number): Uint8Array {
   return new Uint8Array(length).fill(value);
 }
 
+/** Waits for the write loop the queued items started to finish. */
 async function written(writer: FrameWriter): Promise<void> {
   await new Promise((r) => setTimeout(r, 0));
   await writer.idle;
 }
 
-function writerWith(conn: RecordingConn): { writer: FrameWriter; streamHost: StreamHost } {
+/** A writer on a recording socket and one stream on it, its response headers queued. */
+function respondingStream(sendWindow: number): {
+  conn: RecordingConn;
+  writer: FrameWriter;
+  stream: Http2Stream;
+} {
+  const conn = new RecordingConn();
   const host: FrameWriterHost = {
     peerMaxFrameSize: () => 16_384,
     sendWindow: new FlowWindow(1 << 30),
@@ -63,52 +70,39 @@ function writerWith(conn: RecordingConn): { writer: FrameWriter; streamHost: Str
     resetStream: () => {},
     released: () => {},
   };
-  return { writer, streamHost };
+  const stream = new Http2Stream(1, streamHost, sendWindow, 1 << 20);
+  stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+  return { conn, writer, stream };
 }
 
 Deno.test("FrameWriter writes one large body in writes above 64 KiB", async () => {
-  const conn = new RecordingConn();
-  const { writer, streamHost } = writerWith(conn);
-  const stream = new Http2Stream(1, streamHost, 1 << 30, 1 << 20);
-  stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+  const { conn, writer, stream } = respondingStream(1 << 30);
   stream.sendData(new Uint8Array(2 << 20), true);
-  await new Promise((r) => setTimeout(r, 0));
-  await writer.idle;
+  await written(writer);
   assert.equal(stream.queuedBytes, 0);
   assert.ok(Math.max(...conn.writes) > 64 * 1024, `writes: ${conn.writes}`);
 });
 
 Deno.test("FrameWriter writes a backlog of many small frames (a watcher's initial list) 16 KiB at a time", async () => {
-  const conn = new RecordingConn();
-  const { writer, streamHost } = writerWith(conn);
-  const stream = new Http2Stream(1, streamHost, 1 << 30, 1 << 20);
-  stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+  const { conn, writer, stream } = respondingStream(1 << 30);
   // 1000 events of 2 KB: 2 MB queued, as a watcher syncing 1000 pods.
   for (let i = 0; i < 1000; i++) stream.sendData(new Uint8Array(2000), false);
-  await new Promise((r) => setTimeout(r, 0));
-  await writer.idle;
+  await written(writer);
   assert.equal(stream.queuedBytes, 0);
   assert.ok(conn.writes.length > 0);
   assert.ok(Math.max(...conn.writes) <= 16 * 1024, `writes: ${conn.writes}`);
 });
 
 Deno.test("FrameWriter writes a body of a few dozen pods (100 KB) in one write", async () => {
-  const conn = new RecordingConn();
-  const { writer, streamHost } = writerWith(conn);
-  const stream = new Http2Stream(1, streamHost, 1 << 30, 1 << 20);
-  stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+  const { conn, writer, stream } = respondingStream(1 << 30);
   stream.sendData(new Uint8Array(100_000), true);
-  await new Promise((r) => setTimeout(r, 0));
-  await writer.idle;
+  await written(writer);
   assert.equal(stream.queuedBytes, 0);
   assert.deepEqual(conn.writes.length, 1, `writes: ${conn.writes}`);
 });
 
 Deno.test("FrameWriter puts a stream's consecutive DATA items (a message's prefix and its shared body) in one frame", async () => {
-  const conn = new RecordingConn();
-  const { writer, streamHost } = writerWith(conn);
-  const stream = new Http2Stream(1, streamHost, 1 << 30, 1 << 20);
-  stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+  const { conn, writer, stream } = respondingStream(1 << 30);
   stream.sendData(filled(7, 1), false);
   stream.sendData(filled(100, 2), false);
   stream.sendData(filled(3, 3), false);
@@ -122,10 +116,7 @@ Deno.test("FrameWriter puts a stream's consecutive DATA items (a message's prefi
 });
 
 Deno.test("FrameWriter splits gathered DATA at the stream's window and ends the stream with its last item", async () => {
-  const conn = new RecordingConn();
-  const { writer, streamHost } = writerWith(conn);
-  const stream = new Http2Stream(1, streamHost, 50, 1 << 20);
-  stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+  const { conn, writer, stream } = respondingStream(50);
   stream.sendData(filled(30, 1), false);
   stream.sendData(filled(40, 2), false);
   stream.sendData(filled(0, 0), true);
@@ -142,10 +133,7 @@ Deno.test("FrameWriter splits gathered DATA at the stream's window and ends the 
 });
 
 Deno.test("FrameWriter ends a stream whose last item is empty with an empty DATA frame", async () => {
-  const conn = new RecordingConn();
-  const { writer, streamHost } = writerWith(conn);
-  const stream = new Http2Stream(1, streamHost, 0, 1 << 20);
-  stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+  const { conn, writer, stream } = respondingStream(0);
   stream.sendData(new Uint8Array(0), true);
   await written(writer);
   assert.deepEqual(conn.dataFrames(), [{ payload: [], end: true }]);
@@ -156,10 +144,7 @@ Deno.test("FrameWriter writes a DATA item's bytes then its tail, split anywhere 
   const tail = Uint8Array.from({ length: 100 }, (_, i) => 100 + i);
   // Window steps that end inside the head, at its end, inside the tail and at its end.
   for (const steps of [[3, 104], [7, 100], [50, 57], [107]]) {
-    const conn = new RecordingConn();
-    const { writer, streamHost } = writerWith(conn);
-    const stream = new Http2Stream(1, streamHost, 0, 1 << 20);
-    stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+    const { conn, writer, stream } = respondingStream(0);
     stream.sendData(head, true, tail);
     for (const step of steps) {
       stream.sendWindow.grow(step);

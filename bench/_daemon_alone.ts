@@ -14,12 +14,14 @@
  * that parse allocates about 17 MB of small blocks on a runtime thread,
  * which glibc keeps resident once they are freed (an allocation made after
  * them pins the top of that arena): the daemon then idles 13-15 MB higher
- * for its whole life (BENCHMARKS.md, "Memory"). That happens at every start
- * of the image, whose root file system is read-only (Deno then keeps no
- * cache), and at the first start of a new bundle anywhere. So a bundled
- * daemon runs with a `DENO_DIR` of its own: `analysisCache: "warm"` (the
- * default) has Deno analyse the bundle once beforehand, `"cold"` gives
- * every daemon a new empty one.
+ * for its whole life (BENCHMARKS.md, "Memory"). That happens wherever Deno
+ * has no answer kept for the bundle at its path: a new bundle in an empty
+ * `DENO_DIR`, or one it cannot write. So a bundled daemon runs with a
+ * `DENO_DIR` of its own: `analysisCache: "warm"` (the default) has Deno
+ * analyse the bundle once beforehand, `"cold"` gives every daemon a new
+ * empty one, and `"image"` runs the daemon in the image's own root file
+ * system, laid out by the image build with its layer of Deno's analysis
+ * (scripts/_image_root.ts), as a first start of the image does.
  *
  * @module
  */
@@ -27,8 +29,15 @@
 import { buildBundle } from "../scripts/bundle.ts";
 import { mallocEnvEntries } from "../scripts/_malloc_env.ts";
 import { bundleCommand } from "../scripts/_permissions.ts";
+import { inRootCommand } from "../scripts/_image_root.ts";
+import {
+  analyseBundleForImage,
+  hostPlatform,
+  imageEntrypoint,
+  imageEnv,
+} from "../scripts/image.ts";
 import { v8FlagsArg } from "../scripts/_v8_flags.ts";
-import { cpuMs } from "./_proc_usage.ts";
+import { cpuMs, readProc } from "./_proc_usage.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const MAIN = `${ROOT}main.ts`;
@@ -137,7 +146,7 @@ export interface DaemonAloneOptions {
    * Whether Deno has analysed the bundle before (`DENO_DIR`, see the module
    * doc); only for the bundle. @default {"warm"}
    */
-  analysisCache?: "warm" | "cold";
+  analysisCache?: "warm" | "cold" | "image";
 }
 
 /** A running simulated runtime and the daemon reading it. */
@@ -182,6 +191,39 @@ function bundlePath(): Promise<Bundle> {
   return bundle;
 }
 
+/** The runtime's socket and the daemon's, at their paths in the image. */
+const CRI_SOCKET_IN_IMAGE = "/run/containerd/containerd.sock";
+const SOCKET_IN_IMAGE = "/run/pods-api/pods-api.sock";
+
+let imageRoot: Promise<string> | undefined;
+
+/**
+ * The image's root file system for this machine's platform, as the image
+ * build lays it out and fills layer 4 (once per process): its libraries, this
+ * Deno, the bundle and Deno's analysis of it.
+ */
+function imageRootPath(): Promise<string> {
+  imageRoot ??= (async () => {
+    const { path } = await bundlePath();
+    const root = `${await Deno.makeTempDir({ prefix: "pods-api-bench-image-" })}/root`;
+    const made = await analyseBundleForImage(await hostPlatform(Deno.execPath()), path, root);
+    if ("error" in made) throw new Error(`The image's root was not made: ${made.error}`);
+    return root;
+  })();
+  return imageRoot;
+}
+
+/** The pid of a process's first child (unshare's daemon), once it has one. */
+async function firstChild(pid: number): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const text = await readProc(`/proc/${pid}/task/${pid}/children`);
+    const child = Number(text.trim().split(" ")[0]);
+    if (child > 0) return child;
+    await sleep(50);
+  }
+  throw new Error(`Process ${pid} started no child`);
+}
+
 /**
  * The image's and the unit's command for a bundle, its permissions scoped to
  * the socket's directory plus the simulated runtime's socket.
@@ -209,7 +251,16 @@ function shippedCommand(
  * @throws {Error} When either does not start.
  */
 export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlone> {
-  const runtimeSocket = `${o.dir}/sim-${o.tag}.sock`;
+  // In the image's root the runtime and the daemon use the image's own paths.
+  const inImage = o.analysisCache === "image" && o.entry !== "source";
+  const imageRootDir = inImage ? await imageRootPath() : "";
+  const runtimeSocket = inImage
+    ? `${imageRootDir}${CRI_SOCKET_IN_IMAGE}`
+    : `${o.dir}/sim-${o.tag}.sock`;
+  if (inImage) {
+    await Deno.mkdir(`${imageRootDir}/run/containerd`, { recursive: true });
+    await Deno.mkdir(`${imageRootDir}/run/pods-api`, { recursive: true });
+  }
   const runtime = spawnProc(
     Deno.execPath(),
     [
@@ -235,7 +286,9 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
   if (ready === "") {
     throw new Error(`simulate-runtime did not start; see ${o.dir}/sim-${o.tag}.log`);
   }
-  const socket = `${o.dir}/api-${o.tag}/pods-api.sock`;
+  const socket = inImage
+    ? `${imageRootDir}${SOCKET_IN_IMAGE}`
+    : `${o.dir}/api-${o.tag}/pods-api.sock`;
   const portFile = `${o.dir}/port-${o.tag}`;
   const root = o.daemonRoot === undefined ? ROOT : `${o.daemonRoot.replace(/\/$/, "")}/`;
   // A baseline checkout, a profile or a heap snapshot runs from source.
@@ -255,25 +308,27 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
   // The environment every start path sets (scripts/_malloc_env.ts), unless
   // the caller's environment already says otherwise (to compare).
   const daemonEnv = mallocEnvEntries().filter((e) => Deno.env.get(e.split("=")[0]!) === undefined);
-  if (!fromSource) {
+  if (!fromSource && !inImage) {
     const denoDir = o.analysisCache === "cold"
       ? await Deno.makeTempDir({ dir: o.dir, prefix: `deno-dir-${o.tag}-` })
       : (await bundlePath()).warmDenoDir;
     daemonEnv.push(`DENO_DIR=${denoDir}`);
   }
-  const daemon = spawnProc(
+  // In the image: its environment alone, its entrypoint, its paths.
+  const launch = inImage
+    ? ["-i", ...imageEnv(), ...inRootCommand(imageRootDir, imageEntrypoint())]
+    : [...daemonEnv, Deno.execPath(), ...head];
+  const daemonProc = spawnProc(
     "env",
     [
-      ...daemonEnv,
-      Deno.execPath(),
-      ...head,
+      ...launch,
       "serve",
       "--container-runtime-endpoint",
-      `unix://${runtimeSocket}`,
+      `unix://${inImage ? CRI_SOCKET_IN_IMAGE : runtimeSocket}`,
+      "--socket",
+      inImage ? SOCKET_IN_IMAGE : socket,
       "--hostname-override",
       "sim-node-1",
-      "--socket",
-      socket,
       // The node's kubelet paths stay out of it: a benchmark never serves the
       // kubelet's socket nor reads another daemon there as a kubelet.
       "--kubelet-compat-socket=",
@@ -298,6 +353,8 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
     `${o.dir}/daemon-${o.tag}.log`,
     o.daemonCpu,
   );
+  // In the image unshare forks the daemon: its figures are its child's.
+  const daemon = inImage ? { ...daemonProc, pid: await firstChild(daemonProc.pid) } : daemonProc;
   // The metrics port is in the start-up log line.
   let metricsPort = 0;
   for (let i = 0; i < 1200 && metricsPort === 0; i++) {
@@ -325,7 +382,12 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
     socket,
     metricsPort,
     async stop() {
-      await stopProc(daemon);
+      if (inImage) {
+        try {
+          Deno.kill(daemon.pid, "SIGTERM");
+        } catch { /* gone */ }
+      }
+      await stopProc(daemonProc);
       await stopProc(runtime);
     },
   };

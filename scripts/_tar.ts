@@ -11,14 +11,20 @@
 const ENCODER = new TextEncoder();
 const BLOCK = 512;
 
-/** One entry of a tar archive. */
+/** One entry of a tar archive; `owner`, when given, is this entry's own. */
 export type TarEntry =
-  | { readonly type: "dir"; readonly path: string; readonly mode: number }
+  | {
+    readonly type: "dir";
+    readonly path: string;
+    readonly mode: number;
+    readonly owner?: TarOwner;
+  }
   | {
     readonly type: "file";
     readonly path: string;
     readonly mode: number;
     readonly data: Uint8Array;
+    readonly owner?: TarOwner;
   }
   | { readonly type: "symlink"; readonly path: string; readonly target: string };
 
@@ -56,7 +62,7 @@ function splitPath(path: string): { prefix: string; name: string } {
  * The 512-byte header of one entry.
  *
  * @param entry The entry (its data only counts for the size).
- * @param owner Numeric owner of the entry.
+ * @param owner Numeric owner of the entry, unless the entry names its own.
  * @returns The header block.
  * @throws {RangeError} When the path or link target does not fit.
  */
@@ -66,10 +72,11 @@ export function tarHeader(entry: TarEntry, owner: TarOwner = { uid: 0, gid: 0 })
   const { prefix, name } = splitPath(path);
   const size = entry.type === "file" ? entry.data.length : 0;
   const mode = entry.type === "symlink" ? 0o777 : entry.mode;
+  const { uid, gid } = (entry.type !== "symlink" ? entry.owner : undefined) ?? owner;
   put(header, 0, 100, name);
   put(header, 100, 8, octal(mode, 8));
-  put(header, 108, 8, octal(owner.uid, 8));
-  put(header, 116, 8, octal(owner.gid, 8));
+  put(header, 108, 8, octal(uid, 8));
+  put(header, 116, 8, octal(gid, 8));
   put(header, 124, 12, octal(size, 12));
   put(header, 136, 12, octal(0, 12));
   put(header, 148, 8, "        ");
@@ -102,7 +109,7 @@ export const TAR_END: Uint8Array = new Uint8Array(2 * BLOCK);
  * ```
  *
  * @param entries The entries, in the order to write them.
- * @param owner Numeric owner of every entry.
+ * @param owner Numeric owner of every entry that does not name its own.
  * @returns The archive's bytes.
  * @throws {RangeError} When a path or link target does not fit.
  */

@@ -13,7 +13,14 @@
  * - layer 2: the Deno runtime, the npm package `@deno/linux-<arch>-glibc`
  *   of the pinned version ({@linkcode PINNED_DENO_VERSION}) at `/usr/local/bin/deno`;
  * - layer 3: the bundle (`deno task bundle`) at `/usr/local/lib/pods-api/pods-api.js`,
- *   the same blob for both.
+ *   the same blob for both;
+ * - layer 4: Deno's analysis of the bundle at that path, in the image's
+ *   `DENO_DIR` (`/var/cache/pods-api/deno`, the image's user's own), so that
+ *   even the first start of a bare image does not parse the bundle
+ *   (scripts/_image_root.ts says why that matters and how it is made). The
+ *   same blob for both: it holds Deno's version, the bundle's path and hash
+ *   and its imports, nothing of the machine. A build that cannot run Deno in
+ *   a user namespace says so and leaves the layer out.
  *
  * The entrypoint runs the bundle with exactly the daemon's permissions
  * (scripts/_permissions.ts); the default command is `serve`. Labels carry the
@@ -46,6 +53,7 @@ import { type PushBlob, pushImage } from "./_registry_push.ts";
 import { TAR_END, tarArchive, type TarEntry, tarHeader, tarPadding } from "./_tar.ts";
 import { buildBundle } from "./bundle.ts";
 import { describeVersion, ROOT_DIR } from "./stamp_version.ts";
+import { analyseInRoot, layOutRoot } from "./_image_root.ts";
 import {
   crossLibraries,
   denoNpmPackage,
@@ -81,6 +89,8 @@ export const DEFAULT_SOURCE = "unknown";
 export const IMAGE_PATHS = {
   deno: "/usr/local/bin/deno",
   bundle: "/usr/local/lib/pods-api/pods-api.js",
+  /** Deno's cache (`DENO_DIR`): layer 4; the DaemonSet mounts an `emptyDir` here. */
+  denoDir: "/var/cache/pods-api/deno",
 } as const;
 
 /** The image's non-root user (distroless's `nonroot` ids). */
@@ -107,6 +117,32 @@ const DECODER = new TextDecoder();
  */
 export function imageEntrypoint(): string[] {
   return bundleCommand(IMAGE_PATHS.deno, IMAGE_PATHS.bundle);
+}
+
+/**
+ * The image's environment (its config's `Env`).
+ *
+ * @returns `NAME=value` entries.
+ */
+export function imageEnv(): string[] {
+  return [
+    "PATH=/usr/local/bin",
+    "DENO_NO_UPDATE_CHECK=1",
+    "NO_COLOR=1",
+    `DENO_DIR=${IMAGE_PATHS.denoDir}`,
+    ...mallocEnvEntries(),
+  ];
+}
+
+/**
+ * The image's environment as a record, to run its entrypoint with.
+ *
+ * @returns Names to values.
+ */
+export function imageEnvRecord(): Record<string, string> {
+  return Object.fromEntries(
+    imageEnv().map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]),
+  );
 }
 
 /**
@@ -271,6 +307,61 @@ function withDirectories(files: { path: string; mode: number; data: Uint8Array }
   return entries;
 }
 
+/**
+ * Layer 4's entries: the directories above `IMAGE_PATHS.denoDir` (root's),
+ * then the cache directory and everything in it, in name order, owned by the
+ * image's user (Deno writes next to its databases as it opens them).
+ */
+async function denoDirEntries(denoDir: string): Promise<TarEntry[]> {
+  const owner = { uid: IMAGE_USER.uid, gid: IMAGE_USER.gid };
+  const inImage = IMAGE_PATHS.denoDir.replace(/^\//, "");
+  const entries: TarEntry[] = parents(`/${inImage}`).map((path) => ({
+    type: "dir",
+    path,
+    mode: 0o755,
+  }));
+  const walk = async (dir: string, path: string): Promise<void> => {
+    entries.push({ type: "dir", path, mode: 0o755, owner });
+    const children = [];
+    for await (const entry of Deno.readDir(dir)) children.push(entry);
+    children.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    for (const child of children) {
+      if (child.isDirectory) await walk(`${dir}/${child.name}`, `${path}/${child.name}`);
+      else if (child.isFile) {
+        const data = await Deno.readFile(`${dir}/${child.name}`);
+        entries.push({ type: "file", path: `${path}/${child.name}`, mode: 0o644, data, owner });
+      }
+    }
+  };
+  await walk(denoDir, inImage);
+  return entries;
+}
+
+/**
+ * Has the image's own entrypoint analyse the bundle once in the build
+ * machine's platform's root, laid out as the image holds it (scripts/_image_root.ts).
+ *
+ * @param platform The build machine's platform (its Deno runs here).
+ * @param bundle The bundle to ship.
+ * @param root A scratch directory for the root file system.
+ * @returns The filled cache directory for {@linkcode BuildImageOptions.denoDir}, or why not.
+ */
+export async function analyseBundleForImage(
+  platform: PlatformInput,
+  bundle: string,
+  root: string,
+): Promise<{ denoDir: string } | { error: string }> {
+  const accounts = accountFiles();
+  await layOutRoot(root, [
+    ...platform.libraries.map((lib) => ({ ...lib, mode: 0o755 })),
+    { path: "/etc/passwd", mode: 0o644, data: ENCODER.encode(accounts.passwd) },
+    { path: "/etc/group", mode: 0o644, data: ENCODER.encode(accounts.group) },
+    { source: platform.deno, path: IMAGE_PATHS.deno, mode: 0o755 },
+    { source: bundle, path: IMAGE_PATHS.bundle, mode: 0o644 },
+  ]);
+  return await analyseInRoot(root, [...imageEntrypoint(), "version"], imageEnvRecord());
+}
+
 /** One built layer. */
 export interface Layer {
   /** What it holds, for the image's history. */
@@ -345,6 +436,12 @@ export interface BuildImageOptions {
   revision?: string;
   /** The image's creation time (the commit's time: rebuilding gives the same digests). */
   created: Date;
+  /**
+   * A Deno cache directory that has analysed the bundle at its path in the
+   * image ({@linkcode analyseBundleForImage}), shipped at `IMAGE_PATHS.denoDir`
+   * as layer 4; none when absent.
+   */
+  denoDir?: string;
 }
 
 /** One platform's image in what {@linkcode buildImage} wrote. */
@@ -379,7 +476,7 @@ export interface BuiltImage {
 /** One platform's layers, config and manifest. */
 async function platformImage(
   platform: PlatformInput,
-  app: Layer,
+  shared: readonly Layer[],
   options: BuildImageOptions,
 ): Promise<{ built: BuiltPlatform; layers: Layer[]; config: Uint8Array }> {
   const accounts = accountFiles();
@@ -406,7 +503,7 @@ async function platformImage(
       data: await Deno.readFile(platform.deno),
     }]),
   );
-  const layers = [base, runtime, app];
+  const layers = [base, runtime, ...shared];
   const created = options.created.toISOString().replace(/\.\d+Z$/, "Z");
   const config = ENCODER.encode(JSON.stringify({
     created,
@@ -414,7 +511,7 @@ async function platformImage(
     os: "linux",
     config: {
       User: `${IMAGE_USER.uid}:${IMAGE_USER.gid}`,
-      Env: ["PATH=/usr/local/bin", "DENO_NO_UPDATE_CHECK=1", "NO_COLOR=1", ...mallocEnvEntries()],
+      Env: imageEnv(),
       Entrypoint: imageEntrypoint(),
       Cmd: ["serve"],
       WorkingDir: "/",
@@ -486,9 +583,18 @@ export async function buildImage(options: BuildImageOptions): Promise<BuiltImage
       data: await Deno.readFile(options.bundle),
     }]),
   );
+  const shared = [app];
+  if (options.denoDir !== undefined) {
+    shared.push(
+      await layer(
+        `deno's analysis of the bundle at ${IMAGE_PATHS.bundle}`,
+        await denoDirEntries(options.denoDir),
+      ),
+    );
+  }
   const images = [];
   for (const platform of options.platforms) {
-    images.push(await platformImage(platform, app, options));
+    images.push(await platformImage(platform, shared, options));
   }
   const tag = options.name.slice(options.name.lastIndexOf(":") + 1);
   const imageIndex = ENCODER.encode(JSON.stringify({
@@ -708,6 +814,16 @@ async function main(args: readonly string[]): Promise<number> {
       version = /var BUILD_VERSION\d* = "([^"]*)";/.exec(await Deno.readTextFile(bundle))?.[1] ??
         await describeVersion();
     }
+    const host = platforms.find((p) => p.architecture === hostArchitecture());
+    const analysis = host === undefined
+      ? { error: `linux/${hostArchitecture()} is not built, and only its Deno runs here` }
+      : await analyseBundleForImage(host, bundle, `${work}/root`);
+    if ("error" in analysis) {
+      err(
+        `image: no layer of Deno's analysis (${analysis.error}); ` +
+          "the image's first start will parse the bundle",
+      );
+    }
     const revision = await git(["rev-parse", "HEAD"]);
     const epoch = Number(await git(["log", "-1", "--format=%ct"]) ?? "0");
     const image = await buildImage({
@@ -719,6 +835,7 @@ async function main(args: readonly string[]): Promise<number> {
       source: flags.source ?? await git(["remote", "get-url", "origin"]) ?? DEFAULT_SOURCE,
       ...(revision ? { revision } : {}),
       created: new Date(epoch * 1000),
+      ...("denoDir" in analysis ? { denoDir: analysis.denoDir } : {}),
     });
     err(
       `image: wrote ${flags.output}: ${image.name} (pods-api ${version}, deno ${PINNED_DENO_VERSION}), ` +

@@ -166,22 +166,33 @@ async function memoryRun(
     await alone.stop();
   }
   if (shape.entry === "bundle") {
-    const cold = await startDaemonAlone({
-      ...shape,
-      dir,
-      tag: `cold-${pods}`,
-      pods,
-      churn: 0,
-      analysisCache: "cold",
-    });
-    try {
-      const idle = await idleRss(cold.daemon.pid);
-      rows.push(
-        idleRow(`idle RSS, ${pods} pods, first start (Deno analyses the bundle)`, pods, idle),
-      );
-      raw[`memory_${pods}_first_start`] = { idle };
-    } finally {
-      await cold.stop();
+    // The image's first start (its root, its layer of Deno's analysis): the
+    // target's row; then a first start with nothing analysed, for scale.
+    const firstStarts = [
+      { cache: "image", tag: "image", figure: "first start of the image (its layer 4)" },
+      {
+        cache: "cold",
+        tag: "cold",
+        figure: "first start, empty DENO_DIR (Deno parses the bundle)",
+      },
+    ] as const;
+    for (const first of firstStarts) {
+      const alone = await startDaemonAlone({
+        ...shape,
+        dir,
+        tag: `${first.tag}-${pods}`,
+        pods,
+        churn: 0,
+        analysisCache: first.cache,
+      });
+      try {
+        const idle = await idleRss(alone.daemon.pid);
+        const row = idleRow(`idle RSS, ${pods} pods, ${first.figure}`, pods, idle);
+        rows.push(first.cache === "image" ? row : { figure: row.figure, value: row.value });
+        raw[`memory_${pods}_first_start_${first.tag}`] = { idle };
+      } finally {
+        await alone.stop();
+      }
     }
   }
   if (snapshot) raw[`heap_${pods}`] = await heapBreakdown(dir, pods);

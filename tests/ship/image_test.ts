@@ -180,6 +180,7 @@ Deno.test("buildImage() writes a valid OCI image layout holding only what it nee
       assert.deepEqual(config.config.Entrypoint, imageEntrypoint());
       assert.deepEqual(config.config.Cmd, ["serve"]);
       for (const entry of mallocEnvEntries()) assert.ok(config.config.Env.includes(entry), entry);
+      assert.ok(config.config.Env.includes(`DENO_DIR=${IMAGE_PATHS.denoDir}`));
       const entrypoint: string[] = config.config.Entrypoint;
       assert.equal(entrypoint[0], IMAGE_PATHS.deno);
       assert.equal(entrypoint.at(-1), IMAGE_PATHS.bundle);
@@ -206,6 +207,51 @@ Deno.test("buildImage() writes a valid OCI image layout holding only what it nee
       const again = await build(dir, { output: `${dir}/again.tar` });
       assert.equal(again.indexDigest, image.indexDigest);
     });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("buildImage() ships a Deno cache as layer 4, owned by the image's user", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pods-api-image-" });
+  try {
+    const cache = `${dir}/deno-dir`;
+    await Deno.mkdir(`${cache}/npm`, { recursive: true });
+    await Deno.writeTextFile(`${cache}/dep_analysis_cache_v2`, "analysis");
+    await Deno.writeTextFile(`${cache}/b_cache`, "b");
+    const without = await build(dir, { output: `${dir}/without.tar` });
+    const image = await build(dir, { denoDir: cache });
+    const out = `${dir}/out`;
+    await Deno.mkdir(out);
+    await sh("tar", ["-xf", `${dir}/image.tar`], out);
+    const json = async (digest: string) =>
+      JSON.parse(await Deno.readTextFile(`${out}/blobs/sha256/${digest.slice(7)}`));
+    const manifest = await json(image.platforms[0]!.manifestDigest);
+    assert.equal(manifest.layers.length, 4);
+    const last = `${out}/blobs/sha256/${manifest.layers[3].digest.slice(7)}`;
+    const listing = (await sh("tar", ["--numeric-owner", "-tvzf", last])).trim().split("\n")
+      .map((l) => {
+        const [mode, owner, , , , path] = l.split(/\s+/);
+        return [mode, owner, path];
+      });
+    const own = `${IMAGE_USER.uid}/${IMAGE_USER.gid}`;
+    const inImage = IMAGE_PATHS.denoDir.slice(1);
+    assert.deepEqual(listing, [
+      ["drwxr-xr-x", "0/0", "var/"],
+      ["drwxr-xr-x", "0/0", "var/cache/"],
+      ["drwxr-xr-x", "0/0", "var/cache/pods-api/"],
+      ["drwxr-xr-x", own, `${inImage}/`],
+      ["-rw-r--r--", own, `${inImage}/b_cache`],
+      ["-rw-r--r--", own, `${inImage}/dep_analysis_cache_v2`],
+      ["drwxr-xr-x", own, `${inImage}/npm/`],
+    ]);
+    assert.equal(
+      await sh("tar", ["-xzOf", last, `${inImage}/dep_analysis_cache_v2`]),
+      "analysis",
+    );
+    assert.notEqual(image.indexDigest, without.indexDigest);
+    const again = await build(dir, { denoDir: cache, output: `${dir}/again.tar` });
+    assert.equal(again.indexDigest, image.indexDigest);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -220,10 +220,20 @@ function command(line: string): void {
   }
 }
 
-// The kubelet removes whatever is at its socket path and binds its own.
-await Deno.remove(path).catch(() => {});
+// The kubelet removes whatever is at its socket path and binds its own;
+// again when a server made the path anew in between (a daemon that saw its
+// socket go missing binds it again within its check period).
+let listener: Deno.Listener | undefined;
+for (let attempt = 0; listener === undefined; attempt++) {
+  await Deno.remove(path).catch(() => {});
+  try {
+    listener = Deno.listen({ transport: "unix", path });
+  } catch (err) {
+    if (!(err instanceof Deno.errors.AddrInUse) || attempt >= 50) throw err;
+  }
+}
 const server = new GrpcServer({ methods });
-server.serve(Deno.listen({ transport: "unix", path }));
+server.serve(listener);
 
 const out = Deno.stdout.writable.getWriter();
 const encoder = new TextEncoder();

@@ -318,6 +318,11 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
   const launch = inImage
     ? ["-i", ...imageEnv(), ...inRootCommand(imageRootDir, imageEntrypoint())]
     : [...daemonEnv, Deno.execPath(), ...head];
+  const stopBoth = async (e: unknown): Promise<never> => {
+    await stopProc(daemonProc);
+    await stopProc(runtime);
+    throw e;
+  };
   const daemonProc = spawnProc(
     "env",
     [
@@ -354,7 +359,9 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
     o.daemonCpu,
   );
   // In the image unshare forks the daemon: its figures are its child's.
-  const daemon = inImage ? { ...daemonProc, pid: await firstChild(daemonProc.pid) } : daemonProc;
+  const daemon = inImage
+    ? { ...daemonProc, pid: await firstChild(daemonProc.pid).catch(stopBoth) }
+    : daemonProc;
   // The metrics port is in the start-up log line.
   let metricsPort = 0;
   for (let i = 0; i < 1200 && metricsPort === 0; i++) {
@@ -383,9 +390,11 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
     metricsPort,
     async stop() {
       if (inImage) {
+        // The daemon's own shutdown first; unshare ends with it.
         try {
           Deno.kill(daemon.pid, "SIGTERM");
         } catch { /* gone */ }
+        await Promise.race([daemonProc.child.status, sleep(15_000)]);
       }
       await stopProc(daemonProc);
       await stopProc(runtime);

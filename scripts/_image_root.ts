@@ -71,6 +71,8 @@ export function inRootCommand(root: string, argv: readonly string[]): string[] {
     "--mount",
     "--pid",
     "--fork",
+    // The program goes with unshare: nothing is left running if unshare is stopped.
+    "--kill-child",
     "--mount-proc=/proc",
     `--root=${root}`,
     ...argv,

@@ -74,6 +74,14 @@ export interface Subscription {
    * @throws {TypeError} When a previous call is still pending.
    */
   next(): Promise<SubscriptionItem>;
+  /**
+   * Takes the next queued change without waiting, as `next()` would have
+   * given it.
+   *
+   * @returns The change, or `undefined` when none is queued (or the
+   *   subscription is over: `next()` then says how).
+   */
+  poll(): PodEvent | undefined;
   /** Says the snapshot has been delivered: from now on `queueLimit` applies. */
   markLive(): void;
 }
@@ -148,14 +156,19 @@ class Subscriber implements Subscription {
   }
 
   next(): Promise<SubscriptionItem> {
-    const event = this.#queue.shift();
-    if (this.#allowance > this.#queue.size) this.#allowance = this.#queue.size;
+    const event = this.poll();
     if (event !== undefined) return Promise.resolve({ state: "event", event });
     if (this.#final !== undefined) return Promise.resolve(this.#final);
     if (this.#waiter !== undefined) {
       return Promise.reject(new TypeError("Cannot call next() while a previous call is pending"));
     }
     return new Promise((resolve) => this.#waiter = resolve);
+  }
+
+  poll(): PodEvent | undefined {
+    const event = this.#queue.shift();
+    if (this.#allowance > this.#queue.size) this.#allowance = this.#queue.size;
+    return event;
   }
 
   deliver(event: PodEvent): void {

@@ -37,12 +37,14 @@ export interface ServerCall {
 /** Where a server-streaming handler writes its messages. */
 export interface MessageSink {
   /**
-   * Queues one message; resolves once the stream's backlog is small again
-   * (the client reads), or at once when the call is over.
+   * Queues one message.
    *
    * @param message A serialized message, or one framed already.
+   * @returns `undefined` when the stream's backlog is small (or the call is
+   *   over); else a promise that resolves once it is small again (the
+   *   client reads).
    */
-  send(message: Uint8Array | FramedMessage): Promise<void>;
+  send(message: Uint8Array | FramedMessage): Promise<void> | undefined;
 }
 
 /** A method the server serves. */
@@ -480,8 +482,8 @@ class CallState implements ServerCall {
     this.#finish(STATUS.OK, "");
   }
 
-  #send(message: Uint8Array | FramedMessage): Promise<void> {
-    if (this.#ended) return Promise.resolve();
+  #send(message: Uint8Array | FramedMessage): Promise<void> | undefined {
+    if (this.#ended) return undefined;
     const framed = message instanceof FramedMessage ? message : frameMessage(message);
     this.#checkSendSize(framed);
     this.#sendHeaders();

@@ -313,10 +313,15 @@ function copyPayload(
 ): void {
   const { bytes, tail, offset } = item;
   const fromBytes = Math.min(Math.max(bytes.byteLength - offset, 0), chunk);
-  if (fromBytes > 0) out.set(bytes.subarray(offset, offset + fromBytes), at);
+  // Whole pieces are copied as they are: a view per piece was most of the
+  // writer's garbage when a watcher's backlog of small events went out.
+  if (fromBytes === bytes.byteLength) out.set(bytes, at);
+  else if (fromBytes > 0) out.set(bytes.subarray(offset, offset + fromBytes), at);
   if (fromBytes < chunk) {
     const start = offset + fromBytes - bytes.byteLength;
-    out.set(tail.subarray(start, start + chunk - fromBytes), at + fromBytes);
+    const rest = chunk - fromBytes;
+    if (start === 0 && rest === tail.byteLength) out.set(tail, at + fromBytes);
+    else out.set(tail.subarray(start, start + rest), at + fromBytes);
   }
 }
 

@@ -45,8 +45,6 @@ export type OutboundItem =
   };
 
 const NO_BYTES = new Uint8Array(0);
-/** What `drained()` returns when there is nothing to wait for: one promise, not one per message sent. */
-const DRAINED = Promise.resolve();
 
 /** What a stream needs from its connection. */
 export interface StreamHost {
@@ -184,10 +182,11 @@ export class Http2Stream {
    * Waits until at most `limit` payload bytes are queued, or the stream ends.
    *
    * @param limit The backlog to wait for.
-   * @returns Resolves then.
+   * @returns Resolves then; `undefined` when that is already so (a watcher
+   *   sending its backlog then goes on without a turn of the event loop).
    */
-  drained(limit: number): Promise<void> {
-    if (this.#queuedBytes <= limit || this.#closed) return DRAINED;
+  drained(limit: number): Promise<void> | undefined {
+    if (this.#queuedBytes <= limit || this.#closed) return undefined;
     return new Promise((resolve) => this.#waiters.push({ limit, resolve }));
   }
 

@@ -33,6 +33,7 @@ export {
   type QueryWatch,
   type QueryWatchOptions,
   selectEvent,
+  WATCH_BATCH_ITEMS,
   type WatchItem,
   type WatchItemType,
 } from "./query_engine.ts";

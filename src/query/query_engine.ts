@@ -108,7 +108,21 @@ export interface QueryWatchOptions {
 export interface QueryWatch extends AsyncIterable<WatchItem> {
   /** The position the watch starts from. */
   readonly position: number;
+  /**
+   * The same items in the same order, a batch at a time: the initial list
+   * (or the changes after a resume token) in batches of at most
+   * {@linkcode WATCH_BATCH_ITEMS}, then every change already queued when
+   * the watcher comes back for more. Iterate one or the other, not both.
+   */
+  batches(): AsyncIterable<readonly WatchItem[]>;
 }
+
+/**
+ * Most items of the initial list in one batch: a batch is made when the
+ * watcher asks for it, so a thousand watchers syncing at once do not each
+ * hold their whole list of items.
+ */
+export const WATCH_BATCH_ITEMS = 128;
 
 interface Tombstone {
   readonly pod: CachedPod;
@@ -373,29 +387,48 @@ export class QueryEngine {
     const bookmarkMs = options.bookmarkMs ?? 0;
     const store = this.#store;
     const clock = this.#clock;
-    async function* items(): AsyncGenerator<WatchItem> {
+    // One turn of the event loop per batch, not per item: a watcher's
+    // initial list goes to its sink without waiting between pods.
+    async function* batches(): AsyncGenerator<readonly WatchItem[]> {
+      let batch: WatchItem[] = [];
       if (replay === undefined) {
-        for (const pod of subscription.snapshot) {
-          if (selector.matches(pod.pod, pod.resources)) {
-            yield { type: "ADDED", pod, position: 0 };
+        const pods = subscription.snapshot;
+        for (let i = 0; i < pods.length; i++) {
+          const pod = pods[i]!;
+          if (!selector.matches(pod.pod, pod.resources)) continue;
+          batch.push({ type: "ADDED", pod, position: 0 });
+          if (batch.length === WATCH_BATCH_ITEMS) {
+            yield batch;
+            batch = [];
           }
         }
-        yield {
+        batch.push({
           type: "INITIAL_SYNC_COMPLETE",
           pod: undefined,
           position: subscription.resourceVersion,
-        };
+        });
       } else {
         for (const event of replay) {
           if (event.type === "MODIFIED" && !accept(event)) continue;
           const item = selectEvent(event, selector);
-          if (item !== undefined) yield item;
+          if (item === undefined) continue;
+          batch.push(item);
+          if (batch.length === WATCH_BATCH_ITEMS) {
+            yield batch;
+            batch = [];
+          }
         }
       }
+      if (batch.length > 0) yield batch;
       subscription.markLive();
       yield* live(subscription, selector, store, { bookmarkMs, clock });
     }
-    return { position: subscription.resourceVersion, [Symbol.asyncIterator]: items };
+    async function* items(): AsyncGenerator<WatchItem> {
+      // Not `yield*` of the batch: that takes extra turns of the event loop
+      // between batches, and the watch would go live a few turns late.
+      for await (const batch of batches()) for (const item of batch) yield item;
+    }
+    return { position: subscription.resourceVersion, batches, [Symbol.asyncIterator]: items };
   }
 
   #find(
@@ -464,7 +497,7 @@ async function* live(
   selector: PodSelector,
   store: PodStore,
   bookmarks: { readonly bookmarkMs: number; readonly clock: Clock },
-): AsyncGenerator<WatchItem> {
+): AsyncGenerator<readonly WatchItem[]> {
   const { bookmarkMs, clock } = bookmarks;
   let pending: Promise<SubscriptionItem> | undefined;
   // Bookmarks keep time from the last item sent: changes filtered out by
@@ -487,7 +520,7 @@ async function* live(
       const winner = await Promise.race([pending, tick.promise]);
       cancel?.();
       if (typeof winner === "number") {
-        yield { type: "BOOKMARK", pod: undefined, position: winner };
+        yield [{ type: "BOOKMARK", pod: undefined, position: winner }];
         lastSent = clock.now();
         continue;
       }
@@ -498,9 +531,14 @@ async function* live(
     pending = undefined;
     if (item.state === "dropped") throw new WatchDroppedError(item.lost);
     if (item.state === "closed") return;
-    const selected = selectEvent(item.event, selector);
-    if (selected !== undefined) {
-      yield selected;
+    // What else is queued already goes with it, in order.
+    const batch: WatchItem[] = [];
+    for (let event: PodEvent | undefined = item.event; event; event = subscription.poll()) {
+      const selected = selectEvent(event, selector);
+      if (selected !== undefined) batch.push(selected);
+    }
+    if (batch.length > 0) {
+      yield batch;
       lastSent = clock.now();
     }
   }

@@ -26,7 +26,8 @@ export interface CallContext {
 export interface WatchSink {
   /**
    * @param frame One encoded response message, or one framed once for many watchers.
-   * @returns Resolves once the transport can take more.
+   * @returns `undefined` when the transport can take more at once, else a
+   *   promise that resolves once it can.
    */
-  send(frame: Uint8Array | FramedMessage): Promise<void>;
+  send(frame: Uint8Array | FramedMessage): Promise<void> | undefined;
 }

@@ -187,6 +187,10 @@ export class MaskedBytesCache {
   ): FramedMessage {
     const { type, packageless } = options;
     const slot = packageless ? PACKAGELESS_SLOT : type;
+    // The common case, a frame already made for every watcher of this pod
+    // version, makes nothing: it is asked for once per watcher and event.
+    const made = mask.isAll ? this.#frames.get(pod)?.[slot] : undefined;
+    if (made !== undefined) return made;
     const make = () => {
       const bytes = this.bytesOf(mask, pod);
       const head = packageless ? podWatchResponseHead(bytes) : watchPodsEventHead(type, bytes);

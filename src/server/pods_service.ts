@@ -125,12 +125,17 @@ export class PodsService {
     const packageless = ctx.apiVersion === "v1";
     // A watcher dropped for falling behind ends with the engine's
     // WatchDroppedError: RESOURCE_EXHAUSTED through `toStatus`.
-    for await (const item of watch) {
-      this.#checkAlive(ctx);
-      if (item.type === "INITIAL_SYNC_COMPLETE") {
-        if (!packageless) await sink.send(INITIAL_SYNC_COMPLETE);
-      } else if (item.type !== "BOOKMARK") {
-        await sink.send(this.#frame(packageless, WATCH_EVENT_TYPE[item.type], mask, item.pod!));
+    // A batch at a time, waiting only while the client's backlog is full.
+    for await (const batch of watch.batches()) {
+      for (const item of batch) {
+        this.#checkAlive(ctx);
+        let wait: Promise<void> | undefined;
+        if (item.type === "INITIAL_SYNC_COMPLETE") {
+          if (!packageless) wait = sink.send(INITIAL_SYNC_COMPLETE);
+        } else if (item.type !== "BOOKMARK") {
+          wait = sink.send(this.#frame(packageless, WATCH_EVENT_TYPE[item.type], mask, item.pod!));
+        }
+        if (wait !== undefined) await wait;
       }
     }
     this.#checkAlive(ctx);

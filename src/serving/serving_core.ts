@@ -213,6 +213,7 @@ export class ServingCore {
       signal,
       close,
       [Symbol.dispose]: close,
+      batches: () => watch.batches(),
       [Symbol.asyncIterator]: () => watch[Symbol.asyncIterator](),
     };
   }

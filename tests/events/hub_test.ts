@@ -304,3 +304,28 @@ Deno.test("EventHub.subscribe() rejects a bad queue limit", () => {
     assert.throws(() => hub.subscribe({ signal: AbortSignal.abort(), queueLimit }), RangeError);
   }
 });
+
+Deno.test("Subscription.poll() takes what next() would have given, in order, without waiting", async () => {
+  const { hub } = hubOf();
+  const controller = new AbortController();
+  const sub = hub.subscribe({ signal: controller.signal, queueLimit: 3 });
+  assert.equal(sub.poll(), undefined);
+  hub.publish([ev("ADDED", "a"), ev("ADDED", "b")]);
+  hub.publish([ev("ADDED", "c")]);
+  const taken = [sub.poll()!];
+  const item = await sub.next();
+  assert.equal(item.state, "event");
+  if (item.state === "event") taken.push(item.event);
+  taken.push(sub.poll()!);
+  assert.deepEqual(taken.map((e) => e.pod.uid), ["a", "b", "c"]);
+  assert.ok(taken[0]!.seq < taken[1]!.seq && taken[1]!.seq < taken[2]!.seq);
+  assert.equal(sub.pending, 0);
+  assert.equal(sub.poll(), undefined);
+  // Dropped: nothing to poll, and next() says why.
+  hub.publish([ev("ADDED", "x"), ev("ADDED", "y")]);
+  hub.publish([ev("ADDED", "z"), ev("ADDED", "w")]);
+  assert.equal(sub.open, false);
+  assert.equal(sub.poll(), undefined);
+  assert.deepEqual(await sub.next(), { state: "dropped", lost: 4 });
+  controller.abort();
+});

@@ -10,6 +10,7 @@ import {
   type QueryWatch,
   ResumeTokenError,
   SELECT_ALL,
+  WATCH_BATCH_ITEMS,
   type WatchItem,
 } from "../../src/query/mod.ts";
 import { canonicalEncoder, FakeClock, makePod } from "../_fixtures/pods.ts";
@@ -383,4 +384,40 @@ Deno.test("a count-bounded history keeps its bytes too", () => {
   // Each retained DELETED event is the only holder of the version before it.
   const bytes = engine.historyBytes;
   assert.ok(bytes > 10 * perEvent * 1.8 && bytes <= 10 * perEvent * 2.2, `${bytes}`);
+});
+
+Deno.test("QueryWatch.batches() gives the items in order: the list in batches, then what is queued", async () => {
+  const { engine, apply } = setup();
+  const count = WATCH_BATCH_ITEMS * 2 + 5;
+  const pods = Array.from(
+    { length: count },
+    (_, i) => makePod({ name: `p${i}`, uid: `u-${String(i).padStart(4, "0")}` }),
+  );
+  apply(pods);
+  const controller = new AbortController();
+  const batches = engine.openWatch({ selector: SELECT_ALL, signal: controller.signal }).batches()[
+    Symbol.asyncIterator
+  ]();
+  const sizes: number[] = [];
+  const items: WatchItem[] = [];
+  while (items.at(-1)?.type !== "INITIAL_SYNC_COMPLETE") {
+    const { value } = await batches.next();
+    sizes.push(value!.length);
+    items.push(...value!);
+  }
+  assert.deepEqual(sizes, [WATCH_BATCH_ITEMS, WATCH_BATCH_ITEMS, 6]);
+  assert.deepEqual(
+    items.slice(0, -1).map((i) => i.pod!.uid),
+    pods.map((p) => p.metadata.uid),
+  );
+  // Three relists while the watcher is away: one batch of their changes, in order.
+  apply(pods.slice(1));
+  apply(pods.slice(2));
+  apply(pods.slice(2).map((p) => ({ ...p, status: { phase: "Running" } })));
+  const live = (await batches.next()).value!;
+  assert.deepEqual(brief([...live]).slice(0, 3), ["DELETED:p0", "DELETED:p1", "MODIFIED:p2"]);
+  assert.equal(live.length, 2 + count - 2);
+  for (let i = 1; i < live.length; i++) assert.ok(live[i]!.position > live[i - 1]!.position);
+  controller.abort();
+  assert.equal((await batches.next()).done, true);
 });

@@ -123,6 +123,12 @@ export interface DaemonAloneOptions {
   flags?: string[];
   /** Extra `simulate-runtime` flags (e.g. `--sync-period`). */
   runtimeFlags?: string[];
+  /**
+   * A script taking `simulate-runtime`'s flags to run instead of
+   * `main.ts simulate-runtime` (bench/h2load/sim_runtime.ts: the same
+   * runtime, writing its node's change timeline).
+   */
+  runtimeScript?: string;
   /** CPU for the daemon (taskset). */
   daemonCpu?: number;
   /** CPU for the simulated runtime (taskset). */
@@ -267,8 +273,7 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
       "run",
       "--frozen",
       ...PERMS,
-      MAIN,
-      "simulate-runtime",
+      ...(o.runtimeScript === undefined ? [MAIN, "simulate-runtime"] : [o.runtimeScript]),
       "--socket",
       runtimeSocket,
       "--pods",

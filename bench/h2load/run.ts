@@ -12,12 +12,15 @@
  * node changes 50 times a second (every change re-encodes a pod and
  * invalidates the list body), against its own figure without churn.
  *
+ * Last, the live phase (bench/h2load/live_phase.ts, `--no-live` skips it):
+ * 200 changes/s on 110 pods to 100 Go watchers, daemon alone against Go.
+ *
  * Throughput ratios need a quiet machine: the load average is printed before
  * and after. Needs h2load (`nghttp2-client`), golang-go and
  * golang-google-grpc-dev.
  *
  * Usage: `deno task bench:h2load [--pods 110,1000] [--seconds 5] [--repeat 3]
- *   [--server-cpu 0] [--client-cpu 1] [--baseline CHECKOUT] [--no-churn] [--json FILE]`
+ *   [--server-cpu 0] [--client-cpu 1] [--baseline CHECKOUT] [--no-churn] [--no-live] [--json FILE]`
  *
  * Besides req/s, each run reads the server's CPU time (/proc/PID/stat) over
  * h2load's measured window: CPU per request holds up far better than req/s
@@ -44,8 +47,12 @@ import {
   startDaemonAlone,
   stopProc,
 } from "../_daemon_alone.ts";
+import { type LiveFigures, livePhase } from "./live_phase.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
+/** The live phase's node and change rate (issue 10's: 200 changes/s on 110 pods). */
+const LIVE_PODS = 110;
+const LIVE_CHANGES = 200;
 const LIST = "/v1alpha1.Pods/ListPods";
 const GET = "/v1alpha1.Pods/GetPod";
 
@@ -114,6 +121,7 @@ async function main(): Promise<void> {
       "client-cpu": { type: "string", default: "1" },
       baseline: { type: "string" },
       churn: { type: "boolean", default: true },
+      live: { type: "boolean", default: true },
       json: { type: "string" },
     },
   });
@@ -257,6 +265,23 @@ async function main(): Promise<void> {
     if (values.churn) {
       await churnRows(dir, listBody, seconds, repeat, serverCpu, clientCpu, rows, raw);
     }
+    if (values.live && values.pods!.split(",").map(Number).includes(LIVE_PODS)) {
+      log(`live: ${LIVE_CHANGES} changes/s on ${LIVE_PODS} pods to 100 watchers`);
+      const live = await livePhase({
+        dir,
+        loadclient,
+        refserver,
+        dump: `${dir}/dump-${LIVE_PODS}`,
+        pods: LIVE_PODS,
+        changes: LIVE_CHANGES,
+        watchers: 100,
+        seconds: 10,
+        serverCpu,
+        clientCpu,
+      });
+      rows.push(...liveRows(live));
+      raw.live = live;
+    }
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
@@ -353,6 +378,29 @@ function phaseRow(name: string, runs: Record<Server, Runs>, withBaseline: boolea
   } ${fmt(cpu("go"), 1)} | ${fmt(atEqualCpu, 2)}x | >= 1.0x | ${
     ratio >= 1 ? "met" : "**missed**"
   } |`;
+}
+
+/** The live phase's rows: delivery and CPU per event, latency, drops. */
+function liveRows(live: Record<"daemon" | "go", LiveFigures>): string[] {
+  const { daemon: d, go: g } = live;
+  const ratio = d.delivered / g.delivered;
+  return [
+    `| live ${LIVE_CHANGES} changes/s, ${LIVE_PODS} pods, 100 watchers (events delivered/s and CPU µs/event; not the same changes, see live_phase.ts) | ${
+      fmt(d.delivered)
+    } | ${fmt(g.delivered)} | ${fmt(ratio, 2)}x | ${fmt(d.cpuPerEventUs, 1)} | ${
+      fmt(g.cpuPerEventUs, 1)
+    } | ${fmt(g.cpuPerEventUs / d.cpuPerEventUs, 2)}x | >= 1.0x | ${
+      ratio >= 1 ? "met" : "**missed**"
+    } |`,
+    `| live: latency from change to arrival, p50 / p99 / max, ms | ${fmt(d.latency.p50, 1)} / ${
+      fmt(d.latency.p99, 1)
+    } / ${fmt(d.latency.max, 1)} | ${fmt(g.latency.p50, 1)} / ${fmt(g.latency.p99, 1)} / ${
+      fmt(g.latency.max, 1)
+    } | | | | | | |`,
+    `| live: drops (events dropped, watchers ended RESOURCE_EXHAUSTED) | ${d.drops} | ${g.drops} | | | | | no drops | ${
+      d.drops === 0 ? "met" : "**missed**"
+    } |`,
+  ];
 }
 
 /** The unary paths under churn: the daemon against itself without churn. */

@@ -23,63 +23,9 @@ import { parseServeConfig } from "../../src/config.ts";
 import { startDaemon } from "../../src/daemon.ts";
 import { createLogger } from "../../src/log.ts";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
-import type { PodObject } from "../../src/model/pod.ts";
-import { type SimulatedNode, SimulatedPodSource, simulatedSources } from "../../src/sim/mod.ts";
+import { SimulatedPodSource, simulatedSources } from "../../src/sim/mod.ts";
 import type { PodSource } from "../../src/sources/mod.ts";
-
-/** Wall-clock milliseconds with sub-millisecond precision. */
-function wallMs(): number {
-  return performance.timeOrigin + performance.now();
-}
-
-/** One change: pod UID, scheduled time, time applied to the node (epoch ms). */
-type Change = [uid: string, dueMs: number, appliedMs: number];
-
-/**
- * Makes the node apply its due mutations one at a time, so that each change
- * is attributed to its own due time; records them in `changes`.
- */
-function recordChanges(node: SimulatedNode, startMs: number, changes: Change[]): void {
-  const known = new Map<string, PodObject>();
-  for (const pod of node.pods()) known.set(pod.metadata.uid, pod);
-  const changedUids = (): string[] => {
-    const changed: string[] = [];
-    const seen = new Set<string>();
-    for (const pod of node.pods()) {
-      const uid = pod.metadata.uid;
-      seen.add(uid);
-      if (known.get(uid) !== pod) {
-        changed.push(uid);
-        known.set(uid, pod);
-      }
-    }
-    if (seen.size !== known.size) {
-      for (const uid of known.keys()) {
-        if (!seen.has(uid)) {
-          changed.push(uid);
-          known.delete(uid);
-        }
-      }
-    }
-    return changed;
-  };
-  const advance = node.advanceTo.bind(node);
-  const churn = node.churnPerSecond;
-  node.advanceTo = (nowMs: number): number => {
-    let applied = 0;
-    for (let guard = 0; churn > 0 && guard < 100_000; guard++) {
-      const k = node.mutations + node.skippedMutations + 1;
-      const due = startMs + Math.ceil((k * 1000) / churn);
-      if (due > nowMs) break;
-      const n = advance(due);
-      if (n === 0) break;
-      applied += n;
-      const at = wallMs();
-      for (const uid of changedUids()) changes.push([uid, due, at]);
-    }
-    return applied + advance(nowMs);
-  };
-}
+import { type Change, recordChanges, timelineText } from "../_sim_timeline.ts";
 
 async function main(args: string[]): Promise<void> {
   const at = args.indexOf("--timeline");
@@ -114,8 +60,7 @@ async function main(args: string[]): Promise<void> {
   Deno.addSignalListener("SIGTERM", () => stop.resolve());
   await stop.promise;
   if (timeline !== undefined) {
-    const text = changes.map((c) => `${c[0]} ${c[1]} ${c[2].toFixed(3)}`).join("\n");
-    await Deno.writeTextFile(timeline, text + "\n");
+    await Deno.writeTextFile(timeline, timelineText(changes));
   }
   await daemon.close();
   if (!direct) await created[Symbol.asyncDispose]();

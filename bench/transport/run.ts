@@ -32,6 +32,7 @@
 
 import { parseArgs } from "node:util";
 import { cpuMs, rssMb, rssSampler } from "../_proc_usage.ts";
+import { latencies, readTimeline } from "../_live_latency.ts";
 import { simDaemonFlags } from "../_sim_daemon_flags.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -320,69 +321,6 @@ function abba<T>(a: T, b: T, repeat: number): T[] {
   return out;
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.round((p / 100) * (sorted.length - 1)))]!;
-}
-
-/**
- * Per-event latency: each live arrival against the latest change of that pod
- * at or before it (the change the event carries), counting only changes made
- * after every watcher had synced.
- */
-async function latencies(
-  arrivalsFile: string,
-  changes: Map<string, number[]>,
-  syncedAtMs: number,
-): Promise<{ p50: number; p99: number; max: number; matched: number; events: number }> {
-  const lat: number[] = [];
-  let events = 0;
-  for (const line of (await Deno.readTextFile(arrivalsFile)).split("\n")) {
-    if (line === "") continue;
-    events++;
-    const [, uid, , at] = line.split(" ");
-    const times = changes.get(uid!);
-    if (times === undefined) continue;
-    const arrival = Number(at) / 1e6;
-    let lo = 0;
-    let hi = times.length - 1;
-    let hit = -1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (times[mid]! <= arrival) {
-        hit = mid;
-        lo = mid + 1;
-      } else hi = mid - 1;
-    }
-    if (hit < 0 || times[hit]! < syncedAtMs) continue;
-    lat.push(arrival - times[hit]!);
-  }
-  lat.sort((a, b) => a - b);
-  return {
-    p50: percentile(lat, 50),
-    p99: percentile(lat, 99),
-    max: lat.at(-1) ?? NaN,
-    matched: lat.length,
-    events,
-  };
-}
-
-/** Change times (ms) per pod UID from a server's timeline. */
-async function readTimeline(server: Server): Promise<Map<string, number[]>> {
-  const out = new Map<string, number[]>();
-  for (const line of (await Deno.readTextFile(server.timeline!)).split("\n")) {
-    if (line === "") continue;
-    const parts = line.split(" ");
-    // daemon: "uid due_ms applied_ms" (the time the node applied it); go: "uid sent_ns".
-    const ms = server.name === "daemon" ? Number(parts[2]) : Number(parts[1]) / 1e6;
-    let list = out.get(parts[0]!);
-    if (list === undefined) out.set(parts[0]!, list = []);
-    list.push(ms);
-  }
-  for (const list of out.values()) list.sort((a, b) => a - b);
-  return out;
-}
-
 interface Tools {
   dir: string;
   refserver: string;
@@ -638,7 +576,11 @@ async function main(): Promise<void> {
       const goStats = name === "go"
         ? JSON.parse(server.child.lines.at(-1) ?? "{}") as { "dropped_watchers"?: number }
         : {};
-      const lat = await latencies(arrivals, await readTimeline(server), w.out.synced_at_ns / 1e6);
+      const lat = await latencies(
+        arrivals,
+        await readTimeline(server.timeline!, server.name === "daemon" ? "node" : "go"),
+        w.out.synced_at_ns / 1e6,
+      );
       const ended = w.out.ended.RESOURCE_EXHAUSTED ?? 0;
       liveFigures[name] = {
         p50: lat.p50,

@@ -128,6 +128,8 @@ export interface SimulateRuntimeDeps {
   readonly signal: AbortSignal;
   /** Receives the one ready line. */
   readonly out: (line: string) => void;
+  /** Sees the node once it is built, before it is served (a benchmark records its changes). */
+  readonly observe?: (node: SimulatedNode) => void;
 }
 
 /**
@@ -149,6 +151,7 @@ export async function runSimulateRuntime(
     churnPerSecond: options.churn,
     seed: options.seed,
   });
+  deps.observe?.(node);
   await using runtime = await startSimulatedRuntime({
     node,
     socketPath: options.socket,

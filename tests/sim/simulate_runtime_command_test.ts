@@ -6,7 +6,11 @@ import { parseServeConfig } from "../../src/config.ts";
 import { startDaemon } from "../../src/daemon.ts";
 import { silentLogger } from "../../src/log.ts";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
-import { parseSimulateRuntimeFlags } from "../../src/sim/simulate_runtime_command.ts";
+import type { SimulatedNode } from "../../src/sim/mod.ts";
+import {
+  parseSimulateRuntimeFlags,
+  runSimulateRuntime,
+} from "../../src/sim/simulate_runtime_command.ts";
 import { createSources } from "../../src/sources/create.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
@@ -108,6 +112,36 @@ Deno.test("the daemon pointed at a simulate-runtime process serves its pods", as
     assert.equal(status.code, 0, "simulate-runtime stops cleanly on SIGTERM");
     // It removed its socket on the way out.
     await assert.rejects(Deno.lstat(runtimeSocket), Deno.errors.NotFound);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("runSimulateRuntime() shows the node it serves to observe(), then serves until stopped", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pods-api-simrt-" });
+  try {
+    const options = parseSimulateRuntimeFlags(["--socket", `${dir}/sim.sock`, "--pods", "5"]);
+    assert.ok(options !== "help");
+    const stop = new AbortController();
+    const lines: string[] = [];
+    let observed: SimulatedNode | undefined;
+    const running = runSimulateRuntime(options, {
+      clock: systemClock,
+      log: silentLogger,
+      signal: stop.signal,
+      out: (line) => {
+        lines.push(line);
+        stop.abort();
+      },
+      observe: (node) => {
+        // Before it is served: nothing printed yet.
+        assert.deepEqual(lines, []);
+        observed = node;
+      },
+    });
+    await running;
+    assert.equal(observed?.pods().length, 5);
+    assert.deepEqual(JSON.parse(lines[0]!), { endpoint: `unix://${dir}/sim.sock`, pods: 5 });
+  } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -50,9 +50,9 @@ export interface LiveFigures {
 }
 
 interface WatchOut {
-  readonly live_events: number;
-  readonly live_seconds: number;
-  readonly synced_at_ns: number;
+  readonly "live_events": number;
+  readonly "live_seconds": number;
+  readonly "synced_at_ns": number;
   readonly synced: number;
   readonly ended: Record<string, number>;
 }

@@ -245,11 +245,16 @@ export function spawnCli(args: readonly string[]): LiveCli {
       } catch {
         // Already ended.
       }
+      // Read what it still prints while it stops: a CLI blocked on a full
+      // stdout pipe cannot handle the signal, and would never exit.
+      const drained = (async () => {
+        while (!ended) {
+          const { done } = await reader.read();
+          if (done) ended = true;
+        }
+      })();
       const { code } = await child.status;
-      while (!ended) {
-        const { done } = await reader.read();
-        if (done) ended = true;
-      }
+      await drained;
       await errDone;
       return code;
     },

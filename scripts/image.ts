@@ -47,7 +47,7 @@
  * @module
  */
 
-import { mallocEnvEntries } from "./_malloc_env.ts";
+import { DAEMON_MALLOC_ENV } from "./_malloc_env.ts";
 import { bundleCommand } from "./_permissions.ts";
 import { type PushBlob, pushImage } from "./_registry_push.ts";
 import { TAR_END, tarArchive, type TarEntry, tarHeader, tarPadding } from "./_tar.ts";
@@ -120,29 +120,27 @@ export function imageEntrypoint(): string[] {
 }
 
 /**
- * The image's environment (its config's `Env`).
+ * The image's environment, as its entrypoint is run with it.
+ *
+ * @returns Names to values, in the config's order.
+ */
+export function imageEnvRecord(): Record<string, string> {
+  return {
+    PATH: "/usr/local/bin",
+    DENO_NO_UPDATE_CHECK: "1",
+    NO_COLOR: "1",
+    DENO_DIR: IMAGE_PATHS.denoDir,
+    ...DAEMON_MALLOC_ENV,
+  };
+}
+
+/**
+ * The image's environment as its config's `Env` takes it.
  *
  * @returns `NAME=value` entries.
  */
 export function imageEnv(): string[] {
-  return [
-    "PATH=/usr/local/bin",
-    "DENO_NO_UPDATE_CHECK=1",
-    "NO_COLOR=1",
-    `DENO_DIR=${IMAGE_PATHS.denoDir}`,
-    ...mallocEnvEntries(),
-  ];
-}
-
-/**
- * The image's environment as a record, to run its entrypoint with.
- *
- * @returns Names to values.
- */
-export function imageEnvRecord(): Record<string, string> {
-  return Object.fromEntries(
-    imageEnv().map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]),
-  );
+  return Object.entries(imageEnvRecord()).map(([name, value]) => `${name}=${value}`);
 }
 
 /**

@@ -161,13 +161,14 @@ export class MaskedBytesCache {
    * @returns The framed response.
    */
   getResponseOf(mask: FieldMask, pod: CachedPod): FramedMessage {
-    const make = () => {
-      const bytes = this.bytesOf(mask, pod);
-      return frameMessageEndingWith(getPodResponseHead(bytes), bytes);
-    };
-    return mask.isAll
-      ? this.#slot(pod, GET_SLOT, make)
-      : this.#remember(pod, `get\0${mask.key}`, make);
+    // Unmasked, the common case: a slot of the pod version, nothing made to ask for it.
+    if (mask.isAll) return this.#slotsOf(pod)[GET_SLOT] ??= this.#getResponse(mask, pod);
+    return this.#remember(pod, `get\0${mask.key}`, () => this.#getResponse(mask, pod));
+  }
+
+  #getResponse(mask: FieldMask, pod: CachedPod): FramedMessage {
+    const bytes = this.bytesOf(mask, pod);
+    return frameMessageEndingWith(getPodResponseHead(bytes), bytes);
   }
 
   /**
@@ -185,26 +186,30 @@ export class MaskedBytesCache {
     pod: CachedPod,
     options: { type: WatchEventType; packageless: boolean },
   ): FramedMessage {
-    const { type, packageless } = options;
-    const slot = packageless ? PACKAGELESS_SLOT : type;
-    // The common case, a frame already made for every watcher of this pod
-    // version, makes nothing: it is asked for once per watcher and event.
-    const made = mask.isAll ? this.#frames.get(pod)?.[slot] : undefined;
-    if (made !== undefined) return made;
-    const make = () => {
-      const bytes = this.bytesOf(mask, pod);
-      const head = packageless ? podWatchResponseHead(bytes) : watchPodsEventHead(type, bytes);
-      return frameMessageEndingWith(head, bytes);
-    };
-    return mask.isAll
-      ? this.#slot(pod, slot, make)
-      : this.#remember(pod, `${slot}\0${mask.key}`, make);
+    const slot = options.packageless ? PACKAGELESS_SLOT : options.type;
+    // Unmasked, the common case: asked for once per watcher and event, so
+    // nothing is made to find a frame already there.
+    if (mask.isAll) return this.#slotsOf(pod)[slot] ??= this.#frame(mask, pod, options);
+    return this.#remember(pod, `${slot}\0${mask.key}`, () => this.#frame(mask, pod, options));
   }
 
-  #slot(pod: CachedPod, slot: number, make: () => FramedMessage): FramedMessage {
+  #frame(
+    mask: FieldMask,
+    pod: CachedPod,
+    options: { type: WatchEventType; packageless: boolean },
+  ): FramedMessage {
+    const bytes = this.bytesOf(mask, pod);
+    const head = options.packageless
+      ? podWatchResponseHead(bytes)
+      : watchPodsEventHead(options.type, bytes);
+    return frameMessageEndingWith(head, bytes);
+  }
+
+  /** The unmasked frames of a pod version, by slot. */
+  #slotsOf(pod: CachedPod): (FramedMessage | undefined)[] {
     let slots = this.#frames.get(pod);
     if (slots === undefined) this.#frames.set(pod, slots = []);
-    return slots[slot] ??= make();
+    return slots;
   }
 
   /** Masked pod bytes currently held (list bodies not included). */

@@ -1,16 +1,23 @@
 /**
- * The live phase of `bench:h2load`, daemon alone: `changes` pod changes a
+ * The live phase of `bench:h2load`, daemon alone: `changes` mutations a
  * second on the simulated node (bench/h2load/sim_runtime.ts, in its own
  * process, writing its change timeline), the daemon relisting it every 10
- * ms, against bench/go/refserver broadcasting the same number of `MODIFIED`
- * events a second; 100 Go watchers (bench/go/loadclient) on each, after
- * their initial list. Per server: events delivered a second to all watchers,
- * server CPU per delivered event, latency from each change to its arrival,
- * and drops (events the daemon dropped, watchers ended RESOURCE_EXHAUSTED).
+ * ms, against bench/go/refserver broadcasting `MODIFIED` events; 100 Go
+ * watchers (bench/go/loadclient) on each, after their initial list.
  *
- * The two do not make the same changes: Go's server broadcasts exactly
- * `changes` a second; the simulated node makes that many mutations, which
- * the daemon's relists turn into pod events.
+ * Both servers deliver the same number of changes a second. A mutation of
+ * the simulated node is not always a pod event (a container that starts
+ * with its pod is one ADDED; a pod created and started between two relists
+ * is one event), so the daemon first runs with no watcher: what its relists
+ * publish a second (`pods_api_pod_events_total`) is the rate Go's server
+ * then broadcasts, and what they cost (CPU with no watcher) is given apart.
+ *
+ * Per server: events delivered a second to all watchers and the share of
+ * the changes each watcher got, server CPU per delivered event (the
+ * daemon's also net of its relists), latency from each change to its
+ * arrival (the daemon's includes up to a 10 ms runtime sync and a 10 ms
+ * relist period), and drops (events dropped, watchers ended
+ * RESOURCE_EXHAUSTED).
  *
  * @module
  */
@@ -31,7 +38,7 @@ export interface LivePhaseOptions {
   /** `loadclient dump` of a daemon with `pods` pods: the Go server's bytes. */
   readonly dump: string;
   readonly pods: number;
-  /** Changes a second. */
+  /** Mutations a second on the simulated node. */
   readonly changes: number;
   readonly watchers: number;
   /** Seconds of live events after every watcher has synced. */
@@ -42,9 +49,15 @@ export interface LivePhaseOptions {
 
 /** One server's figures. */
 export interface LiveFigures {
+  /** Changes a second the server made: what the daemon's relists published, Go's broadcast rate. */
+  readonly changes: number;
   /** Events a second, all watchers together. */
   readonly delivered: number;
+  /** Delivered events over changes made, per watcher (1: every watcher got every change). */
+  readonly completeness: number;
   readonly cpuPerEventUs: number;
+  /** The same, without the daemon's relists (its CPU with no watcher); Go's does not relist. */
+  readonly netCpuPerEventUs: number;
   readonly latency: Latencies;
   readonly drops: number;
 }
@@ -62,8 +75,9 @@ async function watch(
   socket: string,
   pid: number,
   arrivals: string,
-): Promise<{ out: WatchOut; cpuMs: number }> {
+): Promise<WatchRun> {
   const cpu0 = await cpuMs(pid);
+  const t0 = performance.now();
   const run = await new Deno.Command("taskset", {
     args: [
       "-c",
@@ -83,11 +97,59 @@ async function watch(
     stderr: "piped",
   }).output();
   const used = await cpuMs(pid) - cpu0;
+  const seconds = (performance.now() - t0) / 1000;
   if (!run.success) {
     throw new Error(`loadclient watch on ${socket}: ${new TextDecoder().decode(run.stderr)}`);
   }
-  return { out: JSON.parse(new TextDecoder().decode(run.stdout)) as WatchOut, cpuMs: used };
+  return {
+    out: JSON.parse(new TextDecoder().decode(run.stdout)) as WatchOut,
+    cpuMs: used,
+    seconds,
+  };
 }
+
+/** A run of the Go client against one server. */
+interface WatchRun {
+  readonly out: WatchOut;
+  /** The server's CPU over the whole run (connections and initial lists included). */
+  readonly cpuMs: number;
+  /** The run's wall time. */
+  readonly seconds: number;
+}
+
+/** What the daemon does with no watcher connected. */
+interface Quiet {
+  /** Pod events its relists publish a second. */
+  readonly eventsPerSecond: number;
+  /** CPU ms a second its relists take. */
+  readonly cpuMsPerSecond: number;
+}
+
+/** A counter of the daemon's /metrics, summed over its labels. */
+async function counter(metricsPort: number, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  let total = 0;
+  for (const line of text.split("\n")) {
+    if (line.startsWith(name)) total += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return total;
+}
+
+/** Events published and CPU used over `seconds`, after 2 s to settle. */
+async function quietWindow(pid: number, metricsPort: number, seconds: number): Promise<Quiet> {
+  await new Promise((r) => setTimeout(r, 2000));
+  const events0 = await counter(metricsPort, EVENTS_METRIC);
+  const cpu0 = await cpuMs(pid);
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, 1000 * seconds));
+  const elapsed = (performance.now() - t0) / 1000;
+  return {
+    eventsPerSecond: (await counter(metricsPort, EVENTS_METRIC) - events0) / elapsed,
+    cpuMsPerSecond: (await cpuMs(pid) - cpu0) / elapsed,
+  };
+}
+
+const EVENTS_METRIC = "pods_api_pod_events_total";
 
 /** Where the Go client writes a server's arrivals. */
 function arrivalsOf(o: LivePhaseOptions, server: "daemon" | "go"): string {
@@ -98,7 +160,8 @@ function arrivalsOf(o: LivePhaseOptions, server: "daemon" | "go"): string {
 async function figures(
   o: LivePhaseOptions,
   server: "daemon" | "go",
-  w: { out: WatchOut; cpuMs: number },
+  w: WatchRun,
+  made: { changes: number; relistCpuMsPerSecond: number },
   timeline: string,
   dropped: number,
 ): Promise<LiveFigures> {
@@ -107,23 +170,17 @@ async function figures(
     await readTimeline(timeline, server === "daemon" ? "node" : "go"),
     w.out.synced_at_ns / 1e6,
   );
+  const delivered = w.out.live_events / Math.max(0.001, w.out.live_seconds);
+  const events = Math.max(1, w.out.live_events);
   return {
-    delivered: w.out.live_events / Math.max(0.001, w.out.live_seconds),
-    cpuPerEventUs: (1000 * w.cpuMs) / Math.max(1, w.out.live_events),
+    changes: made.changes,
+    delivered,
+    completeness: delivered / Math.max(1e-9, made.changes * o.watchers),
+    cpuPerEventUs: (1000 * w.cpuMs) / events,
+    netCpuPerEventUs: (1000 * (w.cpuMs - made.relistCpuMsPerSecond * w.seconds)) / events,
     latency,
     drops: dropped + (w.out.ended.RESOURCE_EXHAUSTED ?? 0),
   };
-}
-
-async function droppedEvents(metricsPort: number): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-  let total = 0;
-  for (const line of text.split("\n")) {
-    if (line.startsWith("kubelet_pod_watch_events_dropped_total")) {
-      total += Number(line.slice(line.lastIndexOf(" ") + 1));
-    }
-  }
-  return total;
 }
 
 /**
@@ -149,16 +206,30 @@ export async function livePhase(
     runtimeFlags: ["--timeline", daemonTimeline, "--sync-period", "10ms"],
     flags: ["--watch-queue-size", String(QUEUE)],
   });
+  let quiet;
   let daemonRun;
   let daemonDropped;
   try {
+    quiet = await quietWindow(alone.daemon.pid, alone.metricsPort, o.seconds);
     daemonRun = await watch(o, alone.socket, alone.daemon.pid, arrivalsOf(o, "daemon"));
-    daemonDropped = await droppedEvents(alone.metricsPort);
+    daemonDropped = await counter(alone.metricsPort, "kubelet_pod_watch_events_dropped_total");
   } finally {
     // The simulated runtime writes its timeline as it stops.
     await alone.stop();
   }
-  const daemon = await figures(o, "daemon", daemonRun, daemonTimeline, daemonDropped);
+  const daemon = await figures(
+    o,
+    "daemon",
+    daemonRun,
+    {
+      changes: quiet.eventsPerSecond,
+      relistCpuMsPerSecond: quiet.cpuMsPerSecond,
+    },
+    daemonTimeline,
+    daemonDropped,
+  );
+  // Go broadcasts what the daemon's node made.
+  const goRate = Math.max(1, Math.round(quiet.eventsPerSecond));
 
   const goTimeline = `${o.dir}/live-timeline-go.txt`;
   const goSocket = `${o.dir}/go-live.sock`;
@@ -174,7 +245,7 @@ export async function livePhase(
       "-watch",
       `${o.dump}/watch.bin`,
       "-live-rate",
-      String(o.changes),
+      String(goRate),
       "-timeline",
       goTimeline,
       "-queue",
@@ -190,5 +261,8 @@ export async function livePhase(
   } finally {
     await stopProc(go);
   }
-  return { daemon, go: await figures(o, "go", goRun, goTimeline, 0) };
+  return {
+    daemon,
+    go: await figures(o, "go", goRun, { changes: goRate, relistCpuMsPerSecond: 0 }, goTimeline, 0),
+  };
 }

@@ -5,14 +5,15 @@
  * the most self time in its .cpuprofile.
  *
  * `--method idle` sends no request: the profile is then the daemon's relists
- * alone (shorten them with `--relist-period`). `--method WatchPods` has the
+ * alone (shorten them with `--relist-period`; `--churn` changes the simulated
+ * node that many times a second, its runtime catching up every `--sync-period`). `--method WatchPods` has the
  * Go client (bench/go/loadclient, built here) open `--clients` watchers
  * together, each on its own connection, again and again: the profile is the
  * fan-out of initial lists.
  *
  * Usage: `deno run -A bench/h2load/profile.ts [--pods 110] [--method GetPod|ListPods|WatchPods|idle]
  *   [--clients 1] [--seconds 10] [--top 30] [--server-cpu 0] [--client-cpu 1]
- *   [--relist-period 1s]`
+ *   [--relist-period 1s] [--churn 0] [--sync-period 100ms]`
  *
  * @module
  */
@@ -67,6 +68,8 @@ async function main(): Promise<void> {
       "client-cpu": { type: "string", default: "1" },
       "daemon-root": { type: "string" },
       "relist-period": { type: "string", default: "1s" },
+      churn: { type: "string", default: "0" },
+      "sync-period": { type: "string", default: "100ms" },
     },
   });
   const dir = await Deno.makeTempDir({ prefix: "pods-api-h2load-profile-" });
@@ -75,8 +78,9 @@ async function main(): Promise<void> {
     dir,
     tag: "profile",
     pods: Number(values.pods),
-    churn: 0,
+    churn: Number(values.churn),
     relistPeriod: values["relist-period"],
+    runtimeFlags: ["--sync-period", values["sync-period"]],
     daemonCpu: Number(values["server-cpu"]),
     runtimeCpu: Number(values["client-cpu"]),
     denoFlags: ["--cpu-prof", "--cpu-prof-dir", profDir],

@@ -45,6 +45,14 @@ export interface MessageSink {
    *   client reads).
    */
   send(message: Uint8Array | FramedMessage): Promise<void> | undefined;
+  /**
+   * Queues framed messages, in order, as one item of the stream (a batch of
+   * a watcher's events).
+   *
+   * @param messages The messages.
+   * @returns As {@linkcode MessageSink.send}.
+   */
+  sendAll(messages: readonly FramedMessage[]): Promise<void> | undefined;
 }
 
 /** A method the server serves. */
@@ -458,7 +466,10 @@ class CallState implements ServerCall {
     try {
       pending = method.kind === "unary"
         ? method.handle(request, this).then((response) => this.#respondUnary(response))
-        : method.handle(request, this, { send: (message) => this.#send(message) });
+        : method.handle(request, this, {
+          send: (message) => this.#send(message),
+          sendAll: (messages) => this.#sendAll(messages),
+        });
     } catch (err) {
       pending = Promise.reject(err);
     }
@@ -488,6 +499,14 @@ class CallState implements ServerCall {
     this.#checkSendSize(framed);
     this.#sendHeaders();
     this.#sendFramed(framed);
+    return this.#stream.drained(this.#o.streamHighWaterBytes ?? 256 * 1024);
+  }
+
+  #sendAll(messages: readonly FramedMessage[]): Promise<void> | undefined {
+    if (this.#ended) return undefined;
+    for (const framed of messages) this.#checkSendSize(framed);
+    this.#sendHeaders();
+    this.#stream.sendParts(messages);
     return this.#stream.drained(this.#o.streamHighWaterBytes ?? 256 * 1024);
   }
 

@@ -12,7 +12,7 @@
 import type { FlowWindow } from "./flow_window.ts";
 import { FLAG, FRAME_HEADER_BYTES, FRAME_TYPE, writeFrameHeader } from "./frames.ts";
 import type { HeaderField, HpackEncoder } from "./hpack.ts";
-import type { Http2Stream, OutboundItem } from "./stream.ts";
+import type { Http2Stream, OutboundItem, TwoPartPayload } from "./stream.ts";
 
 /** What the writer needs from its connection. */
 export interface FrameWriterHost {
@@ -341,25 +341,70 @@ export class FrameWriter {
   }
 }
 
-/** Copies `chunk` bytes of a DATA item's payload from its offset, across `bytes` then `tail`. */
+/**
+ * Copies `chunk` bytes of a DATA item's payload from its offset, across
+ * `bytes` then `tail`, or across its parts.
+ */
 function copyPayload(
   out: Uint8Array,
   at: number,
   item: Extract<OutboundItem, { kind: "data" }>,
   chunk: number,
 ): void {
+  if (item.parts !== undefined) return copyParts(out, at, item, item.parts, chunk);
   const { bytes, tail, offset } = item;
   const fromBytes = Math.min(Math.max(bytes.byteLength - offset, 0), chunk);
-  // Whole pieces are copied as they are: a view per piece was most of the
-  // writer's garbage when a watcher's backlog of small events went out.
-  if (fromBytes === bytes.byteLength) out.set(bytes, at);
-  else if (fromBytes > 0) out.set(bytes.subarray(offset, offset + fromBytes), at);
+  if (fromBytes > 0) copyPiece(out, at, bytes, offset, fromBytes);
   if (fromBytes < chunk) {
-    const start = offset + fromBytes - bytes.byteLength;
-    const rest = chunk - fromBytes;
-    if (start === 0 && rest === tail.byteLength) out.set(tail, at + fromBytes);
-    else out.set(tail.subarray(start, start + rest), at + fromBytes);
+    copyPiece(out, at + fromBytes, tail, offset + fromBytes - bytes.byteLength, chunk - fromBytes);
   }
+}
+
+/** {@linkcode copyPayload} for a DATA item of parts: from the part it reached, moving it on. */
+function copyParts(
+  out: Uint8Array,
+  at: number,
+  item: Extract<OutboundItem, { kind: "data" }>,
+  parts: readonly TwoPartPayload[],
+  chunk: number,
+): void {
+  let left = chunk;
+  let index = item.part;
+  let within = item.partOffset;
+  while (left > 0) {
+    const { head, tail } = parts[index]!;
+    if (within < head.byteLength) {
+      const n = Math.min(head.byteLength - within, left);
+      copyPiece(out, at, head, within, n);
+      at += n;
+      left -= n;
+      within += n;
+    }
+    const intoTail = within - head.byteLength;
+    if (left > 0 && intoTail < tail.byteLength) {
+      const n = Math.min(tail.byteLength - intoTail, left);
+      copyPiece(out, at, tail, intoTail, n);
+      at += n;
+      left -= n;
+      within += n;
+    }
+    if (within === head.byteLength + tail.byteLength) {
+      index++;
+      within = 0;
+    }
+  }
+  item.part = index;
+  item.partOffset = within;
+}
+
+/**
+ * Copies `n` bytes of `piece` from `from`. A whole piece is copied as it is:
+ * a view per piece was most of the writer's garbage when a watcher's backlog
+ * of small events went out.
+ */
+function copyPiece(out: Uint8Array, at: number, piece: Uint8Array, from: number, n: number): void {
+  if (from === 0 && n === piece.byteLength) out.set(piece, at);
+  else out.set(piece.subarray(from, from + n), at);
 }
 
 /** An upper bound of a header block's encoded size. */

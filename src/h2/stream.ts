@@ -37,12 +37,26 @@ export type OutboundItem =
     readonly bytes: Uint8Array;
     /** More payload after `bytes`, held elsewhere too (a cached pod's encoding); often empty. */
     readonly tail: Uint8Array;
-    /** `bytes` and `tail` together. */
+    /**
+     * Or, when `bytes` and `tail` are empty: payloads written one after the
+     * other, each its `head` then its `tail` (a watcher's batch of events).
+     */
+    readonly parts: readonly TwoPartPayload[] | undefined;
+    /** The part being written and how far into it (`parts` only). */
+    part: number;
+    partOffset: number;
+    /** The whole payload. */
     readonly size: number;
-    /** Payload bytes already written, across `bytes` then `tail`. */
+    /** Payload bytes already written, across `bytes` then `tail` (or the parts). */
     offset: number;
     readonly endStream: boolean;
   };
+
+/** A payload in two pieces, written `head` then `tail` (a framed message and a shared body). */
+export interface TwoPartPayload {
+  readonly head: Uint8Array;
+  readonly tail: Uint8Array;
+}
 
 const NO_BYTES = new Uint8Array(0);
 
@@ -171,9 +185,50 @@ export class Http2Stream {
   sendData(bytes: Uint8Array, endStream: boolean, tail: Uint8Array = NO_BYTES): boolean {
     if (!this.localOpen) return false;
     const size = bytes.byteLength + tail.byteLength;
-    this.#queue.push({ kind: "data", bytes, tail, size, offset: 0, endStream });
+    this.#queue.push({
+      kind: "data",
+      bytes,
+      tail,
+      parts: undefined,
+      part: 0,
+      partOffset: 0,
+      size,
+      offset: 0,
+      endStream,
+    });
     this.#queuedBytes += size;
     if (endStream) this.#endQueued = true;
+    this.#host.schedule(this);
+    return true;
+  }
+
+  /**
+   * Queues payloads as one DATA item, in order: a batch of messages costs
+   * one queued item, not one each (a watcher's initial list is queued at
+   * once and waits while other watchers write: an item per message was
+   * most of what such a watcher kept alive). Not copied: keep them
+   * unchanged until written.
+   *
+   * @param parts The payloads.
+   * @returns `false` when the stream can no longer send.
+   */
+  sendParts(parts: readonly TwoPartPayload[]): boolean {
+    if (!this.localOpen) return false;
+    let size = 0;
+    for (const p of parts) size += p.head.byteLength + p.tail.byteLength;
+    if (size === 0) return true;
+    this.#queue.push({
+      kind: "data",
+      bytes: NO_BYTES,
+      tail: NO_BYTES,
+      parts,
+      part: 0,
+      partOffset: 0,
+      size,
+      offset: 0,
+      endStream: false,
+    });
+    this.#queuedBytes += size;
     this.#host.schedule(this);
     return true;
   }
@@ -230,11 +285,18 @@ export class Http2Stream {
     return this.#queue[this.#head];
   }
 
-  /** @returns The unwritten bytes of the next DATA item (past any headers before it), or 0. */
+  /**
+   * @returns The unwritten bytes of the next DATA body (past any headers
+   *   before it), or 0: of an item of parts, its current part only (a batch
+   *   of small messages is not one large body).
+   */
   nextDataBytes(): number {
     for (let i = this.#head; i < this.#queue.length; i++) {
       const item = this.#queue[i]!;
-      if (item.kind === "data") return item.size - item.offset;
+      if (item.kind !== "data") continue;
+      if (item.parts === undefined) return item.size - item.offset;
+      const part = item.parts[item.part]!;
+      return part.head.byteLength + part.tail.byteLength - item.partOffset;
     }
     return 0;
   }

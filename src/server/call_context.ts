@@ -30,4 +30,9 @@ export interface WatchSink {
    *   promise that resolves once it can.
    */
   send(frame: Uint8Array | FramedMessage): Promise<void> | undefined;
+  /**
+   * @param frames Framed messages, sent in order as one write (a batch of events).
+   * @returns As `send`.
+   */
+  sendAll(frames: readonly FramedMessage[]): Promise<void> | undefined;
 }

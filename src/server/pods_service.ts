@@ -125,18 +125,21 @@ export class PodsService {
     const packageless = ctx.apiVersion === "v1";
     // A watcher dropped for falling behind ends with the engine's
     // WatchDroppedError: RESOURCE_EXHAUSTED through `toStatus`.
-    // A batch at a time, waiting only while the client's backlog is full.
+    // A batch at a time, as one write item (at most one batch past the
+    // client's backlog limit), waiting only while that backlog is full.
     for await (const batch of watch.batches()) {
+      this.#checkAlive(ctx);
+      const frames: FramedMessage[] = [];
       for (const item of batch) {
-        this.#checkAlive(ctx);
-        let wait: Promise<void> | undefined;
         if (item.type === "INITIAL_SYNC_COMPLETE") {
-          if (!packageless) wait = sink.send(INITIAL_SYNC_COMPLETE);
+          if (!packageless) frames.push(INITIAL_SYNC_COMPLETE);
         } else if (item.type !== "BOOKMARK") {
-          wait = sink.send(this.#frame(packageless, WATCH_EVENT_TYPE[item.type], mask, item.pod!));
+          frames.push(this.#frame(packageless, WATCH_EVENT_TYPE[item.type], mask, item.pod!));
         }
-        if (wait !== undefined) await wait;
       }
+      if (frames.length === 0) continue;
+      const wait = frames.length === 1 ? sink.send(frames[0]!) : sink.sendAll(frames);
+      if (wait !== undefined) await wait;
     }
     this.#checkAlive(ctx);
     throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);

@@ -9,6 +9,7 @@ import { frameMessage } from "../../src/grpc/message_framing.ts";
 import {
   GrpcServer,
   type GrpcServerOptions,
+  type MessageSink,
   type MethodHandler,
   type ServerCall,
 } from "../../src/grpc/server.ts";
@@ -87,7 +88,7 @@ function serverStream(
   handle: (
     request: Uint8Array,
     call: ServerCall,
-    sink: { send(m: Uint8Array): Promise<void> },
+    sink: MessageSink,
   ) => Promise<void>,
 ): MethodHandler {
   return { kind: "serverStream", handle };

@@ -50,6 +50,21 @@ async function written(writer: FrameWriter): Promise<void> {
   await writer.idle;
 }
 
+/** Opens the stream's window `steps` bytes at a time, each step written; returns the DATA frames. */
+async function writtenInSteps(
+  conn: RecordingConn,
+  writer: FrameWriter,
+  stream: Http2Stream,
+  steps: readonly number[],
+): Promise<{ payload: number[]; end: boolean }[]> {
+  for (const step of steps) {
+    stream.sendWindow.grow(step);
+    writer.schedule(stream);
+    await written(writer);
+  }
+  return conn.dataFrames();
+}
+
 /** A writer on a recording socket and one stream on it, its response headers queued. */
 function respondingStream(sendWindow: number): {
   conn: RecordingConn;
@@ -146,15 +161,79 @@ Deno.test("FrameWriter writes a DATA item's bytes then its tail, split anywhere 
   for (const steps of [[3, 104], [7, 100], [50, 57], [107]]) {
     const { conn, writer, stream } = respondingStream(0);
     stream.sendData(head, true, tail);
-    for (const step of steps) {
-      stream.sendWindow.grow(step);
-      writer.schedule(stream);
-      await written(writer);
-    }
-    const frames = conn.dataFrames();
+    const frames = await writtenInSteps(conn, writer, stream, steps);
     assert.deepEqual(frames.map((f) => f.payload.length), steps, `steps ${steps}`);
     assert.deepEqual(frames.flatMap((f) => f.payload), [...head, ...tail]);
     assert.deepEqual(frames.map((f) => f.end), steps.map((_, i) => i === steps.length - 1));
     assert.equal(stream.queuedBytes, 0);
   }
+});
+
+Deno.test("FrameWriter writes an item of parts in order, each part's head then tail, split anywhere by the window", async () => {
+  const seq = (from: number, length: number) =>
+    Uint8Array.from({ length }, (_, i) => (from + i) % 256);
+  const parts = [
+    { head: seq(0, 5), tail: seq(10, 20) },
+    { head: seq(40, 3), tail: new Uint8Array(0) },
+    { head: new Uint8Array(0), tail: new Uint8Array(0) },
+    { head: seq(60, 4), tail: seq(70, 9) },
+  ];
+  const all = parts.flatMap((p) => [...p.head, ...p.tail]);
+  assert.equal(all.length, 41);
+  // Window steps ending inside a head, at a head's end, inside a tail, at a
+  // part's end (before the empty part) and at the item's end.
+  for (const steps of [[41], [2, 3, 10, 10, 16], [25, 3, 13], [1, 1, 1, 38], [5, 36]]) {
+    const { conn, writer, stream } = respondingStream(0);
+    assert.ok(stream.sendParts(parts));
+    assert.equal(stream.queuedBytes, 41);
+    const frames = await writtenInSteps(conn, writer, stream, steps);
+    assert.deepEqual(frames.map((f) => f.payload.length), steps, `steps ${steps}`);
+    assert.deepEqual(frames.flatMap((f) => f.payload), all, `steps ${steps}`);
+    assert.equal(stream.queuedBytes, 0);
+  }
+});
+
+Deno.test("FrameWriter puts an item of parts in the frame of the DATA before and after it", async () => {
+  const { conn, writer, stream } = respondingStream(1 << 30);
+  stream.sendData(filled(2, 1), false);
+  stream.sendParts([{ head: filled(3, 2), tail: filled(4, 3) }, {
+    head: filled(1, 4),
+    tail: filled(2, 5),
+  }]);
+  stream.sendData(filled(2, 6), true);
+  await written(writer);
+  const frames = conn.dataFrames();
+  assert.equal(frames.length, 1);
+  assert.deepEqual(frames[0]!.payload, [
+    ...filled(2, 1),
+    ...filled(3, 2),
+    ...filled(4, 3),
+    ...filled(1, 4),
+    ...filled(2, 5),
+    ...filled(2, 6),
+  ]);
+  assert.equal(frames[0]!.end, true);
+});
+
+Deno.test("FrameWriter writes a batch of many small parts (a watcher's initial list as one item) 16 KiB at a time", async () => {
+  const { conn, writer, stream } = respondingStream(1 << 30);
+  // 1000 events of 2 KB in one item: not one large body.
+  const parts = Array.from({ length: 1000 }, () => ({
+    head: new Uint8Array(12),
+    tail: new Uint8Array(1988),
+  }));
+  stream.sendParts(parts);
+  await written(writer);
+  assert.equal(stream.queuedBytes, 0);
+  assert.equal(conn.writes.reduce((a, b) => a + b, 0) > 2_000_000, true);
+  assert.ok(Math.max(...conn.writes) <= 16 * 1024, `writes: ${conn.writes}`);
+});
+
+Deno.test("Http2Stream.sendParts() queues nothing for empty parts and refuses once the stream cannot send", () => {
+  const { stream } = respondingStream(1 << 30);
+  assert.equal(stream.sendParts([{ head: new Uint8Array(0), tail: new Uint8Array(0) }]), true);
+  assert.equal(stream.queuedBytes, 0);
+  stream.sendData(new Uint8Array(1), true);
+  assert.equal(stream.sendParts([{ head: new Uint8Array(1), tail: new Uint8Array(0) }]), false);
+  assert.equal(stream.queuedBytes, 1);
 });

@@ -114,7 +114,12 @@ async function runInput(
   try {
     if (which === 0) await service.listPods(ctx);
     else if (which === 1) await service.getPod(body!, ctx);
-    else await service.watchPods(ctx, { send: () => Promise.resolve() });
+    else {
+      await service.watchPods(ctx, {
+        send: () => Promise.resolve(),
+        sendAll: () => Promise.resolve(),
+      });
+    }
     return { outcome: { code: grpc.status.OK, details: "" }, input };
   } catch (err) {
     const s = toStatus(err);

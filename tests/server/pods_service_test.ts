@@ -47,18 +47,37 @@ function ctxOf(
   };
 }
 
-/** A sink that keeps each message without its gRPC prefix. */
-function collectingSink(): WatchSink & { messages: Uint8Array[]; sent: Promise<void> } {
+/**
+ * A sink that keeps each message without its gRPC prefix, and how many
+ * messages each call to it gave (`writes`).
+ */
+function collectingSink(): WatchSink & {
+  messages: Uint8Array[];
+  writes: number[];
+  sent: Promise<void>;
+} {
   let wake: () => void = () => {};
+  const take = (frame: Uint8Array | FramedMessage) =>
+    sink.messages.push(frame instanceof FramedMessage ? frame.message : frame.subarray(5));
+  const woken = () => {
+    const done = wake;
+    sink.sent = new Promise<void>((resolve) => wake = resolve);
+    done();
+    return Promise.resolve();
+  };
   const sink = {
     messages: [] as Uint8Array[],
+    writes: [] as number[],
     sent: new Promise<void>((resolve) => wake = resolve),
     send(frame: Uint8Array | FramedMessage) {
-      sink.messages.push(frame instanceof FramedMessage ? frame.message : frame.subarray(5));
-      const done = wake;
-      sink.sent = new Promise<void>((resolve) => wake = resolve);
-      done();
-      return Promise.resolve();
+      take(frame);
+      sink.writes.push(1);
+      return woken();
+    },
+    sendAll(frames: readonly FramedMessage[]) {
+      for (const frame of frames) take(frame);
+      sink.writes.push(frames.length);
+      return woken();
     },
   };
   return sink;
@@ -172,6 +191,35 @@ Deno.test("PodsService.watchPods() sends the pods, INITIAL_SYNC_COMPLETE, then e
   s.apply([B]);
   assert.equal(await rpcCode(() => watching), STATUS.CANCELLED);
   assert.equal(s.core.watchers, 0);
+});
+
+Deno.test("PodsService.watchPods() writes a batch of items at once: the initial list, then what one apply changed", async () => {
+  const s = setup();
+  const C = makeSnapshot({ uid: "uid-c", name: "c" });
+  s.apply([A, B, C]);
+  const client = new AbortController();
+  const sink = collectingSink();
+  const watching = s.service.watchPods(ctxOf({}, "v1alpha1", client.signal), sink);
+  while (sink.messages.length < 4) await sink.sent;
+  assert.deepEqual(sink.writes, [4], "three ADDED and INITIAL_SYNC_COMPLETE, one write");
+  s.apply([
+    makeSnapshot({ uid: "uid-a", name: "a", labels: { v: "2" } }),
+    makeSnapshot({ uid: "uid-b", name: "b", labels: { v: "2" } }),
+  ]);
+  while (sink.messages.length < 7) await sink.sent;
+  assert.deepEqual(sink.writes, [4, 3], "two MODIFIED and a DELETED, one write");
+  const events = sink.messages.map(decodeWatchPodsEvent);
+  assert.deepEqual(
+    events.map((e) => e.type).slice(4).sort(),
+    [
+      WATCH_EVENT_TYPE.MODIFIED,
+      WATCH_EVENT_TYPE.MODIFIED,
+      WATCH_EVENT_TYPE.DELETED,
+    ].sort(),
+  );
+  client.abort();
+  s.apply([]);
+  assert.equal(await rpcCode(() => watching), STATUS.CANCELLED);
 });
 
 Deno.test("PodsService.watchPods() on the package-less service has no INITIAL_SYNC_COMPLETE", async () => {

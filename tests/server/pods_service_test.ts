@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { FieldMaskCache } from "../../src/fieldmask/mod.ts";
-import { FramedMessage } from "../../src/grpc/message_framing.ts";
 import {
   decodeGetPodResponse,
   decodeListPodsResponse,
@@ -12,13 +11,12 @@ import {
   POD_SCHEMA,
   WATCH_EVENT_TYPE,
 } from "../../src/proto/mod.ts";
-import type { CallContext, WatchSink } from "../../src/server/call_context.ts";
 import { STATUS, toStatus } from "../../src/server/errors.ts";
 import { PodsService } from "../../src/server/pods_service.ts";
-import type { ServerApiVersion } from "../../src/metrics/metrics.ts";
 import { makeSnapshot } from "../_fixtures/pods.ts";
 import { type InProcessCore, inProcessCore } from "../_support/in_process_core.ts";
 import { metricValue } from "../_support/metric_value.ts";
+import { collectingSink, ctxOf } from "../_support/collecting_sink.ts";
 
 interface Setup extends InProcessCore {
   service: PodsService;
@@ -32,55 +30,6 @@ function setup(options: { maxWatchers?: number } = {}): Setup {
     encode: encodePod,
   });
   return { ...c, service };
-}
-
-function ctxOf(
-  metadata: Record<string, string> = {},
-  apiVersion: ServerApiVersion = "v1alpha1",
-  signal: AbortSignal = new AbortController().signal,
-): CallContext {
-  return {
-    apiVersion,
-    signal,
-    connection: {},
-    metadata: (key) => metadata[key] === undefined ? [] : [metadata[key]!],
-  };
-}
-
-/**
- * A sink that keeps each message without its gRPC prefix, and how many
- * messages each call to it gave (`writes`).
- */
-function collectingSink(): WatchSink & {
-  messages: Uint8Array[];
-  writes: number[];
-  sent: Promise<void>;
-} {
-  let wake: () => void = () => {};
-  const take = (frame: Uint8Array | FramedMessage) =>
-    sink.messages.push(frame instanceof FramedMessage ? frame.message : frame.subarray(5));
-  const woken = () => {
-    const done = wake;
-    sink.sent = new Promise<void>((resolve) => wake = resolve);
-    done();
-    return Promise.resolve();
-  };
-  const sink = {
-    messages: [] as Uint8Array[],
-    writes: [] as number[],
-    sent: new Promise<void>((resolve) => wake = resolve),
-    send(frame: Uint8Array | FramedMessage) {
-      take(frame);
-      sink.writes.push(1);
-      return woken();
-    },
-    sendAll(frames: readonly FramedMessage[]) {
-      for (const frame of frames) take(frame);
-      sink.writes.push(frames.length);
-      return woken();
-    },
-  };
-  return sink;
 }
 
 /** Runs a call (handlers may throw before returning a promise) and returns its status code. */

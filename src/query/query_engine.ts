@@ -420,6 +420,10 @@ export class QueryEngine {
         }
       }
       if (batch.length > 0) yield batch;
+      // Not held while the watch is live: a suspended generator keeps its
+      // variables, and the last batch of the list would live (and be
+      // promoted to the old generation) as long as the watcher.
+      batch = [];
       subscription.markLive();
       yield* live(subscription, selector, store, { bookmarkMs, clock });
     }

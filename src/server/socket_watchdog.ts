@@ -17,7 +17,13 @@
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import { abortableSleep, type Sleep } from "../sleep.ts";
-import { isLive, type PublishMode, sameSocket, type SocketIdentity } from "./unix_socket.ts";
+import {
+  identityOf,
+  isLive,
+  type PublishMode,
+  sameSocket,
+  type SocketIdentity,
+} from "./unix_socket.ts";
 
 /** What a socket path holds, seen from the daemon that bound it. */
 export type SocketPathState =
@@ -67,10 +73,7 @@ export async function socketPathState(
   try {
     const info = await Deno.lstat(path);
     if (!info.isSocket) return "other";
-    const id = info.dev === null || info.ino === null
-      ? undefined
-      : { dev: info.dev, ino: info.ino };
-    return sameSocket(id, ours) ? "ours" : "foreign";
+    return sameSocket(identityOf(info), ours) ? "ours" : "foreign";
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return "missing";
     throw err;

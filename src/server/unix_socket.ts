@@ -7,9 +7,9 @@
  */
 
 import { dirname, join } from "node:path";
-import type { SocketIdentity } from "../sources/kubelet_podsapi/mod.ts";
+import { identityOf, sameSocket, type SocketIdentity } from "../sources/kubelet_podsapi/mod.ts";
 
-export type { SocketIdentity };
+export { identityOf, sameSocket, type SocketIdentity };
 
 /** Options of {@linkcode prepareSocketPath}. */
 export interface SocketPathOptions {
@@ -49,12 +49,12 @@ export class OwnSockets {
 
   /** @param id A socket this daemon bound. */
   add(id: SocketIdentity): void {
-    this.#ids.add(`${id.dev}:${id.ino}`);
+    this.#ids.add(`${id.dev}:${id.ino}:${id.born}`);
   }
 
   /** @param id A socket this daemon no longer serves. */
   delete(id: SocketIdentity): void {
-    this.#ids.delete(`${id.dev}:${id.ino}`);
+    this.#ids.delete(`${id.dev}:${id.ino}:${id.born}`);
   }
 
   /**
@@ -62,7 +62,7 @@ export class OwnSockets {
    * @returns `true` when this daemon bound it.
    */
   has(id: SocketIdentity): boolean {
-    return this.#ids.has(`${id.dev}:${id.ino}`);
+    return this.#ids.has(`${id.dev}:${id.ino}:${id.born}`);
   }
 }
 
@@ -70,21 +70,11 @@ export class OwnSockets {
  * The identity of the file at `path`, without following a symlink.
  *
  * @param path A path.
- * @returns Its device and inode, or `undefined` when nothing is there.
+ * @returns Its device, inode and birth time, or `undefined` when nothing is there.
  */
 export async function socketIdentity(path: string): Promise<SocketIdentity | undefined> {
   const info = await lstatOrNull(path);
-  if (info === null || info.dev === null || info.ino === null) return undefined;
-  return { dev: info.dev, ino: info.ino };
-}
-
-/**
- * @param a An identity.
- * @param b Another.
- * @returns `true` when both name the same file.
- */
-export function sameSocket(a: SocketIdentity | undefined, b: SocketIdentity | undefined): boolean {
-  return a !== undefined && b !== undefined && a.dev === b.dev && a.ino === b.ino;
+  return info === null ? undefined : identityOf(info);
 }
 
 /**
@@ -207,6 +197,6 @@ export async function prepareSocketPath(
 export async function removeSocket(path: string, ours?: SocketIdentity): Promise<void> {
   const info = await lstatOrNull(path);
   if (!info?.isSocket) return;
-  if (ours !== undefined && !(info.dev === ours.dev && info.ino === ours.ino)) return;
+  if (ours !== undefined && !sameSocket(identityOf(info), ours)) return;
   await Deno.remove(path).catch(() => {});
 }

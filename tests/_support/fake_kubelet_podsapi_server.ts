@@ -223,8 +223,12 @@ function command(line: string): void {
 // The kubelet removes whatever is at its socket path and binds its own;
 // again when a server made the path anew in between (a daemon that saw its
 // socket go missing binds it again within its check period).
+// Not within the same millisecond as that socket was made: the file system
+// may hand its freed inode to ours, and the same inode born in the same
+// millisecond is, to the daemon, its own socket (SocketIdentity).
 let listener: Deno.Listener | undefined;
 for (let attempt = 0; listener === undefined; attempt++) {
+  if (attempt > 0) await new Promise((r) => setTimeout(r, 2));
   await Deno.remove(path).catch(() => {});
   try {
     listener = Deno.listen({ transport: "unix", path });

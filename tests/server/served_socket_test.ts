@@ -184,7 +184,7 @@ Deno.test("watchSocket() compat: losing the rebind race to a kubelet gives the p
       path,
       role: "compat",
       checkMs: 5,
-      ours: () => ({ dev: 0, ino: 0 }),
+      ours: () => ({ dev: 0, ino: 0, born: -1 }),
       // The kubelet binds between the check that saw the path free and the no-clobber link.
       rebind: () => {
         theirs = Deno.listen({ transport: "unix", path });

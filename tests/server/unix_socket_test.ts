@@ -1,6 +1,13 @@
 import * as grpc from "@grpc/grpc-js";
 import assert from "node:assert/strict";
-import { prepareSocketPath } from "../../src/server/unix_socket.ts";
+import {
+  identityOf,
+  OwnSockets,
+  prepareSocketPath,
+  removeSocket,
+  sameSocket,
+  socketIdentity,
+} from "../../src/server/unix_socket.ts";
 import { callUnary, startHarness } from "../_support/daemon_harness.ts";
 import { parseServeConfig } from "../../src/config.ts";
 import { startDaemon } from "../../src/daemon.ts";
@@ -110,4 +117,32 @@ Deno.test("prepareSocketPath() binds under a temporary name in the same director
   assert.ok(prepared.tempPath.startsWith(`${dir}/`));
   assert.notEqual(prepared.tempPath, `${dir}/s.sock`);
   await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a socket made at a freed inode number is not the socket that had it", async () => {
+  const stat = (ino: number, born: number | null) =>
+    ({ dev: 7, ino, birthtime: born === null ? null : new Date(born) }) as Deno.FileInfo;
+  const ours = identityOf(stat(42, 1_000))!;
+  assert.ok(sameSocket(identityOf(stat(42, 1_000)), ours));
+  assert.equal(sameSocket(identityOf(stat(42, 1_005)), ours), false, "same inode, born later");
+  assert.equal(sameSocket(identityOf(stat(43, 1_000)), ours), false);
+  assert.equal(identityOf(stat(42, null))!.born, -1, "no birth time: -1");
+  const own = new OwnSockets();
+  own.add(ours);
+  assert.equal(own.has(identityOf(stat(42, 1_005))!), false);
+  // A real socket's identity carries its birth time where the file system keeps one.
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/s.sock`;
+    const listener = Deno.listen({ transport: "unix", path });
+    const id = (await socketIdentity(path))!;
+    const info = await Deno.lstat(path);
+    assert.equal(id.born, info.birthtime?.getTime() ?? -1);
+    // Not ours (born at another time): left in place.
+    await removeSocket(path, { ...id, born: id.born + 1 });
+    assert.ok((await Deno.lstat(path)).isSocket);
+    listener.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

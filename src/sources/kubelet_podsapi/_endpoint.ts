@@ -8,10 +8,37 @@
  * @module
  */
 
-/** A socket file's identity: device and inode, as `stat` gives them. */
+/**
+ * A socket file's identity: device and inode, as `stat` gives them, and its
+ * birth time. A file system hands a freed inode number to the next file made
+ * (ext4 did, in a test where a kubelet replaced this daemon's socket within
+ * milliseconds), so device and inode alone took the kubelet's new socket for
+ * the daemon's own.
+ */
 export interface SocketIdentity {
   readonly dev: number;
   readonly ino: number;
+  /** Birth time, epoch ms; -1 where the file system keeps none. */
+  readonly born: number;
+}
+
+/**
+ * @param info A file's `stat`.
+ * @returns Its identity, or `undefined` when the platform gives no inode.
+ */
+export function identityOf(info: Deno.FileInfo): SocketIdentity | undefined {
+  if (info.dev === null || info.ino === null) return undefined;
+  return { dev: info.dev, ino: info.ino, born: info.birthtime?.getTime() ?? -1 };
+}
+
+/**
+ * @param a An identity.
+ * @param b Another.
+ * @returns `true` when both name the same file.
+ */
+export function sameSocket(a: SocketIdentity | undefined, b: SocketIdentity | undefined): boolean {
+  return a !== undefined && b !== undefined && a.dev === b.dev && a.ino === b.ino &&
+    a.born === b.born;
 }
 
 /** What is at the endpoint's path. */
@@ -67,7 +94,8 @@ export async function probeEndpoint(
     return { kind: "absent", why: `cannot stat: ${(err as Error).message}` };
   }
   if (!info.isSocket) return { kind: "absent", why: "not a socket" };
-  if (info.dev !== null && info.ino !== null && isOwnSocket({ dev: info.dev, ino: info.ino })) {
+  const id = identityOf(info);
+  if (id !== undefined && isOwnSocket(id)) {
     return { kind: "absent", why: "this daemon's own compatibility socket" };
   }
   return { kind: "socket" };

@@ -15,4 +15,4 @@ export {
   type KubeletPodsApiState,
   WATCH_PODS_METHOD,
 } from "./kubelet_podsapi_source.ts";
-export { parsePodsApiEndpoint, type SocketIdentity } from "./_endpoint.ts";
+export { identityOf, parsePodsApiEndpoint, sameSocket, type SocketIdentity } from "./_endpoint.ts";

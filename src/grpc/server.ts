@@ -504,7 +504,7 @@ class CallState implements ServerCall {
 
   #sendAll(messages: readonly FramedMessage[]): Promise<void> | undefined {
     if (this.#ended) return undefined;
-    for (const framed of messages) this.#checkSendSize(framed);
+    for (let i = 0; i < messages.length; i++) this.#checkSendSize(messages[i]!);
     this.#sendHeaders();
     this.#stream.sendParts(messages);
     return this.#stream.drained(this.#o.streamHighWaterBytes ?? 256 * 1024);

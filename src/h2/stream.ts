@@ -215,7 +215,10 @@ export class Http2Stream {
   sendParts(parts: readonly TwoPartPayload[]): boolean {
     if (!this.localOpen) return false;
     let size = 0;
-    for (const p of parts) size += p.head.byteLength + p.tail.byteLength;
+    // Indexed: no iterator result per part (this runs once per watcher's batch).
+    for (let i = 0; i < parts.length; i++) {
+      size += parts[i]!.head.byteLength + parts[i]!.tail.byteLength;
+    }
     if (size === 0) return true;
     this.#queue.push({
       kind: "data",

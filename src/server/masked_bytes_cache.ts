@@ -178,30 +178,36 @@ export class MaskedBytesCache {
    *
    * @param mask The watcher's mask.
    * @param pod The pod version.
-   * @param options The event type and whether the package-less framing is wanted.
+   * @param type The event type (v1alpha1).
+   * @param packageless Whether the package-less framing is wanted.
    * @returns The serialized frame.
    */
   frameOf(
     mask: FieldMask,
     pod: CachedPod,
-    options: { type: WatchEventType; packageless: boolean },
+    type: WatchEventType,
+    packageless: boolean,
   ): FramedMessage {
-    const slot = options.packageless ? PACKAGELESS_SLOT : options.type;
+    const slot = packageless ? PACKAGELESS_SLOT : type;
     // Unmasked, the common case: asked for once per watcher and event, so
-    // nothing is made to find a frame already there.
-    if (mask.isAll) return this.#slotsOf(pod)[slot] ??= this.#frame(mask, pod, options);
-    return this.#remember(pod, `${slot}\0${mask.key}`, () => this.#frame(mask, pod, options));
+    // nothing is made to find a frame already there (not even an argument
+    // object).
+    if (mask.isAll) return this.#slotsOf(pod)[slot] ??= this.#frame(mask, pod, type, packageless);
+    return this.#remember(
+      pod,
+      `${slot}\0${mask.key}`,
+      () => this.#frame(mask, pod, type, packageless),
+    );
   }
 
   #frame(
     mask: FieldMask,
     pod: CachedPod,
-    options: { type: WatchEventType; packageless: boolean },
+    type: WatchEventType,
+    packageless: boolean,
   ): FramedMessage {
     const bytes = this.bytesOf(mask, pod);
-    const head = options.packageless
-      ? podWatchResponseHead(bytes)
-      : watchPodsEventHead(options.type, bytes);
+    const head = packageless ? podWatchResponseHead(bytes) : watchPodsEventHead(type, bytes);
     return frameMessageEndingWith(head, bytes);
   }
 

@@ -276,7 +276,8 @@ export class PodQueryService {
     for await (const batch of watch.batches()) {
       this.#checkAlive(ctx);
       const frames: FramedMessage[] = [];
-      for (const item of batch) {
+      for (let i = 0; i < batch.length; i++) {
+        const item = batch[i]!;
         const token = item.position > 0 ? engine.token(item.position) : "";
         const pod = item.pod === undefined ? undefined : this.#masked.bytesOf(mask, item.pod);
         const held = req.includeResources && item.pod?.resources !== undefined

@@ -130,7 +130,10 @@ export class PodsService {
     for await (const batch of watch.batches()) {
       this.#checkAlive(ctx);
       const frames: FramedMessage[] = [];
-      for (const item of batch) {
+      // Indexed: an array iterator makes a result object per step until the
+      // loop is optimized, and a watcher's initial list is one pass.
+      for (let i = 0; i < batch.length; i++) {
+        const item = batch[i]!;
         if (item.type === "INITIAL_SYNC_COMPLETE") {
           if (!packageless) frames.push(INITIAL_SYNC_COMPLETE);
         } else if (item.type !== "BOOKMARK") {
@@ -151,7 +154,7 @@ export class PodsService {
     mask: FieldMask,
     pod: CachedPod,
   ): FramedMessage {
-    return this.#masked.frameOf(this.#withDeletion(mask, pod), pod, { type, packageless });
+    return this.#masked.frameOf(this.#withDeletion(mask, pod), pod, type, packageless);
   }
 
   /**

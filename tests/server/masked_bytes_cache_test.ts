@@ -77,22 +77,22 @@ Deno.test("MaskedBytesCache.bytesOf() keeps its memory bound", () => {
 Deno.test("MaskedBytesCache.frameOf() shares unmasked frames between watchers", () => {
   const cache = new MaskedBytesCache({ encode: encodePod });
   const pod = cached(1);
-  const added = cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, packageless: false });
+  const added = cache.frameOf(ALL, pod, WATCH_EVENT_TYPE.ADDED, false);
   assert.deepEqual(added.message, encodeWatchPodsEvent(WATCH_EVENT_TYPE.ADDED, pod.bytes));
   assert.equal(
-    cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, packageless: false }),
+    cache.frameOf(ALL, pod, WATCH_EVENT_TYPE.ADDED, false),
     added,
   );
   assert.deepEqual(
-    cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.MODIFIED, packageless: false }).message,
+    cache.frameOf(ALL, pod, WATCH_EVENT_TYPE.MODIFIED, false).message,
     encodeWatchPodsEvent(WATCH_EVENT_TYPE.MODIFIED, pod.bytes),
   );
   assert.deepEqual(
-    cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, packageless: true }).message,
+    cache.frameOf(ALL, pod, WATCH_EVENT_TYPE.ADDED, true).message,
     encodePodWatchResponse(pod.bytes),
   );
   assert.deepEqual(
-    cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.DELETED, packageless: false }).message,
+    cache.frameOf(MASK, pod, WATCH_EVENT_TYPE.DELETED, false).message,
     encodeWatchPodsEvent(WATCH_EVENT_TYPE.DELETED, encodePod(project(MASK, pod.pod))),
   );
 });
@@ -101,12 +101,12 @@ Deno.test("MaskedBytesCache frames end with the pod's own bytes, not a copy", ()
   const cache = new MaskedBytesCache({ encode: encodePod });
   const pod = cached(1);
   for (const packageless of [false, true]) {
-    const frame = cache.frameOf(ALL, pod, { type: WATCH_EVENT_TYPE.ADDED, packageless });
+    const frame = cache.frameOf(ALL, pod, WATCH_EVENT_TYPE.ADDED, packageless);
     assert.equal(frame.tail, pod.bytes);
     assert.ok(frame.head.byteLength < 16, `head of ${frame.head.byteLength} bytes`);
   }
   assert.equal(cache.getResponseOf(ALL, pod).tail, pod.bytes);
-  const masked = cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.MODIFIED, packageless: false });
+  const masked = cache.frameOf(MASK, pod, WATCH_EVENT_TYPE.MODIFIED, false);
   assert.equal(masked.tail, cache.bytesOf(MASK, pod), "a masked frame ends with the masked bytes");
 });
 
@@ -116,9 +116,9 @@ Deno.test("MaskedBytesCache frames a response once per pod version and mask", ()
   const get = cache.getResponseOf(ALL, pod);
   assert.equal(cache.getResponseOf(ALL, pod), get, "the same framed bytes for every request");
   assert.deepEqual(get.bytes.subarray(0, 5), frameMessage(get.message).bytes.subarray(0, 5));
-  const masked = cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.MODIFIED, packageless: false });
+  const masked = cache.frameOf(MASK, pod, WATCH_EVENT_TYPE.MODIFIED, false);
   assert.equal(
-    cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.MODIFIED, packageless: false }),
+    cache.frameOf(MASK, pod, WATCH_EVENT_TYPE.MODIFIED, false),
     masked,
     "a masked frame is shared by every watcher with that mask",
   );
@@ -128,12 +128,12 @@ Deno.test("MaskedBytesCache keeps one version per pod: a newer version evicts th
   const cache = new MaskedBytesCache({ encode: encodePod });
   const v1 = cached(1, 1);
   cache.bytesOf(MASK, v1);
-  cache.frameOf(MASK, v1, { type: WATCH_EVENT_TYPE.ADDED, packageless: false });
+  cache.frameOf(MASK, v1, WATCH_EVENT_TYPE.ADDED, false);
   const one = cache.size;
   for (let version = 2; version < 200; version++) {
     const pod = cached(1, version);
     cache.bytesOf(MASK, pod);
-    cache.frameOf(MASK, pod, { type: WATCH_EVENT_TYPE.MODIFIED, packageless: false });
+    cache.frameOf(MASK, pod, WATCH_EVENT_TYPE.MODIFIED, false);
   }
   assert.equal(cache.pods, 1);
   assert.ok(cache.size <= one + 64, `size ${cache.size} after 200 versions (one: ${one})`);

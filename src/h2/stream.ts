@@ -205,9 +205,9 @@ export class Http2Stream {
   /**
    * Queues payloads as one DATA item, in order: a batch of messages costs
    * one queued item, not one each (a watcher's initial list is queued at
-   * once and waits while other watchers write: an item per message was
-   * most of what such a watcher kept alive). Not copied: keep them
-   * unchanged until written.
+   * once and waits while other watchers write, so an item per message
+   * lived long enough to be promoted to V8's old generation). Not copied:
+   * keep them unchanged until written.
    *
    * @param parts The payloads.
    * @returns `false` when the stream can no longer send.

@@ -44,19 +44,23 @@ const MAX_SPARE_BUFFERS = 8;
 /**
  * The buffer of a loop that starts with a stream whose next DATA is one body
  * of at least `LARGE_BODY_BYTES` (a ListPods of more than a few dozen pods):
- * fewer socket writes, so less of their per-call work and garbage (11 % less
- * CPU per 2 MB ListPods than 64 KiB). Only such loops take one: a watcher's
- * backlog of many small events (its initial list) does not, so a fan-out to
- * many watchers holds a small buffer per writing connection (100 Go watchers
- * syncing 1000 pods peaked 17-26 MB higher when it took this one).
+ * fewer socket writes, so less of their per-call work and garbage. Not
+ * larger than a UNIX socket's default send buffer (208 KiB): a write that
+ * does not fit is partial, and Deno then waits for the socket to be
+ * writable again. ListPods of 1000 pods (2 MB) at c=1, interleaved runs:
+ * 327-381 µs of CPU per request with 128 KiB, 352-429 with 256 KiB, 395-415
+ * with 1 MiB; at c=4 the sizes were alike. Only such loops take one: a
+ * watcher's backlog of many small events (its initial list) does not, so a
+ * fan-out to many watchers holds a small buffer per writing connection (100
+ * Go watchers syncing 1000 pods peaked 17-26 MB higher when it took this one).
  */
-const LARGE_WRITE_BUFFER_BYTES = 256 * 1024;
+const LARGE_WRITE_BUFFER_BYTES = 128 * 1024;
 const LARGE_BODY_BYTES = 64 * 1024;
 const SPARE_LARGE_BUFFERS: Uint8Array<ArrayBuffer>[] = [];
 /**
  * As many as the small ones: with 2, four clients listing at once made two
- * new 256 KiB buffers per round of responses, and the collector then ran
- * for a fifth of the daemon's CPU. At most 2 MiB kept.
+ * new large buffers per round of responses, and the collector then ran for
+ * a fifth of the daemon's CPU. At most 1 MiB kept.
  */
 const MAX_SPARE_LARGE_BUFFERS = 8;
 /**

@@ -499,7 +499,7 @@ class CallState implements ServerCall {
     this.#checkSendSize(framed);
     this.#sendHeaders();
     this.#sendFramed(framed);
-    return this.#stream.drained(this.#o.streamHighWaterBytes ?? 256 * 1024);
+    return this.#drained();
   }
 
   #sendAll(messages: readonly FramedMessage[]): Promise<void> | undefined {
@@ -507,6 +507,11 @@ class CallState implements ServerCall {
     for (let i = 0; i < messages.length; i++) this.#checkSendSize(messages[i]!);
     this.#sendHeaders();
     this.#stream.sendParts(messages);
+    return this.#drained();
+  }
+
+  /** `undefined` while the stream's backlog is within its limit, else a wait for it to be. */
+  #drained(): Promise<void> | undefined {
     return this.#stream.drained(this.#o.streamHighWaterBytes ?? 256 * 1024);
   }
 

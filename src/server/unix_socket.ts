@@ -49,12 +49,12 @@ export class OwnSockets {
 
   /** @param id A socket this daemon bound. */
   add(id: SocketIdentity): void {
-    this.#ids.add(`${id.dev}:${id.ino}:${id.born}`);
+    this.#ids.add(keyOf(id));
   }
 
   /** @param id A socket this daemon no longer serves. */
   delete(id: SocketIdentity): void {
-    this.#ids.delete(`${id.dev}:${id.ino}:${id.born}`);
+    this.#ids.delete(keyOf(id));
   }
 
   /**
@@ -62,8 +62,13 @@ export class OwnSockets {
    * @returns `true` when this daemon bound it.
    */
   has(id: SocketIdentity): boolean {
-    return this.#ids.has(`${id.dev}:${id.ino}:${id.born}`);
+    return this.#ids.has(keyOf(id));
   }
+}
+
+/** An identity as one string, to keep in a set. */
+function keyOf(id: SocketIdentity): string {
+  return `${id.dev}:${id.ino}:${id.born}`;
 }
 
 /**

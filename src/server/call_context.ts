@@ -22,17 +22,12 @@ export interface CallContext {
   metadata(key: string): readonly (string | Uint8Array)[];
 }
 
-/** Where a watch handler writes its frames; `send` waits while the client's backlog is full. */
+/** Where a watch handler writes its frames (watch_batches.ts), a batch at a time. */
 export interface WatchSink {
   /**
-   * @param frame One encoded response message, or one framed once for many watchers.
-   * @returns `undefined` when the transport can take more at once, else a
-   *   promise that resolves once it can.
-   */
-  send(frame: Uint8Array | FramedMessage): Promise<void> | undefined;
-  /**
    * @param frames Framed messages, sent in order as one write (a batch of events).
-   * @returns As `send`.
+   * @returns `undefined` when the transport can take more at once, else a
+   *   promise that resolves once it can (the client's backlog is full).
    */
   sendAll(frames: readonly FramedMessage[]): Promise<void> | undefined;
 }

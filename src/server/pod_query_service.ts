@@ -26,7 +26,8 @@ import type { ServingCore } from "../serving/mod.ts";
 import { containersHoldingDevice } from "../model/pod_resources.ts";
 import { type DevicesView, listDevices } from "./list_devices.ts";
 import type { CallContext, WatchSink } from "./call_context.ts";
-import { type FramedMessage, frameMessage } from "../grpc/message_framing.ts";
+import { frameMessage } from "../grpc/message_framing.ts";
+import { sendBatches } from "./watch_batches.ts";
 import { MESSAGES, RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
 import { FIELD_MASK_BIN_KEY, FIELD_MASK_KEY, requestMask } from "./request_mask.ts";
@@ -272,23 +273,14 @@ export class PodQueryService {
       }),
     });
     const engine = this.#core.engine;
-    // A batch at a time, as one write, as WatchPods does.
-    for await (const batch of watch.batches()) {
-      this.#checkAlive(ctx);
-      const frames: FramedMessage[] = [];
-      for (let i = 0; i < batch.length; i++) {
-        const item = batch[i]!;
-        const token = item.position > 0 ? engine.token(item.position) : "";
-        const pod = item.pod === undefined ? undefined : this.#masked.bytesOf(mask, item.pod);
-        const held = req.includeResources && item.pod?.resources !== undefined
-          ? encodePodResourcesMessage(item.pod.uid, item.pod.resources)
-          : undefined;
-        frames.push(frameMessage(encodeWatchEvent(QUERY_EVENT_TYPE[item.type], pod, token, held)));
-      }
-      if (frames.length === 0) continue;
-      const wait = sink.sendAll(frames);
-      if (wait !== undefined) await wait;
-    }
+    await sendBatches(watch.batches(), sink, (item) => {
+      const token = item.position > 0 ? engine.token(item.position) : "";
+      const pod = item.pod === undefined ? undefined : this.#masked.bytesOf(mask, item.pod);
+      const held = req.includeResources && item.pod?.resources !== undefined
+        ? encodePodResourcesMessage(item.pod.uid, item.pod.resources)
+        : undefined;
+      return frameMessage(encodeWatchEvent(QUERY_EVENT_TYPE[item.type], pod, token, held));
+    }, () => this.#checkAlive(ctx));
     this.#checkAlive(ctx);
     throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
   }

@@ -22,6 +22,7 @@ import type { ServingCore } from "../serving/mod.ts";
 import type { CallContext, WatchSink } from "./call_context.ts";
 import { MESSAGES, RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
+import { sendBatches } from "./watch_batches.ts";
 import { requestMask } from "./request_mask.ts";
 import { bytesEqual } from "../bytes_equal.ts";
 
@@ -125,25 +126,13 @@ export class PodsService {
     const packageless = ctx.apiVersion === "v1";
     // A watcher dropped for falling behind ends with the engine's
     // WatchDroppedError: RESOURCE_EXHAUSTED through `toStatus`.
-    // A batch at a time, as one write item (at most one batch past the
-    // client's backlog limit), waiting only while that backlog is full.
-    for await (const batch of watch.batches()) {
-      this.#checkAlive(ctx);
-      const frames: FramedMessage[] = [];
-      // Indexed: an array iterator makes a result object per step until the
-      // loop is optimized, and a watcher's initial list is one pass.
-      for (let i = 0; i < batch.length; i++) {
-        const item = batch[i]!;
-        if (item.type === "INITIAL_SYNC_COMPLETE") {
-          if (!packageless) frames.push(INITIAL_SYNC_COMPLETE);
-        } else if (item.type !== "BOOKMARK") {
-          frames.push(this.#frame(packageless, WATCH_EVENT_TYPE[item.type], mask, item.pod!));
-        }
+    await sendBatches(watch.batches(), sink, (item) => {
+      if (item.type === "INITIAL_SYNC_COMPLETE") {
+        return packageless ? undefined : INITIAL_SYNC_COMPLETE;
       }
-      if (frames.length === 0) continue;
-      const wait = frames.length === 1 ? sink.send(frames[0]!) : sink.sendAll(frames);
-      if (wait !== undefined) await wait;
-    }
+      if (item.type === "BOOKMARK") return undefined;
+      return this.#frame(packageless, WATCH_EVENT_TYPE[item.type], mask, item.pod!);
+    }, () => this.#checkAlive(ctx));
     this.#checkAlive(ctx);
     throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
   }

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { FramedMessage } from "../../src/grpc/message_framing.ts";
+import type { FramedMessage } from "../../src/grpc/message_framing.ts";
 import type { ServerApiVersion } from "../../src/metrics/metrics.ts";
 import type { CallContext, WatchSink } from "../../src/server/call_context.ts";
 
@@ -32,7 +32,7 @@ export function ctxOf(
 
 /**
  * A sink that keeps each message without its gRPC prefix, and how many
- * messages each call to it gave (`writes`).
+ * messages each write held (`writes`).
  */
 export function collectingSink(): WatchSink & {
   messages: Uint8Array[];
@@ -40,27 +40,17 @@ export function collectingSink(): WatchSink & {
   sent: Promise<void>;
 } {
   let wake: () => void = () => {};
-  const take = (frame: Uint8Array | FramedMessage) =>
-    sink.messages.push(frame instanceof FramedMessage ? frame.message : frame.subarray(5));
-  const woken = () => {
-    const done = wake;
-    sink.sent = new Promise<void>((resolve) => wake = resolve);
-    done();
-    return Promise.resolve();
-  };
   const sink = {
     messages: [] as Uint8Array[],
     writes: [] as number[],
     sent: new Promise<void>((resolve) => wake = resolve),
-    send(frame: Uint8Array | FramedMessage) {
-      take(frame);
-      sink.writes.push(1);
-      return woken();
-    },
     sendAll(frames: readonly FramedMessage[]) {
-      for (const frame of frames) take(frame);
+      for (const frame of frames) sink.messages.push(frame.message);
       sink.writes.push(frames.length);
-      return woken();
+      const done = wake;
+      sink.sent = new Promise<void>((resolve) => wake = resolve);
+      done();
+      return Promise.resolve();
     },
   };
   return sink;

@@ -115,10 +115,7 @@ async function runInput(
     if (which === 0) await service.listPods(ctx);
     else if (which === 1) await service.getPod(body!, ctx);
     else {
-      await service.watchPods(ctx, {
-        send: () => Promise.resolve(),
-        sendAll: () => Promise.resolve(),
-      });
+      await service.watchPods(ctx, { sendAll: () => Promise.resolve() });
     }
     return { outcome: { code: grpc.status.OK, details: "" }, input };
   } catch (err) {

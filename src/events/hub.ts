@@ -58,7 +58,10 @@ export interface SubscribeOptions {
 
 /** One watcher's view: the pods at subscription time, then every later change. */
 export interface Subscription {
-  /** Every pod at subscription time, sorted by UID. */
+  /**
+   * Every pod at subscription time, sorted by UID; empty once
+   * {@linkcode Subscription.markLive}: a live watcher holds no old list.
+   */
   readonly snapshot: readonly CachedPod[];
   /** The store's resourceVersion of `snapshot`; every event has a greater `seq`. */
   readonly resourceVersion: number;
@@ -82,7 +85,7 @@ export interface Subscription {
    *   subscription is over: `next()` then says how).
    */
   poll(): PodEvent | undefined;
-  /** Says the snapshot has been delivered: from now on `queueLimit` applies. */
+  /** Says the snapshot has been delivered: from now on `queueLimit` applies, and `snapshot` is let go. */
   markLive(): void;
 }
 
@@ -107,7 +110,7 @@ interface SubscriberInit {
 }
 
 class Subscriber implements Subscription {
-  readonly snapshot: readonly CachedPod[];
+  snapshot: readonly CachedPod[];
   readonly resourceVersion: number;
   #queue: CoalescingQueue;
   #limit: number;
@@ -141,9 +144,11 @@ class Subscriber implements Subscription {
     const signal = init.options.signal;
     const onAbort = () => this.close();
     signal.addEventListener("abort", onAbort, { once: true });
+    // Not `init`: it holds the snapshot, which goes once the watcher is live.
+    const detach = init.detach;
     this.#detach = () => {
       signal.removeEventListener("abort", onAbort);
-      init.detach(this);
+      detach(this);
     };
   }
 
@@ -211,6 +216,7 @@ class Subscriber implements Subscription {
   markLive(): void {
     if (this.#live) return;
     this.#live = true;
+    this.snapshot = [];
     // What queued up while the snapshot was sent is a backlog the watcher
     // may work off; the bound applies to growth beyond it.
     this.#allowance = this.#queue.size;

@@ -186,6 +186,29 @@ function best(pods: readonly CachedPod[]): CachedPod | undefined {
   return chosen;
 }
 
+/**
+ * The ADDED items of an initial list, made once per list: watchers that
+ * connect together share them instead of each allocating an item per pod
+ * (items are read-only). They go when the list goes.
+ *
+ * @param list A subscription's snapshot (the store's list of its version).
+ * @param shared Items made for lists before.
+ * @returns One ADDED item per pod, in the list's order.
+ */
+function addedItemsOf(
+  list: readonly CachedPod[],
+  shared: WeakMap<readonly CachedPod[], readonly WatchItem[]>,
+): readonly WatchItem[] {
+  let items = shared.get(list);
+  if (items === undefined) {
+    const made: WatchItem[] = new Array(list.length);
+    for (let i = 0; i < list.length; i++) made[i] = { type: "ADDED", pod: list[i], position: 0 };
+    shared.set(list, made);
+    items = made;
+  }
+  return items;
+}
+
 /** Selections, lookups, history and selected watches over the cache. */
 export class QueryEngine {
   #store: PodStore;
@@ -201,6 +224,8 @@ export class QueryEngine {
   #tombMaxBytes: number;
   #tombBytes = 0;
   #memo = new Map<string, { list: readonly CachedPod[]; selected: readonly CachedPod[] }>();
+  /** The ADDED items of each list a watch started from, while the list lives. */
+  #added = new WeakMap<readonly CachedPod[], readonly WatchItem[]>();
 
   /** @param options Store, hub, clock, history limits and tombstone TTL. */
   constructor(options: QueryEngineOptions) {
@@ -384,6 +409,7 @@ export class QueryEngine {
     const replay = from === undefined
       ? undefined
       : this.#log.since(from, subscription.resourceVersion);
+    const shared = this.#added;
     const bookmarkMs = options.bookmarkMs ?? 0;
     const store = this.#store;
     const clock = this.#clock;
@@ -391,17 +417,28 @@ export class QueryEngine {
     // initial list goes to its sink without waiting between pods.
     async function* batches(): AsyncGenerator<readonly WatchItem[]> {
       let batch: WatchItem[] = [];
-      if (replay === undefined) {
-        const pods = subscription.snapshot;
-        for (let i = 0; i < pods.length; i++) {
-          const pod = pods[i]!;
-          if (!selector.matches(pod.pod, pod.resources)) continue;
-          batch.push({ type: "ADDED", pod, position: 0 });
+      let added = replay === undefined ? addedItemsOf(subscription.snapshot, shared) : [];
+      if (replay === undefined && selector.isAll) {
+        // Every pod: each batch is a slice of the shared items.
+        for (let i = 0; i < added.length; i += WATCH_BATCH_ITEMS) {
+          batch = added.slice(i, i + WATCH_BATCH_ITEMS);
           if (batch.length === WATCH_BATCH_ITEMS) {
             yield batch;
             batch = [];
           }
         }
+      } else if (replay === undefined) {
+        for (let i = 0; i < added.length; i++) {
+          const item = added[i]!;
+          if (!selector.matches(item.pod!.pod, item.pod!.resources)) continue;
+          batch.push(item);
+          if (batch.length === WATCH_BATCH_ITEMS) {
+            yield batch;
+            batch = [];
+          }
+        }
+      }
+      if (replay === undefined) {
         batch.push({
           type: "INITIAL_SYNC_COMPLETE",
           pod: undefined,
@@ -421,9 +458,10 @@ export class QueryEngine {
       }
       if (batch.length > 0) yield batch;
       // Not held while the watch is live: a suspended generator keeps its
-      // variables, and the last batch of the list would live (and be
-      // promoted to the old generation) as long as the watcher.
+      // variables, and the last batch of the list (and the list's items)
+      // would live, promoted to the old generation, as long as the watcher.
       batch = [];
+      added = [];
       subscription.markLive();
       yield* live(subscription, selector, store, { bookmarkMs, clock });
     }

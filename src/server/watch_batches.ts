@@ -28,14 +28,17 @@ export async function sendBatches(
 ): Promise<void> {
   for await (const batch of batches) {
     checkAlive();
-    const frames: FramedMessage[] = [];
-    // Indexed: an array iterator makes a result object per step until the
+    // Sized once (pushing grows it several times over a batch of 128), and
+    // indexed: an array iterator makes a result object per step until the
     // loop is optimized, and a watcher's initial list is one pass.
+    const frames: FramedMessage[] = new Array(batch.length);
+    let n = 0;
     for (let i = 0; i < batch.length; i++) {
       const frame = frameOf(batch[i]!);
-      if (frame !== undefined) frames.push(frame);
+      if (frame !== undefined) frames[n++] = frame;
     }
-    if (frames.length === 0) continue;
+    if (n === 0) continue;
+    frames.length = n;
     const wait = sink.sendAll(frames);
     if (wait !== undefined) await wait;
   }

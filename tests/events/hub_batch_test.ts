@@ -90,3 +90,20 @@ Deno.test("Subscription.markLive() lets a watcher work off its snapshot-time bac
   );
   controller.abort();
 });
+
+Deno.test("Subscription.markLive() lets go of the snapshot; a watcher that never defers keeps it", () => {
+  const { cache, hub } = setup();
+  cache.apply(view(3, 0));
+  const controller = new AbortController();
+  const deferred = hub.subscribe({ signal: controller.signal, deferLimitUntilLive: true });
+  const plain = hub.subscribe({ signal: controller.signal });
+  assert.equal(deferred.snapshot.length, 3);
+  deferred.markLive();
+  assert.deepEqual(deferred.snapshot, [], "a live watcher still holds its snapshot");
+  assert.equal(
+    plain.snapshot.length,
+    3,
+    "a subscriber that never went through markLive() lost its snapshot",
+  );
+  controller.abort();
+});

@@ -6,6 +6,7 @@ import type { PodObject } from "../../src/model/pod.ts";
 import {
   compileSelector,
   LookupError,
+  type PodSelector,
   QueryEngine,
   type QueryWatch,
   ResumeTokenError,
@@ -420,4 +421,44 @@ Deno.test("QueryWatch.batches() gives the items in order: the list in batches, t
   for (let i = 1; i < live.length; i++) assert.ok(live[i]!.position > live[i - 1]!.position);
   controller.abort();
   assert.equal((await batches.next()).done, true);
+});
+
+Deno.test("watches opened on one list each get the whole list, selected watches their part", async () => {
+  const { engine, apply } = setup();
+  const count = WATCH_BATCH_ITEMS * 2 + 5;
+  const pods = Array.from(
+    { length: count },
+    (_, i) =>
+      makePod({
+        name: `p${i}`,
+        uid: `u-${String(i).padStart(4, "0")}`,
+        labels: { half: i % 2 === 0 ? "even" : "odd" },
+      }),
+  );
+  apply(pods);
+  const controller = new AbortController();
+  const initial = async (selector: PodSelector) => {
+    const it = engine.openWatch({ selector, signal: controller.signal }).batches()[
+      Symbol.asyncIterator
+    ]();
+    const batches: (readonly WatchItem[])[] = [];
+    while (batches.at(-1)?.at(-1)?.type !== "INITIAL_SYNC_COMPLETE") {
+      batches.push((await it.next()).value!);
+    }
+    return batches;
+  };
+  const first = await initial(SELECT_ALL);
+  const second = await initial(SELECT_ALL);
+  const even = await initial(compileSelector({ labelSelector: "half=even" }));
+  const uids = (batches: (readonly WatchItem[])[]) =>
+    batches.flat().filter((i) => i.pod !== undefined).map((i) => i.pod!.uid);
+  assert.deepEqual(uids(first), pods.map((p) => p.metadata.uid));
+  assert.deepEqual(uids(second), uids(first));
+  assert.deepEqual(second.map((b) => b.length), [WATCH_BATCH_ITEMS, WATCH_BATCH_ITEMS, 6]);
+  for (let i = 0; i < first.length; i++) {
+    assert.notEqual(first[i], second[i], "a batch given twice");
+  }
+  assert.deepEqual(uids(even), pods.filter((_, i) => i % 2 === 0).map((p) => p.metadata.uid));
+  assert.deepEqual(even.map((b) => b.length), [WATCH_BATCH_ITEMS, 4]);
+  controller.abort();
 });

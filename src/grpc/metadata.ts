@@ -83,6 +83,9 @@ export function decodeGrpcMessage(value: string): string {
   return new TextDecoder().decode(new Uint8Array(bytes));
 }
 
+/** The metadata of a call that carries none. */
+const NO_METADATA: ReadonlyMap<string, readonly (string | Uint8Array)[]> = new Map();
+
 /** Headers that belong to HTTP/2 or gRPC itself, never to application metadata. */
 const RESERVED = new Set([
   "content-type",
@@ -102,10 +105,16 @@ const RESERVED = new Set([
  * @param fields Request headers.
  * @returns Values by lower-case key, in order.
  */
-export function readMetadata(fields: readonly HeaderField[]): Map<string, (string | Uint8Array)[]> {
-  const out = new Map<string, (string | Uint8Array)[]>();
-  for (const [name, value] of fields) {
-    if (name.startsWith(":") || RESERVED.has(name)) continue;
+export function readMetadata(
+  fields: readonly HeaderField[],
+): ReadonlyMap<string, readonly (string | Uint8Array)[]> {
+  let out: Map<string, (string | Uint8Array)[]> | undefined;
+  for (let i = 0; i < fields.length; i++) {
+    const name = fields[i]![0];
+    const value = fields[i]![1];
+    if (name.charCodeAt(0) === 0x3a /* ":" */ || RESERVED.has(name)) continue;
+    // Most calls carry none: no map is made for them.
+    out ??= new Map();
     const values = out.get(name) ?? [];
     if (name.endsWith("-bin")) {
       const decoded = decodeBase64(value);
@@ -117,7 +126,7 @@ export function readMetadata(fields: readonly HeaderField[]): Map<string, (strin
     }
     out.set(name, values);
   }
-  return out;
+  return out ?? NO_METADATA;
 }
 
 /**

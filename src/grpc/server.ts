@@ -12,7 +12,7 @@ import { type CancelTimer, type Clock, systemClock } from "../clock.ts";
 import { type ConnectionLimits, DEFAULT_LIMITS, Http2Connection } from "../h2/connection.ts";
 import { H2_ERROR } from "../h2/errors.ts";
 import { encodeHeaderBlockWithoutIndexing, type HeaderField } from "../h2/hpack.ts";
-import type { Http2Stream } from "../h2/stream.ts";
+import type { Http2Stream, StreamListener } from "../h2/stream.ts";
 import { FramedMessage, frameMessage, MessageReader } from "./message_framing.ts";
 import { encodeGrpcMessage, parseTimeout, readMetadata } from "./metadata.ts";
 import { GrpcError, STATUS, type StatusCode } from "./status.ts";
@@ -100,6 +100,8 @@ export interface GrpcServerOptions {
 }
 
 const TEXT = new TextEncoder();
+/** The values of a metadata key a call does not carry. */
+const NO_VALUES: readonly (string | Uint8Array)[] = Object.freeze([]);
 /** The abort reason of a call that is over: one object, as an Error captures a stack when made. */
 const CALL_ENDED = new GrpcError(STATUS.CANCELLED, "call ended");
 /**
@@ -129,7 +131,7 @@ interface RequestHeaders {
   contentType: string;
   timeout: string | undefined;
   encoding: string | undefined;
-  metadata: Map<string, (string | Uint8Array)[]>;
+  metadata: ReadonlyMap<string, readonly (string | Uint8Array)[]>;
 }
 
 function readRequestHeaders(fields: readonly HeaderField[]): RequestHeaders {
@@ -338,7 +340,7 @@ export class GrpcServer {
 }
 
 /** One call from its request headers to its trailers. */
-class CallState implements ServerCall {
+class CallState implements ServerCall, StreamListener, MessageSink {
   readonly path: string;
   readonly connection: object;
   readonly #stream: Http2Stream;
@@ -347,7 +349,7 @@ class CallState implements ServerCall {
   #controller: AbortController | undefined;
   /** Why the call was aborted, once it was. */
   #abortReason: GrpcError | undefined;
-  readonly #metadata: Map<string, (string | Uint8Array)[]>;
+  readonly #metadata: ReadonlyMap<string, readonly (string | Uint8Array)[]>;
   readonly #reader: MessageReader;
   readonly #timeoutMs: number | undefined;
   #request: Uint8Array | undefined;
@@ -403,17 +405,12 @@ class CallState implements ServerCall {
   }
 
   metadata(key: string): readonly (string | Uint8Array)[] {
-    return this.#metadata.get(key) ?? [];
+    return this.#metadata.get(key) ?? NO_VALUES;
   }
 
   start(endStream: boolean): void {
-    this.#stream.listener = {
-      onData: (chunk, end) => this.#onData(chunk, end),
-      onHeaders: (_trailers, end) => {
-        if (end) this.#requestComplete();
-      },
-      onClose: (code) => this.#onClose(code),
-    };
+    // The call is its stream's listener: no closures per call.
+    this.#stream.listener = this;
     if (this.#invalid !== undefined) return this.#finish(STATUS.INVALID_ARGUMENT, this.#invalid);
     if (this.#unsupported !== undefined) {
       return this.#finish(STATUS.UNIMPLEMENTED, this.#unsupported);
@@ -425,7 +422,13 @@ class CallState implements ServerCall {
     if (endStream) this.#requestComplete();
   }
 
-  #onData(chunk: Uint8Array, end: boolean): void {
+  /**
+   * The stream's listener: request DATA.
+   *
+   * @param chunk DATA bytes.
+   * @param end Whether the request ended.
+   */
+  onData(chunk: Uint8Array, end: boolean): void {
     if (this.#ended) return;
     try {
       this.#reader.push(chunk, (message) => {
@@ -462,38 +465,51 @@ class CallState implements ServerCall {
     }
     const request = this.#request!;
     this.#request = undefined;
-    let pending: Promise<unknown>;
+    // One reaction per outcome, and the call its own sink: a unary call
+    // makes no promise and no closure here beyond the two it hands `then`.
+    let pending: Promise<Uint8Array | FramedMessage | void>;
     try {
       pending = method.kind === "unary"
-        ? method.handle(request, this).then((response) => this.#respondUnary(response))
-        : method.handle(request, this, {
-          send: (message) => this.#send(message),
-          sendAll: (messages) => this.#sendAll(messages),
-        });
+        ? method.handle(request, this)
+        : method.handle(request, this, this);
     } catch (err) {
-      pending = Promise.reject(err);
+      return this.#failed(err);
     }
     pending.then(
-      () => this.#finish(STATUS.OK, ""),
-      (err: unknown) => {
-        if (err instanceof GrpcError) return this.#finish(err.code, err.message);
-        this.#o.observer?.handlerError?.(this.path, err);
-        this.#finish(STATUS.INTERNAL, "internal error");
-      },
+      (response) =>
+        response === undefined ? this.#finish(STATUS.OK, "") : this.#respondUnary(response),
+      (err: unknown) => this.#failed(err),
     );
+  }
+
+  /** Ends the call with the status of what its handler threw. */
+  #failed(err: unknown): void {
+    if (err instanceof GrpcError) return this.#finish(err.code, err.message);
+    this.#o.observer?.handlerError?.(this.path, err);
+    this.#finish(STATUS.INTERNAL, "internal error");
   }
 
   #respondUnary(response: Uint8Array | FramedMessage): void {
     if (this.#ended) return;
     const framed = response instanceof FramedMessage ? response : frameMessage(response);
-    this.#checkSendSize(framed);
+    try {
+      this.#checkSendSize(framed);
+    } catch (err) {
+      return this.#failed(err);
+    }
     this.#sendHeaders();
     this.#sendFramed(framed);
     // The trailers now, so that headers, message and trailers leave in one write.
     this.#finish(STATUS.OK, "");
   }
 
-  #send(message: Uint8Array | FramedMessage): Promise<void> | undefined {
+  /**
+   * The handler's sink: queues one message.
+   *
+   * @param message A serialized or framed message.
+   * @returns As {@linkcode MessageSink.send}.
+   */
+  send(message: Uint8Array | FramedMessage): Promise<void> | undefined {
     if (this.#ended) return undefined;
     const framed = message instanceof FramedMessage ? message : frameMessage(message);
     this.#checkSendSize(framed);
@@ -502,7 +518,13 @@ class CallState implements ServerCall {
     return this.#drained();
   }
 
-  #sendAll(messages: readonly FramedMessage[]): Promise<void> | undefined {
+  /**
+   * The handler's sink: queues messages as one item.
+   *
+   * @param messages Framed messages.
+   * @returns As {@linkcode MessageSink.send}.
+   */
+  sendAll(messages: readonly FramedMessage[]): Promise<void> | undefined {
     if (this.#ended) return undefined;
     for (let i = 0; i < messages.length; i++) this.#checkSendSize(messages[i]!);
     this.#sendHeaders();
@@ -568,7 +590,22 @@ class CallState implements ServerCall {
     this.#abort(CALL_ENDED);
   }
 
-  #onClose(code: number | undefined): void {
+  /**
+   * The stream's listener: trailers from the client end its request.
+   *
+   * @param _trailers The fields (not read).
+   * @param end Whether the request ended.
+   */
+  onHeaders(_trailers: HeaderField[], end: boolean): void {
+    if (end) this.#requestComplete();
+  }
+
+  /**
+   * The stream's listener: the stream is over.
+   *
+   * @param code The RST_STREAM code, `undefined` after a normal end.
+   */
+  onClose(code: number | undefined): void {
     this.#cancelDeadline?.();
     if (code === undefined || this.#abortReason !== undefined) {
       this.#abort(CALL_ENDED);

@@ -22,6 +22,9 @@ export interface StreamListener {
   onClose?(code: number | undefined): void;
 }
 
+/** The listener of a stream nobody listens to yet. */
+const NO_LISTENER: StreamListener = Object.freeze({});
+
 /** An item a stream waits to write, in order. */
 export type OutboundItem =
   | {
@@ -93,7 +96,7 @@ export class Http2Stream {
   /** DATA payload bytes received (padding excluded). */
   dataReceived = 0;
   /** Where received frames go. */
-  listener: StreamListener = {};
+  listener: StreamListener = NO_LISTENER;
   #state: StreamState;
   /**
    * Items to write: `#queue[#head]` is the next. Taken items are cleared and

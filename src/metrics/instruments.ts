@@ -236,20 +236,27 @@ export class Counter<L extends string = never> extends ValueMetric<L> {
   inc(labels: LabelValues<L>, value?: number): void;
   inc(a?: LabelValues<L> | number, b?: number): void {
     const [labels, value = 1] = splitArgs(a, b);
-    if (!Number.isFinite(value) || value < 0) {
-      throw new Error(`Counter "${this.name}" cannot be increased by ${value}`);
-    }
-    this.state(labels).value += value;
+    this.#add(this.state(labels), value);
   }
 
   /**
-   * One child, to count on without naming its labels each time.
+   * One child, to count on without naming its labels each time: its labels
+   * are looked up once, here (a hot path's count then builds no key).
    *
    * @param labels Values of every label.
    * @returns Its `inc`.
+   * @throws {Error} When a label is wrong.
    */
   labels(labels: LabelValues<L>): { inc(value?: number): void } {
-    return { inc: (value) => this.inc(labels, value) };
+    const cell = this.state(labels);
+    return { inc: (value = 1) => this.#add(cell, value) };
+  }
+
+  #add(cell: Cell, value: number): void {
+    if (!Number.isFinite(value) || value < 0) {
+      throw new Error(`Counter "${this.name}" cannot be increased by ${value}`);
+    }
+    cell.value += value;
   }
 }
 
@@ -380,26 +387,32 @@ export class Histogram<L extends string = never> extends Metric<L, Buckets> {
   observe(labels: LabelValues<L>, value: number): void;
   observe(a: LabelValues<L> | number, b?: number): void {
     const [labels, value] = splitArgs(a, b);
+    this.#record(this.state(labels), value);
+  }
+
+  /**
+   * One child, to observe without naming its labels each time: its labels
+   * are looked up once, here.
+   *
+   * @param labels Values of every label.
+   * @returns Its `observe`.
+   * @throws {Error} When a label is wrong.
+   */
+  labels(labels: LabelValues<L>): { observe(value: number): void } {
+    const buckets = this.state(labels);
+    return { observe: (value) => this.#record(buckets, value) };
+  }
+
+  #record(buckets: Buckets, value: number | undefined): void {
     if (value === undefined || !Number.isFinite(value)) {
       throw new TypeError(`Histogram "${this.name}" cannot observe ${value}`);
     }
-    const buckets = this.state(labels);
     const bounds = this.#bounds;
     let i = 0;
     while (i < bounds.length && value > bounds[i]!) i++;
     buckets.counts[i]!++;
     buckets.sum += value;
     buckets.count++;
-  }
-
-  /**
-   * One child, to observe without naming its labels each time.
-   *
-   * @param labels Values of every label.
-   * @returns Its `observe`.
-   */
-  labels(labels: LabelValues<L>): { observe(value: number): void } {
-    return { observe: (value) => this.observe(labels, value) };
   }
 
   protected writeChild(child: Child<Buckets>, out: string[]): void {

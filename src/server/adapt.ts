@@ -26,22 +26,26 @@ export interface AdaptOptions {
   log: Logger;
 }
 
+/** The counters one call's outcome adds to. */
+interface OutcomeCounters {
+  readonly requests: { inc(): void };
+  readonly byMethod: { inc(): void };
+}
+
 /**
- * What one method counts into, its label sets made once: a call then
- * allocates no label object of its own.
+ * What one method counts into, each child looked up once: a call then
+ * builds no label key and allocates no label object of its own.
  */
 class MethodCounters {
   readonly #options: AdaptOptions;
-  readonly #durationLabels: { "server_api_version": ServerApiVersion; method: MethodKind };
+  readonly #duration: { observe(value: number): void } | undefined;
   readonly #byMethod: Metrics["requestsList"];
-  readonly #labelsByCode = new Map<
-    StatusCode,
-    { "server_api_version": ServerApiVersion; "status_code": string }
-  >();
+  readonly #byCode = new Map<StatusCode, OutcomeCounters>();
 
   constructor(options: AdaptOptions) {
     this.#options = options;
-    this.#durationLabels = { "server_api_version": options.apiVersion, method: options.method };
+    this.#duration = options.method === "watch" ? undefined : options.metrics.requestDuration
+      .labels({ "server_api_version": options.apiVersion, method: options.method });
     this.#byMethod = {
       list: options.metrics.requestsList,
       get: options.metrics.requestsGet,
@@ -50,17 +54,21 @@ class MethodCounters {
   }
 
   count(code: StatusCode, startedMs: number): void {
-    const metrics = this.#options.metrics;
-    if (this.#options.method !== "watch") {
-      metrics.requestDuration.observe(this.#durationLabels, (performance.now() - startedMs) / 1000);
+    this.#duration?.observe((performance.now() - startedMs) / 1000);
+    let counters = this.#byCode.get(code);
+    if (counters === undefined) {
+      const labels = {
+        "server_api_version": this.#options.apiVersion,
+        "status_code": goCodeName(code),
+      };
+      counters = {
+        requests: this.#options.metrics.requests.labels(labels),
+        byMethod: this.#byMethod.labels(labels),
+      };
+      this.#byCode.set(code, counters);
     }
-    let labels = this.#labelsByCode.get(code);
-    if (labels === undefined) {
-      labels = { "server_api_version": this.#options.apiVersion, "status_code": goCodeName(code) };
-      this.#labelsByCode.set(code, labels);
-    }
-    metrics.requests.inc(labels);
-    this.#byMethod.inc(labels);
+    counters.requests.inc();
+    counters.byMethod.inc();
   }
 }
 

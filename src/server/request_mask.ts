@@ -34,11 +34,11 @@ export function requestMask(ctx: CallContext, masks: FieldMaskCache): FieldMask 
       `Cannot use more than one field mask: got ${text.length} "${FIELD_MASK_KEY}" and ${bin.length} "${FIELD_MASK_BIN_KEY}" values`,
     );
   }
-  const [value] = text;
+  const value = text[0];
   if (value !== undefined) {
     return masks.parseText(typeof value === "string" ? value : decodeText(value));
   }
-  const [binary] = bin;
+  const binary = bin[0];
   if (binary !== undefined) {
     let paths: string[];
     try {

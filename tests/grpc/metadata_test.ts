@@ -143,6 +143,11 @@ Deno.test("readMetadata() skips pseudo-headers and gRPC's own headers", () => {
     ["x-trace", "abc"],
   ];
   assert.deepEqual(readMetadata(fields), new Map([["x-trace", ["abc"]]]));
+  assert.equal(
+    readMetadata(fields.slice(0, -1)).size,
+    0,
+    "gRPC's own headers alone are no metadata",
+  );
 });
 
 Deno.test("readMetadata() keeps text values whole and in order, repeated keys together", () => {

@@ -181,6 +181,18 @@ Deno.test("checkHeaderList() refuses each kind of malformed list", async (t) => 
       problem: `field "x-a" has a forbidden character in its value`,
     })),
     ...[["CR", "\r"], ["LF", "\n"], ["NUL", "\0"]].map(([what, ch]): Case => ({
+      name: `${what} at either end of a value`,
+      kind: "trailers",
+      fields: [["x-a", "fine"], ["x-b", `${ch}x`], ["x-c", `x${ch}`]],
+      problem: `field "x-b" has a forbidden character in its value`,
+    })),
+    {
+      name: "other control characters and non-ASCII are not forbidden",
+      kind: "trailers",
+      fields: [["x-a", "tab\there, bell\u0007, \u00e9\u4e2d"]],
+      problem: undefined,
+    },
+    ...[["CR", "\r"], ["LF", "\n"], ["NUL", "\0"]].map(([what, ch]): Case => ({
       name: `${what} in a pseudo-header value`,
       kind: "request",
       fields: [[":method", "POST"], [":scheme", "http"], [":path", `/a${ch}b`]],

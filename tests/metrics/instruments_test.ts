@@ -163,3 +163,25 @@ Deno.test("label values that look alike stay apart (1 and '1' are the same text;
     't_total{a="1",b=""} 2',
   ]);
 });
+
+Deno.test("labels() binds one child: counts through it and by labels add up, bad labels fail at once", async () => {
+  const c = new Counter({ name: "t_total", help: "x", labelNames: ["k"] });
+  const bound = c.labels({ k: "a" });
+  bound.inc();
+  c.inc({ k: "a" }, 2);
+  bound.inc(3);
+  assert.equal(await metricValue(c, { k: "a" }), 6);
+  assert.throws(() => bound.inc(-1), /cannot be increased by -1/);
+  assert.throws(() => c.labels({ j: "a" } as never), /takes labels \[k\]/);
+  const h = new Histogram({ name: "t_h", help: "x", labelNames: ["k"], buckets: [1, 2] });
+  const child = h.labels({ k: "a" });
+  child.observe(0.5);
+  h.observe({ k: "a" }, 1.5);
+  child.observe(5);
+  const samples = (await h.get()).values.filter((s) => s.labels.k === "a");
+  const count = samples.find((s) => s.metricName === "t_h_count")!;
+  const sum = samples.find((s) => s.metricName === "t_h_sum")!;
+  assert.deepEqual([count.value, sum.value], [3, 7]);
+  assert.throws(() => child.observe(Number.NaN), TypeError);
+  assert.throws(() => h.labels({} as never), /takes labels \[k\]/);
+});

@@ -88,6 +88,9 @@ export class ServingCore {
   #buckets: ConnectionBuckets;
   #slots: WatchSlots;
   #queueLimit: number;
+  /** How to close each open watch (the daemon's shutdown closes them all). */
+  #open = new Set<() => void>();
+  #watcherGauges = new Map<Surface, { inc(): void; dec(): void }>();
 
   /**
    * @param options Engine, gate, limiters, clock, metrics, shutdown and bounds.
@@ -95,6 +98,9 @@ export class ServingCore {
    */
   constructor(options: ServingCoreOptions) {
     this.#o = options;
+    options.shutdown.addEventListener("abort", () => {
+      for (const close of [...this.#open]) close();
+    }, { once: true });
     this.#buckets = new ConnectionBuckets({ ...options.connectionLimit, clock: options.clock });
     this.#slots = new WatchSlots(options.maxWatchers ?? DEFAULT_MAX_WATCHERS);
     this.#queueLimit = options.watchQueueLimit ?? DEFAULT_QUEUE_LIMIT;
@@ -176,8 +182,11 @@ export class ServingCore {
     this.checkServing(surface);
     const release = this.#slots.tryTake();
     if (release === undefined) this.#refuse(surface, "too_many_watchers");
+    // One signal per watch, aborted by close(): the client's signal and the
+    // daemon's shutdown each call close() (AbortSignal.any made a signal
+    // and weak references per watch, and the shutdown signal gathered them).
     const done = new AbortController();
-    const signal = AbortSignal.any([options.signal, this.#o.shutdown, done.signal]);
+    const signal = done.signal;
     let watch: QueryWatch;
     try {
       watch = this.#o.engine.openWatch({
@@ -195,19 +204,25 @@ export class ServingCore {
       release();
       throw err;
     }
-    const gauge = this.#o.metrics.watchers.labels({ "server_api_version": surface });
+    const gauge = this.#watcherGauge(surface);
     gauge.inc();
+    const client = options.signal;
     let open = true;
     const close = () => {
       if (!open) return;
       open = false;
-      signal.removeEventListener("abort", close);
+      client.removeEventListener("abort", close);
+      this.#open.delete(close);
       done.abort(WATCH_CLOSED);
       release();
       gauge.dec();
     };
     // A client that leaves frees its slot at once, whatever its handler is doing.
-    signal.addEventListener("abort", close, { once: true });
+    if (client.aborted) close();
+    else {
+      client.addEventListener("abort", close, { once: true });
+      this.#open.add(close);
+    }
     return {
       position: watch.position,
       signal,
@@ -216,6 +231,16 @@ export class ServingCore {
       batches: () => watch.batches(),
       [Symbol.asyncIterator]: () => watch[Symbol.asyncIterator](),
     };
+  }
+
+  /** The open-watches gauge of a surface, its child looked up once. */
+  #watcherGauge(surface: Surface): { inc(): void; dec(): void } {
+    let gauge = this.#watcherGauges.get(surface);
+    if (gauge === undefined) {
+      gauge = this.#o.metrics.watchers.labels({ "server_api_version": surface });
+      this.#watcherGauges.set(surface, gauge);
+    }
+    return gauge;
   }
 
   #refuse(surface: Surface, reason: RefusalReason): never {

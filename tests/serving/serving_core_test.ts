@@ -118,6 +118,12 @@ Deno.test("a watch's slot comes back when its client leaves, on shutdown, and ne
   );
   assert.equal(c.core.watchers, 0, "a refused token keeps no slot");
 
+  const gone = new AbortController();
+  gone.abort();
+  const late = watchOn(c, "v1", gone.signal);
+  assert.ok(late.signal.aborted, "a client gone before its watch opened");
+  assert.equal(c.core.watchers, 0, "a client gone before its watch opened keeps no slot");
+
   const kept = [watchOn(c, "v1alpha1"), watchOn(c, "http")];
   assert.equal(c.core.watchers, 2);
   c.shutdown.abort();

@@ -145,6 +145,14 @@ export class MessageReader {
             `Cannot accept a message of ${length} bytes: the limit is ${this.#maxBytes}`,
           );
         }
+        if (chunk.byteLength - offset >= length) {
+          // The whole message is here (a unary request): one copy, no view.
+          const message = chunk.slice(offset, offset + length);
+          offset += length;
+          this.#prefixHave = 0;
+          onMessage(message);
+          continue;
+        }
         this.#body = new Uint8Array(length);
         this.#bodyHave = 0;
       }

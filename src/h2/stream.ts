@@ -171,7 +171,8 @@ export class Http2Stream {
     endStream: boolean,
   ): boolean {
     if (!this.localOpen) return false;
-    this.#queue.push({ kind: "headers", ...item, endStream });
+    // One shape for every headers item (a spread made one per caller's shape).
+    this.#queue.push({ kind: "headers", fields: item.fields, block: item.block, endStream });
     if (endStream) this.#endQueued = true;
     this.#host.schedule(this);
     return true;

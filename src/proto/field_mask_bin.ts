@@ -12,9 +12,9 @@
  */
 
 import {
+  decodeUtf8,
   MAX_FIELD_NUMBER,
   MAX_GROUP_DEPTH,
-  STRICT_UTF8,
   varintSize,
   WIRE_TYPE,
   WireReader,
@@ -68,7 +68,7 @@ export function decodeFieldMaskBinary(bytes: Uint8Array): string[] {
       const start = reader.offset;
       const value = reader.lengthDelimited();
       try {
-        paths.push(STRICT_UTF8.decode(value));
+        paths.push(decodeUtf8(value));
       } catch {
         reader.fail(`path at offset ${start} is not valid UTF-8`);
       }

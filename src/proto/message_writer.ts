@@ -9,9 +9,9 @@
  */
 
 import {
+  decodeUtf8,
   expect,
   lenFieldSize,
-  STRICT_UTF8,
   varintSize,
   WIRE_LEN,
   WIRE_VARINT,
@@ -214,7 +214,7 @@ export class MessageWriter {
 export function readString(reader: WireReader, f: WireField, name: string): string {
   expect(reader, f, WIRE_LEN, name);
   try {
-    return STRICT_UTF8.decode(f.bytes!);
+    return decodeUtf8(f.bytes!);
   } catch {
     return reader.fail(`field "${name}" is not valid UTF-8`);
   }

@@ -9,9 +9,9 @@
  */
 
 import {
+  decodeUtf8,
   expect,
   lenFieldSize,
-  STRICT_UTF8,
   varintSize,
   WIRE_LEN,
   WIRE_VARINT,
@@ -184,7 +184,7 @@ export function decodeGetPodRequest(bytes: Uint8Array): { podUID: string } {
     if (f.field !== 1) continue;
     expect(reader, f, WIRE_LEN, "podUID");
     try {
-      podUID = STRICT_UTF8.decode(f.bytes);
+      podUID = decodeUtf8(f.bytes!);
     } catch {
       reader.fail("podUID is not valid UTF-8");
     }

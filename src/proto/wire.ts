@@ -31,7 +31,31 @@ export const MAX_GROUP_DEPTH = 100;
 const MAX_VARINT_BYTES = 10;
 
 /** UTF-8 decoding that rejects invalid input. */
-export const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+/** Longest text read without the decoder when it is all ASCII (a UID is 36). */
+const SHORT_ASCII_BYTES = 64;
+
+/**
+ * Decodes UTF-8 strictly. Short ASCII text (UIDs, names, field paths) is read
+ * here: a call into the runtime's decoder cost twice as much as the loop.
+ *
+ * @param bytes The encoded text.
+ * @returns The text.
+ * @throws {TypeError} For invalid UTF-8.
+ */
+export function decodeUtf8(bytes: Uint8Array): string {
+  if (bytes.byteLength <= SHORT_ASCII_BYTES) {
+    let ascii = true;
+    for (let i = 0; i < bytes.byteLength; i++) {
+      if (bytes[i]! >= 0x80) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) return String.fromCharCode.apply(null, bytes as unknown as number[]);
+  }
+  return STRICT_UTF8.decode(bytes);
+}
 
 /**
  * The bytes a varint of `n` takes.

@@ -95,6 +95,7 @@ Deno.test("Http2Stream queues headers and data in order and schedules itself", (
   assert.deepEqual(stream.peek(), {
     kind: "headers",
     fields: [[":status", "200"]],
+    block: undefined,
     endStream: false,
   });
   writeNext(stream);

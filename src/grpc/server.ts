@@ -114,6 +114,9 @@ const OK_HEADERS = encodeHeaderBlockWithoutIndexing([
   ["content-type", "application/grpc"],
 ]);
 const OK_TRAILERS = encodeHeaderBlockWithoutIndexing([["grpc-status", "0"]]);
+/** What every successful call queues: made once, not per call. */
+const OK_HEADERS_ITEM = Object.freeze({ block: OK_HEADERS });
+const OK_TRAILERS_ITEM = Object.freeze({ block: OK_TRAILERS });
 const NOT_GRPC_BODY = TEXT.encode(
   "This is a gRPC server: send POST requests with content-type application/grpc over HTTP/2.\n",
 );
@@ -555,7 +558,7 @@ class CallState implements ServerCall, StreamListener, MessageSink {
   #sendHeaders(): void {
     if (this.#headersSent) return;
     this.#headersSent = true;
-    this.#stream.sendHeaders({ block: OK_HEADERS }, false);
+    this.#stream.sendHeaders(OK_HEADERS_ITEM, false);
   }
 
   #deadline(): void {
@@ -575,7 +578,7 @@ class CallState implements ServerCall, StreamListener, MessageSink {
       this.#stream.discardUnsentData();
     }
     if (code === STATUS.OK && this.#headersSent) {
-      this.#stream.sendHeaders({ block: OK_TRAILERS }, true);
+      this.#stream.sendHeaders(OK_TRAILERS_ITEM, true);
     } else if (this.#headersSent) {
       this.#stream.sendHeaders({ fields: statusFields(code, message) }, true);
     } else {

@@ -177,6 +177,18 @@ export function encodeGetPodRequest(podUID: string): Uint8Array {
  * @throws {TypeError} When the bytes are not a well-formed request.
  */
 export function decodeGetPodRequest(bytes: Uint8Array): { podUID: string } {
+  // What every client sends: field 1 alone, shorter than 128 bytes. Read in
+  // place; anything else goes through the reader and its checks.
+  if (bytes.byteLength >= 2 && bytes[0] === 0x0a && bytes[1]! < 0x80) {
+    const length = bytes[1]!;
+    if (bytes.byteLength === 2 + length) {
+      try {
+        return { podUID: decodeUtf8(bytes.subarray(2)) };
+      } catch {
+        // Invalid UTF-8: the reader says so.
+      }
+    }
+  }
   const reader = new WireReader(bytes, "GetPodRequest");
   let podUID = "";
   while (!reader.done) {

@@ -28,7 +28,7 @@ import { type DevicesView, listDevices } from "./list_devices.ts";
 import type { CallContext, WatchSink } from "./call_context.ts";
 import { frameMessage } from "../grpc/message_framing.ts";
 import { sendBatches } from "./watch_batches.ts";
-import { MESSAGES, RpcError, STATUS } from "./errors.ts";
+import { RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
 import { FIELD_MASK_BIN_KEY, FIELD_MASK_KEY, requestMask } from "./request_mask.ts";
 import { bytesEqual } from "../bytes_equal.ts";
@@ -280,9 +280,7 @@ export class PodQueryService {
         ? encodePodResourcesMessage(item.pod.uid, item.pod.resources)
         : undefined;
       return frameMessage(encodeWatchEvent(QUERY_EVENT_TYPE[item.type], pod, token, held));
-    }, () => this.#checkAlive(ctx));
-    this.#checkAlive(ctx);
-    throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
+    }, { client: ctx.signal, shutdown: this.#core.shutdown });
   }
 
   /**
@@ -312,13 +310,6 @@ export class PodQueryService {
   #mask(paths: readonly string[] | undefined, ctx: CallContext): FieldMask {
     if (paths === undefined) return requestMask(ctx, this.#o.masks);
     return paths.length === 0 ? FIELD_MASK_ALL : this.#o.masks.parsePaths(paths);
-  }
-
-  #checkAlive(ctx: CallContext): void {
-    if (this.#core.shutdown.aborted) {
-      throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
-    }
-    if (ctx.signal.aborted) throw new RpcError(STATUS.CANCELLED, "call cancelled by the client");
   }
 }
 

@@ -20,7 +20,7 @@ import {
 import { SELECT_ALL } from "../query/mod.ts";
 import type { ServingCore } from "../serving/mod.ts";
 import type { CallContext, WatchSink } from "./call_context.ts";
-import { MESSAGES, RpcError, STATUS } from "./errors.ts";
+import { RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
 import { sendBatches } from "./watch_batches.ts";
 import { requestMask } from "./request_mask.ts";
@@ -40,8 +40,6 @@ const INITIAL_SYNC_COMPLETE = frameMessage(
   encodeWatchPodsEvent(WATCH_EVENT_TYPE.INITIAL_SYNC_COMPLETE, undefined),
 );
 const UID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
-/** How a watch ends when its client left: one error for all (an Error captures a stack when made). */
-const CLIENT_LEFT = new RpcError(STATUS.CANCELLED, "call cancelled by the client");
 
 /** The Pods API handlers. */
 export class PodsService {
@@ -132,9 +130,7 @@ export class PodsService {
       }
       if (item.type === "BOOKMARK") return undefined;
       return this.#frame(packageless, WATCH_EVENT_TYPE[item.type], mask, item.pod!);
-    }, () => this.#checkAlive(ctx));
-    this.#checkAlive(ctx);
-    throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
+    }, { client: ctx.signal, shutdown: this.#core.shutdown });
   }
 
   #frame(
@@ -160,13 +156,6 @@ export class PodsService {
       this.#deletionMasks.set(mask, widened);
     }
     return widened;
-  }
-
-  #checkAlive(ctx: CallContext): void {
-    if (this.#core.shutdown.aborted) {
-      throw new RpcError(STATUS.UNAVAILABLE, MESSAGES.shuttingDown);
-    }
-    if (ctx.signal.aborted) throw CLIENT_LEFT;
   }
 }
 

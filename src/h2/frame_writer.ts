@@ -250,9 +250,7 @@ export class FrameWriter {
           continue;
         }
         const before = pos;
-        pos = item.kind === "headers"
-          ? this.#writeHeaders(stream, item, pos)
-          : this.#writeData(stream, item, pos);
+        pos = this.#writeItem(stream, item, pos);
         if (pos === before) {
           if (item.kind === "data" && this.#host.sendWindow.size <= 0) return pos;
           continue;
@@ -260,7 +258,7 @@ export class FrameWriter {
         progress = true;
         // Round robin: a stream that wrote goes to the back of the line.
         this.#ready.delete(stream);
-        if (stream.peek() !== undefined && this.#host.owns(stream)) this.#ready.add(stream);
+        if (this.#hasMore(stream)) this.#ready.add(stream);
         if (pos >= this.#out.byteLength - FRAME_HEADER_BYTES) break;
       }
     }
@@ -283,16 +281,26 @@ export class FrameWriter {
         break;
       }
       const before = pos;
-      pos = item.kind === "headers"
-        ? this.#writeHeaders(stream, item, pos)
-        : this.#writeData(stream, item, pos);
+      pos = this.#writeItem(stream, item, pos);
       if (pos === before) break;
-      if (stream.peek() === undefined || !this.#host.owns(stream)) {
+      if (!this.#hasMore(stream)) {
         this.#ready.delete(stream);
         break;
       }
     }
     return pos;
+  }
+
+  /** One frame (or header block) of a stream's next item; the position after it. */
+  #writeItem(stream: Http2Stream, item: OutboundItem, pos: number): number {
+    return item.kind === "headers"
+      ? this.#writeHeaders(stream, item, pos)
+      : this.#writeData(stream, item, pos);
+  }
+
+  /** Whether a stream that just wrote stays ready: it has more, and is still the connection's. */
+  #hasMore(stream: Http2Stream): boolean {
+    return stream.peek() !== undefined && this.#host.owns(stream);
   }
 
   #writeHeaders(

@@ -97,6 +97,8 @@ export class Http2Stream {
   dataReceived = 0;
   /** Where received frames go. */
   listener: StreamListener = NO_LISTENER;
+  /** Whether its connection's frame writer holds it among the streams ready to write (the writer's mark). */
+  inWriteLine = false;
   #state: StreamState;
   /**
    * Items to write: `#queue[#head]` is the next. Taken items are cleared and

@@ -17,6 +17,19 @@ class RecordingConn {
     return Promise.resolve(p.byteLength);
   }
 
+  /** The stream id of every DATA frame written, in order. */
+  dataStreamIds(): number[] {
+    const ids = [];
+    for (const copy of this.#copies) {
+      for (let pos = 0; pos < copy.length;) {
+        const h = readFrameHeader(copy, pos);
+        if (h.type === FRAME_TYPE.DATA) ids.push(h.streamId);
+        pos += FRAME_HEADER_BYTES + h.length;
+      }
+    }
+    return ids;
+  }
+
   /** Every DATA frame written: its payload and whether it ended the stream. */
   dataFrames(): { payload: number[]; end: boolean }[] {
     const bytes = new Uint8Array(this.writes.reduce((a, b) => a + b, 0));
@@ -71,6 +84,16 @@ function respondingStream(sendWindow: number): {
   writer: FrameWriter;
   stream: Http2Stream;
 } {
+  const { conn, writer, open } = recordingWriter();
+  return { conn, writer, stream: open(1, sendWindow) };
+}
+
+/** A writer on a recording socket; `open` makes a stream on it with its response headers queued. */
+function recordingWriter(): {
+  conn: RecordingConn;
+  writer: FrameWriter;
+  open: (id: number, sendWindow: number) => Http2Stream;
+} {
   const conn = new RecordingConn();
   const host: FrameWriterHost = {
     peerMaxFrameSize: () => 16_384,
@@ -85,9 +108,12 @@ function respondingStream(sendWindow: number): {
     resetStream: () => {},
     released: () => {},
   };
-  const stream = new Http2Stream(1, streamHost, sendWindow, 1 << 20);
-  stream.sendHeaders({ fields: [[":status", "200"]] }, false);
-  return { conn, writer, stream };
+  const open = (id: number, sendWindow: number): Http2Stream => {
+    const stream = new Http2Stream(id, streamHost, sendWindow, 1 << 20);
+    stream.sendHeaders({ fields: [[":status", "200"]] }, false);
+    return stream;
+  };
+  return { conn, writer, open };
 }
 
 Deno.test("FrameWriter writes one large body in writes above 64 KiB that fit a UNIX socket's send buffer", async () => {
@@ -238,4 +264,60 @@ Deno.test("Http2Stream.sendParts() queues nothing for empty parts and refuses on
   stream.sendData(new Uint8Array(1), true);
   assert.equal(stream.sendParts([{ head: new Uint8Array(1), tail: new Uint8Array(0) }]), false);
   assert.equal(stream.queuedBytes, 1);
+});
+
+Deno.test("FrameWriter takes ready streams in turn, each once however often it was scheduled", async () => {
+  const { conn, writer, open } = recordingWriter();
+  const [a, b, c] = [open(1, 1 << 30), open(3, 1 << 30), open(5, 1 << 30)];
+  for (const stream of [a, b, c]) {
+    // Frames of 16 KiB, written one per stream per turn.
+    for (let i = 0; i < 3; i++) stream.sendData(new Uint8Array(16_384), false);
+    writer.schedule(stream);
+  }
+  writer.schedule(a);
+  await written(writer);
+  const ids = conn.dataStreamIds();
+  assert.ok(ids.length >= 9, `frames: ${ids}`);
+  assert.deepEqual(ids, turns([1, 3, 5], ids.length / 3));
+});
+
+/** `ids` in turn, `count` turns. */
+function turns(ids: readonly number[], count: number): number[] {
+  return Array.from({ length: count }, () => ids).flat();
+}
+
+Deno.test("FrameWriter leaves out a stream taken from the line and keeps the others' order", async () => {
+  const { conn, writer, open } = recordingWriter();
+  const [a, b, c] = [open(1, 1 << 30), open(3, 1 << 30), open(5, 1 << 30)];
+  for (const stream of [a, b, c]) {
+    stream.sendData(new Uint8Array(16_384), false);
+    stream.sendData(new Uint8Array(16_384), false);
+    writer.schedule(stream);
+  }
+  writer.unschedule(b);
+  await written(writer);
+  const before = conn.dataStreamIds();
+  assert.ok(before.length >= 4, `frames: ${before}`);
+  assert.deepEqual(before, turns([1, 5], before.length / 2));
+  assert.equal(b.queuedBytes, 2 * 16_384);
+  // Scheduled again, it is back in the line.
+  writer.schedule(b);
+  await written(writer);
+  const after = conn.dataStreamIds().slice(before.length);
+  assert.ok(after.length > 0 && after.every((id) => id === 3), `frames: ${after}`);
+  assert.equal(b.queuedBytes, 0);
+});
+
+Deno.test("FrameWriter forgets every ready stream at once, and takes them again when scheduled", async () => {
+  const { conn, writer, open } = recordingWriter();
+  const [a, b] = [open(1, 1 << 30), open(3, 1 << 30)];
+  writer.clearStreams();
+  for (const stream of [a, b]) stream.sendData(new Uint8Array(10), false);
+  writer.clearStreams();
+  await written(writer);
+  assert.deepEqual(conn.dataStreamIds(), []);
+  writer.schedule(b);
+  writer.schedule(a);
+  await written(writer);
+  assert.deepEqual(conn.dataStreamIds(), [3, 1]);
 });

@@ -17,6 +17,7 @@ import { FLAG, type FrameHeader, pingFrame, readUint31, SETTINGS_ACK } from "./f
 import type { HpackEncoder } from "./hpack.ts";
 import { applySettings, type Settings } from "./settings.ts";
 import type { Http2Stream } from "./stream.ts";
+import type { ReadonlyStreamTable } from "./stream_table.ts";
 
 /** What the control frames read and act on in their connection. */
 export interface ControlFrameHost {
@@ -28,7 +29,7 @@ export interface ControlFrameHost {
   /** What this side may still send on the connection. */
   readonly sendWindow: FlowWindow;
   /** The open streams. */
-  readonly streams: ReadonlyMap<number, Http2Stream>;
+  readonly streams: ReadonlyStreamTable;
   /** Whether a stream ID has not been opened yet. */
   isIdle(streamId: number): boolean;
   /** Hands a stream with frames to the writer (its window grew). */
@@ -149,7 +150,7 @@ export class ControlFrames {
     }
     this.#goawayReceived = true;
     const lastId = readUint31(payload, 0);
-    for (const stream of [...host.streams.values()]) {
+    for (const stream of host.streams.values()) {
       // Streams this side opened that the peer will not process: retry elsewhere.
       const local = (stream.id % 2 === 1) === (host.role === "client");
       if (local && stream.id > lastId) host.forget(stream, H2_ERROR.REFUSED_STREAM);

@@ -30,6 +30,7 @@ import { type HeaderBlock, HeaderBlockReader, unpad } from "./header_block.ts";
 import type { HeaderField } from "./hpack.ts";
 import { INITIAL_SETTINGS, type Settings } from "./settings.ts";
 import type { Http2Stream } from "./stream.ts";
+import type { ReadonlyStreamTable } from "./stream_table.ts";
 
 /** Our SETTINGS_MAX_FRAME_SIZE: the protocol's initial value, which every reader must take. */
 export const OUR_MAX_FRAME_SIZE = INITIAL_SETTINGS.maxFrameSize;
@@ -41,7 +42,7 @@ export interface FrameReaderHost {
   /** The peer's settings (its initial stream window). */
   readonly peer: Settings;
   /** The open streams. */
-  readonly streams: ReadonlyMap<number, Http2Stream>;
+  readonly streams: ReadonlyStreamTable;
   /** Streams this side reset lately: their late frames are ignored. */
   readonly resetByUs: ReadonlySet<number>;
   /** The connection-level frames. */

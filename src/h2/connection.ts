@@ -44,6 +44,7 @@ import {
 } from "./frames.ts";
 import { type HeaderField, HpackEncoder } from "./hpack.ts";
 import { INITIAL_SETTINGS, SETTING, type Settings } from "./settings.ts";
+import { StreamTable } from "./stream_table.ts";
 import { Http2Stream, type StreamHost } from "./stream.ts";
 
 export {
@@ -90,7 +91,7 @@ export class Http2Connection implements StreamHost {
   readonly #limits: ConnectionLimits;
   readonly #options: ConnectionOptions;
   readonly #clock: Clock;
-  readonly #streams = new Map<number, Http2Stream>();
+  readonly #streams = new StreamTable();
   readonly #resetByUs = new Set<number>();
   readonly #peer: Settings = { ...INITIAL_SETTINGS };
   readonly #encoder = new HpackEncoder();
@@ -537,7 +538,7 @@ export class Http2Connection implements StreamHost {
     this.#cancelLingerTimer?.();
     this.#writer.clearStreams();
     this.#writer.clearControl();
-    const streams = [...this.#streams.values()];
+    const streams = this.#streams.values();
     this.#streams.clear();
     for (const stream of streams) {
       try {

@@ -27,6 +27,32 @@ export async function rssMb(pid: number): Promise<number> {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/** The machine's CPU time so far, all CPUs together: all of it, and what the hypervisor took. */
+export interface MachineCpu {
+  /** Every state /proc/stat counts (user, system, idle, iowait, steal...), ms. */
+  readonly totalMs: number;
+  /** Time a virtual CPU was ready to run and the host ran something else, ms. */
+  readonly stealMs: number;
+}
+
+/** @returns The machine's CPU time so far (the `cpu` line of /proc/stat). */
+export async function machineCpu(): Promise<MachineCpu> {
+  const line = (await readProc("/proc/stat")).split("\n")[0] ?? "";
+  const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = ticks.reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
+  return { totalMs: total * CLOCK_TICK_MS, stealMs: (ticks[7] ?? 0) * CLOCK_TICK_MS };
+}
+
+/**
+ * @param before The machine's CPU time at the start.
+ * @param after At the end.
+ * @returns The share of the machine's CPU time the hypervisor took in between, percent.
+ */
+export function stolenPercent(before: MachineCpu, after: MachineCpu): number {
+  const total = after.totalMs - before.totalMs;
+  return total > 0 ? 100 * (after.stealMs - before.stealMs) / total : 0;
+}
+
 /**
  * @param pid A process id.
  * @returns Its user + system CPU time so far, ms.

@@ -17,7 +17,7 @@
  * Go broadcasting as many changes a second as the daemon's relists made.
  *
  * Throughput ratios need a quiet machine: the load average is printed before
- * and after. Needs h2load (`nghttp2-client`), golang-go and
+ * and after, and the share of CPU time the hypervisor took (steal) over the run. Needs h2load (`nghttp2-client`), golang-go and
  * golang-google-grpc-dev.
  *
  * Usage: `deno task bench:h2load [--pods 110,1000] [--seconds 5] [--repeat 3]
@@ -37,7 +37,7 @@
 
 import { parseArgs } from "node:util";
 import { encodeGetPodRequest } from "../../src/proto/mod.ts";
-import { cpuMs } from "../_proc_usage.ts";
+import { cpuMs, machineCpu, stolenPercent } from "../_proc_usage.ts";
 import {
   type DaemonAlone,
   grpcFrame,
@@ -134,6 +134,7 @@ async function main(): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "pods-api-h2load-bench-" });
   const log = (s: string) => console.error(`[h2load-bench] ${s}`);
   const loadBefore = await loadAverage();
+  const machineBefore = await machineCpu();
   const servers: Server[] = baselineRoot === undefined
     ? ["daemon", "go"]
     : ["daemon", "baseline", "go"];
@@ -287,11 +288,14 @@ async function main(): Promise<void> {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
   const loadAfter = await loadAverage();
+  const stolen = stolenPercent(machineBefore, await machineCpu());
   console.log(
     `Deno ${Deno.version.deno}; daemon and Go server on CPU ${serverCpu}, h2load and the ` +
       `simulated runtime on CPU ${clientCpu}; ${seconds} s per run after 1 s of warm-up, ` +
       `${repeat} runs per server interleaved: req/s the best run, CPU per request the median; ` +
-      `load average ${loadBefore} before, ${loadAfter} after.\n`,
+      `load average ${loadBefore} before, ${loadAfter} after; the hypervisor took ` +
+      `${stolen.toFixed(1)} % of the machine's CPU time (steal; more than a few percent and ` +
+      `the req/s ratios say more about the host than the servers).\n`,
   );
   console.log(rows.join("\n"));
   console.log("\nIdle CPU (ms of CPU per second, no requests; the daemon's relists):\n");

@@ -173,7 +173,8 @@ export class FrameWriter {
   #leave(stream: Http2Stream): void {
     if (!stream.inWriteLine) return;
     stream.inWriteLine = false;
-    this.#ready.splice(this.#ready.indexOf(stream), 1);
+    const at = this.#ready.indexOf(stream);
+    if (at >= 0) this.#ready.splice(at, 1);
   }
 
   /** Starts the write loop unless it runs. */

@@ -10,6 +10,7 @@
 import type { PodEvent } from "../cache/types.ts";
 import type { PodUid } from "../model/pod.ts";
 import { bytesEqual } from "../bytes_equal.ts";
+import { ChurnMap } from "../churn_map.ts";
 
 interface Node {
   event: PodEvent;
@@ -64,8 +65,11 @@ export class CoalescingQueue {
   #head: Node | undefined;
   #tail: Node | undefined;
   #size = 0;
-  /** The newest pending entry of each UID. */
-  #byUid = new Map<PodUid, Node>();
+  /**
+   * The newest pending entry of each UID: a `ChurnMap`, as a watcher's
+   * queue lives long and takes a UID in and out per event.
+   */
+  #byUid = new ChurnMap<PodUid, Node>();
   readonly #keep: KeepModified;
 
   /**

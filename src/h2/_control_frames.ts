@@ -8,6 +8,7 @@
  * @module
  */
 
+import type { ReadonlyChurnMap } from "../churn_map.ts";
 import type { Clock } from "../clock.ts";
 import { TokenBucket } from "../ratelimit/mod.ts";
 import type { ConnectionRole } from "./connection_options.ts";
@@ -17,7 +18,6 @@ import { FLAG, type FrameHeader, pingFrame, readUint31, SETTINGS_ACK } from "./f
 import type { HpackEncoder } from "./hpack.ts";
 import { applySettings, type Settings } from "./settings.ts";
 import type { Http2Stream } from "./stream.ts";
-import type { ReadonlyStreamTable } from "./stream_table.ts";
 
 /** What the control frames read and act on in their connection. */
 export interface ControlFrameHost {
@@ -29,7 +29,7 @@ export interface ControlFrameHost {
   /** What this side may still send on the connection. */
   readonly sendWindow: FlowWindow;
   /** The open streams. */
-  readonly streams: ReadonlyStreamTable;
+  readonly streams: ReadonlyChurnMap<number, Http2Stream>;
   /** Whether a stream ID has not been opened yet. */
   isIdle(streamId: number): boolean;
   /** Hands a stream with frames to the writer (its window grew). */

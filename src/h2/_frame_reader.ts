@@ -9,6 +9,7 @@
  * @module
  */
 
+import type { ReadonlyChurnMap } from "../churn_map.ts";
 import type { Clock } from "../clock.ts";
 import { TokenBucket } from "../ratelimit/mod.ts";
 import type { ControlFrames } from "./_control_frames.ts";
@@ -30,7 +31,6 @@ import { type HeaderBlock, HeaderBlockReader, unpad } from "./header_block.ts";
 import type { HeaderField } from "./hpack.ts";
 import { INITIAL_SETTINGS, type Settings } from "./settings.ts";
 import type { Http2Stream } from "./stream.ts";
-import type { ReadonlyStreamTable } from "./stream_table.ts";
 
 /** Our SETTINGS_MAX_FRAME_SIZE: the protocol's initial value, which every reader must take. */
 export const OUR_MAX_FRAME_SIZE = INITIAL_SETTINGS.maxFrameSize;
@@ -42,7 +42,7 @@ export interface FrameReaderHost {
   /** The peer's settings (its initial stream window). */
   readonly peer: Settings;
   /** The open streams. */
-  readonly streams: ReadonlyStreamTable;
+  readonly streams: ReadonlyChurnMap<number, Http2Stream>;
   /** Streams this side reset lately: their late frames are ignored. */
   readonly resetByUs: ReadonlySet<number>;
   /** The connection-level frames. */

@@ -20,6 +20,7 @@
 
 import { type CancelTimer, type Clock, systemClock } from "../clock.ts";
 import { bytesEqual } from "../bytes_equal.ts";
+import { ChurnMap } from "../churn_map.ts";
 import { ControlFrames } from "./_control_frames.ts";
 import { FrameReader } from "./_frame_reader.ts";
 import { Keepalive } from "./_keepalive.ts";
@@ -44,7 +45,6 @@ import {
 } from "./frames.ts";
 import { type HeaderField, HpackEncoder } from "./hpack.ts";
 import { INITIAL_SETTINGS, SETTING, type Settings } from "./settings.ts";
-import { StreamTable } from "./stream_table.ts";
 import { Http2Stream, type StreamHost } from "./stream.ts";
 
 export {
@@ -91,7 +91,7 @@ export class Http2Connection implements StreamHost {
   readonly #limits: ConnectionLimits;
   readonly #options: ConnectionOptions;
   readonly #clock: Clock;
-  readonly #streams = new StreamTable();
+  readonly #streams = new ChurnMap<number, Http2Stream>();
   readonly #resetByUs = new Set<number>();
   readonly #peer: Settings = { ...INITIAL_SETTINGS };
   readonly #encoder = new HpackEncoder();

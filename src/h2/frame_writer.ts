@@ -89,15 +89,9 @@ export class FrameWriter {
   readonly #host: FrameWriterHost;
   /**
    * Streams with frames to write, in round-robin order; a stream's
-   * `inWriteLine` says whether it is here. An array, not a Set: this Set
-   * lives as long as its connection and took a stream in and out per
-   * request, so it made a new hash table every few requests. Measured at
-   * 1000 pods under GetPod (`--trace-gc`, V8's sampling heap profiler):
-   * after the first mark-compact every scavenge promoted about 0.6 MB, the
-   * requests' streams, calls and header maps among it, and mark-compacts
-   * ran every 300 ms; with the array, a third of that was promoted. V8 keeps
-   * in each replaced table a link to its successor (for live iterators), so
-   * a dead table in the old generation keeps the young ones after it alive.
+   * `inWriteLine` says whether it is here. An array, not a Set: a Set that
+   * took a stream in and out per request kept requests alive into the old
+   * generation (see `ChurnMap`, `src/churn_map.ts`).
    */
   readonly #ready: Http2Stream[] = [];
   #control: Uint8Array[] = [];

@@ -17,6 +17,7 @@ const LAYERS: readonly (readonly string[])[] = [
   [
     "backoff.ts",
     "bytes_equal.ts",
+    "churn_map.ts",
     "clock.ts",
     "duration.ts",
     "log.ts",

@@ -97,7 +97,8 @@ export class Http2Connection implements StreamHost {
   readonly #encoder = new HpackEncoder();
   readonly #writer: FrameWriter;
   readonly #sendWindow = new FlowWindow(INITIAL_SETTINGS.initialWindowSize);
-  readonly #streamUnacked = new Map<number, number>();
+  /** DATA bytes consumed per stream and not yet given back in a WINDOW_UPDATE; set and cleared per request. */
+  readonly #streamUnacked = new ChurnMap<number, number>();
   #nextLocalStreamId: number;
   #goawaySent = false;
   #goawayLastId = MAX_INT31;

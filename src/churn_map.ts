@@ -6,7 +6,7 @@
  */
 
 /** What a reader of a {@linkcode ChurnMap} may do with it. */
-export interface ReadonlyChurnMap<K extends string | number, V> {
+export interface ReadonlyChurnMap<K extends string | number, V extends NonNullable<unknown>> {
   /** Entries held now. */
   readonly size: number;
   /** @returns The value under `key`, if any. */
@@ -28,9 +28,19 @@ export interface ReadonlyChurnMap<K extends string | number, V> {
  * mark-compact ran every 300 ms. An object's property or element
  * dictionary is replaced without such links.
  *
+ * The price is in every lookup: a microbenchmark of one request's set, two
+ * gets and a delete by stream id took about 0.8 µs against a Map's 0.15-0.25,
+ * and an event's set, get and delete by UID 0.2-0.26 µs against 0.1-0.13
+ * (`deno run` of a loop, Deno 2.9.3). The collector's savings are of the
+ * same order (a mark-compact of ~40 ms every second or two under GetPod at
+ * 1000 pods), and on this shared machine the end-to-end CPU per request
+ * could not tell the two apart: a faster table with the same property
+ * (open addressing over a plain array) is the next step, not more of this.
+ *
  * Values are never `undefined` (a missing key reads as `undefined`).
  */
-export class ChurnMap<K extends string | number, V> implements ReadonlyChurnMap<K, V> {
+export class ChurnMap<K extends string | number, V extends NonNullable<unknown>>
+  implements ReadonlyChurnMap<K, V> {
   #byKey: Record<K, V | undefined> = Object.create(null);
   #size = 0;
 

@@ -17,8 +17,8 @@
  * Go broadcasting as many changes a second as the daemon's relists made.
  *
  * Throughput ratios need a quiet machine: the load average is printed before
- * and after, and the share of CPU time the hypervisor took (steal) over the run. Needs h2load (`nghttp2-client`), golang-go and
- * golang-google-grpc-dev.
+ * and after, and the share of CPU time the hypervisor took (steal) over the
+ * run. Needs h2load (`nghttp2-client`), golang-go and golang-google-grpc-dev.
  *
  * Usage: `deno task bench:h2load [--pods 110,1000] [--seconds 5] [--repeat 3]
  *   [--server-cpu 0] [--client-cpu 1] [--baseline CHECKOUT] [--no-churn] [--no-live] [--json FILE]`

@@ -8,9 +8,9 @@
  * @module
  */
 
-import type { ReadonlyChurnMap } from "../churn_map.ts";
 import type { Clock } from "../clock.ts";
 import { TokenBucket } from "../ratelimit/mod.ts";
+import type { ReadonlyStreamTable } from "./_stream_table.ts";
 import type { ConnectionRole } from "./connection_options.ts";
 import { ConnectionError, H2_ERROR, StreamError } from "./errors.ts";
 import type { FlowWindow } from "./flow_window.ts";
@@ -29,7 +29,7 @@ export interface ControlFrameHost {
   /** What this side may still send on the connection. */
   readonly sendWindow: FlowWindow;
   /** The open streams. */
-  readonly streams: ReadonlyChurnMap<number, Http2Stream>;
+  readonly streams: ReadonlyStreamTable<Http2Stream>;
   /** Whether a stream ID has not been opened yet. */
   isIdle(streamId: number): boolean;
   /** Hands a stream with frames to the writer (its window grew). */

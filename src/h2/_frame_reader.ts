@@ -9,10 +9,10 @@
  * @module
  */
 
-import type { ReadonlyChurnMap } from "../churn_map.ts";
 import type { Clock } from "../clock.ts";
 import { TokenBucket } from "../ratelimit/mod.ts";
 import type { ControlFrames } from "./_control_frames.ts";
+import type { ReadonlyStreamTable } from "./_stream_table.ts";
 import type { ConnectionLimits, ConnectionRole } from "./connection_options.ts";
 import { ConnectionError, H2_ERROR, StreamError } from "./errors.ts";
 import {
@@ -42,7 +42,7 @@ export interface FrameReaderHost {
   /** The peer's settings (its initial stream window). */
   readonly peer: Settings;
   /** The open streams. */
-  readonly streams: ReadonlyChurnMap<number, Http2Stream>;
+  readonly streams: ReadonlyStreamTable<Http2Stream>;
   /** Streams this side reset lately: their late frames are ignored. */
   readonly resetByUs: ReadonlySet<number>;
   /** The connection-level frames. */

@@ -20,10 +20,10 @@
 
 import { type CancelTimer, type Clock, systemClock } from "../clock.ts";
 import { bytesEqual } from "../bytes_equal.ts";
-import { ChurnMap } from "../churn_map.ts";
 import { ControlFrames } from "./_control_frames.ts";
 import { FrameReader } from "./_frame_reader.ts";
 import { Keepalive } from "./_keepalive.ts";
+import { StreamTable } from "./_stream_table.ts";
 import {
   ConnectionClosedError,
   type ConnectionLimits,
@@ -91,14 +91,12 @@ export class Http2Connection implements StreamHost {
   readonly #limits: ConnectionLimits;
   readonly #options: ConnectionOptions;
   readonly #clock: Clock;
-  readonly #streams = new ChurnMap<number, Http2Stream>();
+  readonly #streams = new StreamTable<Http2Stream>();
   readonly #resetByUs = new Set<number>();
   readonly #peer: Settings = { ...INITIAL_SETTINGS };
   readonly #encoder = new HpackEncoder();
   readonly #writer: FrameWriter;
   readonly #sendWindow = new FlowWindow(INITIAL_SETTINGS.initialWindowSize);
-  /** DATA bytes consumed per stream and not yet given back in a WINDOW_UPDATE; set and cleared per request. */
-  readonly #streamUnacked = new ChurnMap<number, number>();
   #nextLocalStreamId: number;
   #goawaySent = false;
   #goawayLastId = MAX_INT31;
@@ -377,13 +375,13 @@ export class Http2Connection implements StreamHost {
    */
   released(stream: Http2Stream, bytes: number): void {
     if (!stream.remoteOpen) return;
-    const unacked = (this.#streamUnacked.get(stream.id) ?? 0) + bytes;
+    const unacked = stream.recvUnacked + bytes;
     if (unacked >= this.#limits.streamWindow / 2) {
-      this.#streamUnacked.delete(stream.id);
+      stream.recvUnacked = 0;
       stream.recvWindow += unacked;
       this.#queueControl(windowUpdateFrame(stream.id, unacked));
     } else {
-      this.#streamUnacked.set(stream.id, unacked);
+      stream.recvUnacked = unacked;
     }
   }
 
@@ -403,7 +401,7 @@ export class Http2Connection implements StreamHost {
   }
 
   #afterRemoteEnd(stream: Http2Stream): void {
-    this.#streamUnacked.delete(stream.id);
+    stream.recvUnacked = 0;
     if (stream.state === "closed") this.#forget(stream, undefined);
   }
 
@@ -426,7 +424,6 @@ export class Http2Connection implements StreamHost {
   #forget(stream: Http2Stream, code: number | undefined): void {
     if (this.#streams.get(stream.id) !== stream) return;
     this.#streams.delete(stream.id);
-    this.#streamUnacked.delete(stream.id);
     this.#writer.unschedule(stream);
     if (this.#streams.size === 0) this.#keepalive.quiet();
     try {

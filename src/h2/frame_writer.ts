@@ -91,7 +91,7 @@ export class FrameWriter {
    * Streams with frames to write, in round-robin order; a stream's
    * `inWriteLine` says whether it is here. An array, not a Set: a Set that
    * took a stream in and out per request kept requests alive into the old
-   * generation (see `ChurnMap`, `src/churn_map.ts`).
+   * generation (see `StreamTable`, `_stream_table.ts`).
    */
   readonly #ready: Http2Stream[] = [];
   #control: Uint8Array[] = [];

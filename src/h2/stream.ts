@@ -89,6 +89,8 @@ export class Http2Stream {
   readonly sendWindow: FlowWindow;
   /** Bytes the peer may still send before this side opens the window again. */
   recvWindow: number;
+  /** DATA bytes consumed and not yet given back to the peer in a WINDOW_UPDATE (the connection's count). */
+  recvUnacked = 0;
   /** Header blocks received so far (1: headers, 2: trailers). */
   headerBlocks = 0;
   /** The request's or response's `content-length`, checked against DATA (RFC 9113 section 8.1.1). */

@@ -13,7 +13,10 @@
  *
  * Usage: `deno run -A bench/h2load/profile.ts [--pods 110] [--method GetPod|ListPods|WatchPods|idle]
  *   [--clients 1] [--seconds 10] [--top 30] [--server-cpu 0] [--client-cpu 1]
- *   [--relist-period 1s] [--churn 0] [--sync-period 100ms]`
+ *   [--relist-period 1s] [--churn 0] [--sync-period 100ms] [--keep FILE]`
+ *
+ * `--keep` copies the .cpuprofile to FILE (for Chrome's DevTools, or a
+ * reading of inclusive times).
  *
  * @module
  */
@@ -70,6 +73,7 @@ async function main(): Promise<void> {
       "relist-period": { type: "string", default: "1s" },
       churn: { type: "string", default: "0" },
       "sync-period": { type: "string", default: "100ms" },
+      keep: { type: "string" },
     },
   });
   const dir = await Deno.makeTempDir({ prefix: "pods-api-h2load-profile-" });
@@ -93,7 +97,7 @@ async function main(): Promise<void> {
   } finally {
     await alone.stop();
   }
-  await report(profDir, Number(values.top));
+  await report(profDir, Number(values.top), values.keep);
   await Deno.remove(dir, { recursive: true }).catch(() => {});
 }
 
@@ -167,14 +171,15 @@ async function driveWatchers(
   );
 }
 
-/** Prints the functions with the most self time in the daemon's profile. */
-async function report(profDir: string, top: number): Promise<void> {
+/** Prints the functions with the most self time in the daemon's profile, and keeps it if asked. */
+async function report(profDir: string, top: number, keep?: string): Promise<void> {
   const files: string[] = [];
   for await (const e of Deno.readDir(profDir)) {
     if (e.name.endsWith(".cpuprofile")) files.push(e.name);
   }
   const [file] = files;
   if (file === undefined) throw new Error(`no .cpuprofile in ${profDir}`);
+  if (keep !== undefined) await Deno.copyFile(`${profDir}/${file}`, keep);
   const profile = JSON.parse(await Deno.readTextFile(`${profDir}/${file}`)) as CpuProfile;
   const times = selfTimes(profile);
   const total = times.reduce((sum, [, ms]) => sum + ms, 0);

@@ -54,6 +54,10 @@ export class ControlFrames {
   readonly #bucket: TokenBucket;
   #settingsSeen = false;
   #goawayReceived = false;
+  /** Schedules a stream that has frames waiting (once the connection window grew). */
+  readonly #requeue = (stream: Http2Stream): void => {
+    if (stream.peek() !== undefined) this.#host.queueStream(stream);
+  };
 
   /**
    * @param host The connection.
@@ -183,9 +187,7 @@ export class ControlFrames {
           "the connection window passed 2^31-1",
         );
       }
-      for (const stream of host.streams.values()) {
-        if (stream.peek() !== undefined) host.queueStream(stream);
-      }
+      host.streams.forEach(this.#requeue);
       host.kick();
       return;
     }

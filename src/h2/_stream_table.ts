@@ -13,6 +13,11 @@ export interface ReadonlyStreamTable<V extends object> {
   get(id: number): V | undefined;
   /** @returns The streams by ascending id, in a new array (safe to change the table while walking it). */
   values(): V[];
+  /**
+   * Calls `visit` with each stream, in no set order, allocating nothing (for
+   * what runs per frame). `visit` must not open or forget streams.
+   */
+  forEach(visit: (stream: V) => void): void;
 }
 
 /** Slots of a new or cleared table (a power of two). */
@@ -124,6 +129,14 @@ export class StreamTable<V extends object> implements ReadonlyStreamTable<V> {
     const ids: number[] = [];
     for (const id of this.#ids) if (id !== 0) ids.push(id);
     return ids.sort((a, b) => a - b).map((id) => this.get(id)!);
+  }
+
+  forEach(visit: (stream: V) => void): void {
+    const ids = this.#ids;
+    const streams = this.#streams;
+    for (let i = 0; i < ids.length; i++) {
+      if (ids[i] !== 0) visit(streams[i]!);
+    }
   }
 
   /** Forgets every stream (and the room made for many). */

@@ -113,3 +113,13 @@ Deno.test("StreamTable's values can be walked while the table changes", () => {
   assert.deepEqual(seen, [1, 3, 5]);
   assert.equal(table.size, 0);
 });
+
+Deno.test("StreamTable's forEach visits each stream once", () => {
+  const table = new StreamTable<{ id: number }>();
+  const streams = Array.from({ length: 20 }, (_, i) => ({ id: 1 + 2 * i }));
+  for (const stream of streams) table.set(stream.id, stream);
+  for (const stream of streams.slice(0, 7)) table.delete(stream.id);
+  const seen: number[] = [];
+  table.forEach((stream) => seen.push(stream.id));
+  assert.deepEqual(seen.sort((a, b) => a - b), streams.slice(7).map((s) => s.id));
+});

@@ -227,6 +227,35 @@ export class ProtoReader {
     return this.buf.subarray(start, start + length);
   }
 
+  /**
+   * {@linkcode ProtoReader.string}, with a guess: when the bytes are ASCII and
+   * spell `known`, `known` itself, neither decoded again nor copied (a list's
+   * IDs, which repeat from one answer to the next).
+   *
+   * @param known What the value likely is.
+   * @returns The value as text.
+   */
+  stringLike(known: string | undefined): string {
+    if (known === undefined) return this.string();
+    const at = this.pos;
+    const length = this.size();
+    const start = this.pos;
+    if (length === known.length && length <= this.len - start) {
+      const buf = this.buf;
+      let j = 0;
+      for (; j < length; j++) {
+        const c = buf[start + j]!;
+        if (c >= 0x80 || c !== known.charCodeAt(j)) break;
+      }
+      if (j === length) {
+        this.pos = start + length;
+        return known;
+      }
+    }
+    this.pos = at;
+    return this.string();
+  }
+
   /** @returns A length-delimited value as text (flat; invalid bytes as U+FFFD). */
   string(): string {
     const length = this.size();

@@ -16,6 +16,7 @@ import {
   CONTAINER_KEY,
   decodeListReusing,
   type ItemKeyFields,
+  ListIds,
   POD_SANDBOX_KEY,
 } from "./list_reuse.ts";
 import {
@@ -138,6 +139,8 @@ export class CriClient implements RuntimeService, Disposable {
   readonly target: string;
   readonly #timeoutMs: number;
   readonly #channel: GrpcChannel;
+  /** Each list method's last IDs (`list_reuse.ts`). */
+  readonly #listIds = new Map<string, ListIds>();
   #closed = false;
 
   /**
@@ -226,8 +229,11 @@ export class CriClient implements RuntimeService, Disposable {
   ): Promise<Res> {
     const reuse = options?.reuse;
     if (reuse === undefined) return this.#unary(m, request, options);
+    let known = this.#listIds.get(m.path);
+    if (known === undefined) this.#listIds.set(m.path, known = new ListIds());
+    const ids = known;
     return this.#unary(m, request, options, (bytes) => {
-      const items = decodeListReusing(bytes, 1, list.key, list.item, reuse);
+      const items = decodeListReusing(bytes, 1, list.key, list.item, reuse, ids);
       return items === undefined ? m.response.decode(bytes) : wrap(items);
     });
   }

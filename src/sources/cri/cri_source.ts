@@ -138,6 +138,8 @@ export class CriPodSource implements PodSource {
   /** Exited containers to inspect once more (see `#recheckExit`). */
   #exitRecheck = new Set<string>();
   #pods = new Map<string, PodEntry>();
+  /** The last list returned: returned again while no pod is rebuilt, added or gone. */
+  #out: readonly PodSnapshot[] = [];
   /** Raw keys of items rejected at the last list, so each is counted once. */
   #rejected = new Set<string>();
   #queue: Promise<unknown> = Promise.resolve();
@@ -278,15 +280,20 @@ export class CriPodSource implements PodSource {
     }
 
     const pods = new Map<string, PodEntry>();
-    const out: PodSnapshot[] = [];
+    const fresh: PodSnapshot[] = [];
+    let rebuilt = groups.size !== this.#pods.size;
     for (const [uid, group] of groups) {
       const known = this.#pods.get(uid);
       const entry = known !== undefined && sameInputs(known.inputs, group)
         ? known
         : this.#build(uid, group);
+      if (entry !== known) rebuilt = true;
       pods.set(uid, entry);
-      if (entry.snapshot !== undefined) out.push(entry.snapshot);
+      if (entry.snapshot !== undefined) fresh.push(entry.snapshot);
     }
+    // Nothing changed: the very list of last time, so that the merge, the
+    // cache and the checks downstream see it is the same and pass it by.
+    const out = rebuilt ? fresh : this.#out;
 
     // Commit, unless the list was given up on: its view will never be used,
     // and the next list must build on what the last used one saw.
@@ -296,6 +303,7 @@ export class CriPodSource implements PodSource {
     for (const id of exitRecheck) if (!containers.has(id)) exitRecheck.delete(id);
     this.#exitRecheck = exitRecheck;
     this.#pods = pods;
+    this.#out = out;
     this.#rejected = rejected;
     return out;
   }

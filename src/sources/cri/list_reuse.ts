@@ -25,6 +25,18 @@ import type { CriMessageCodec } from "./cri_codec.ts";
 /** What identifies a list item's version: its ID, state and creation time. */
 export type ReuseItem<T> = (id: string, state: number, createdAt: number) => T | undefined;
 
+/**
+ * The IDs of a list's last answer, in order, kept by whoever asks for the
+ * list: an item whose ID is the one at its position last time (a quiet
+ * runtime lists the same items in the same order) takes that string as it
+ * is, not decoded again, and the caller's lookup by it hashes no new string.
+ * Only a shortcut: a wrong guess costs a comparison.
+ */
+export class ListIds {
+  /** The last answer's IDs. */
+  last: readonly string[] = [];
+}
+
 /** Where an item message keeps the three fields (their field numbers). */
 export interface ItemKeyFields {
   readonly id: number;
@@ -48,7 +60,7 @@ const last = { id: "", state: 0, createdAt: 0 };
  * winning as in a full decode; false when a key field has another wire type
  * (the full decoder then decides what the item is).
  */
-function readKey(r: ProtoReader, key: ItemKeyFields): boolean {
+function readKey(r: ProtoReader, key: ItemKeyFields, guess: string | undefined): boolean {
   let id = "";
   let state = 0;
   let createdAt = 0;
@@ -58,7 +70,7 @@ function readKey(r: ProtoReader, key: ItemKeyFields): boolean {
     const wireType = tag & 7;
     if (field === key.id) {
       if (wireType !== WIRE_LEN) return false;
-      id = r.string();
+      id = r.stringLike(guess);
     } else if (field === key.state) {
       if (wireType !== WIRE_VARINT) return false;
       state = r.int32();
@@ -82,6 +94,7 @@ function readKey(r: ProtoReader, key: ItemKeyFields): boolean {
  * @param key Where the items keep their ID, state and creation time.
  * @param item The item type's codec.
  * @param reuse The caller's held item for an ID, state and creation time.
+ * @param ids The IDs of the last answer, replaced by this one's when it is read.
  * @returns The items in order, or `undefined` when the answer is not the
  * plain shape this reads (the caller then decodes it in full).
  */
@@ -91,8 +104,11 @@ export function decodeListReusing<T>(
   key: ItemKeyFields,
   item: CriMessageCodec<T>,
   reuse: ReuseItem<T>,
+  ids: ListIds = new ListIds(),
 ): T[] | undefined {
   const items: T[] = [];
+  const guesses = ids.last;
+  const read: string[] = [];
   const r = new ProtoReader(bytes);
   try {
     while (r.pos < r.len) {
@@ -101,14 +117,16 @@ export function decodeListReusing<T>(
       const outer = r.enter();
       const start = r.pos;
       const end = r.len;
-      const read = readKey(r, key);
+      const keyed = readKey(r, key, guesses[items.length]);
       r.pos = end;
       r.leave(outer);
-      const held = read ? reuse(last.id, last.state, last.createdAt) : undefined;
+      const held = keyed ? reuse(last.id, last.state, last.createdAt) : undefined;
+      read.push(keyed ? last.id : "");
       items.push(held ?? item.decode(bytes.subarray(start, end)));
     }
   } catch {
     return undefined;
   }
+  ids.last = read;
   return items;
 }

@@ -153,6 +153,22 @@ Deno.test("CriPodSource.list() inspects only new or changed items and reuses sna
   assert.equal(await gaugeValue(h.metrics), 1);
 });
 
+Deno.test("CriPodSource.list() gives the very list of last time while nothing changed", async () => {
+  await using h = await Harness.start();
+  const [first, second] = await runPods(h.runtime, 3);
+  const listed = await h.list();
+  assert.equal(await h.list(), listed, "no pod rebuilt, added or gone: the same array");
+  h.runtime.exitContainer(second!.containerIds.app!, { exitCode: 1 });
+  const changed = await h.list();
+  assert.notEqual(changed, listed, "a pod rebuilt: a new list");
+  assert.equal(await h.list(), changed);
+  await h.runtime.stopPodSandbox({ podSandboxId: first!.sandboxId });
+  await h.runtime.removePodSandbox({ podSandboxId: first!.sandboxId });
+  const fewer = await h.list();
+  assert.notEqual(fewer, changed, "a pod gone: a new list");
+  assert.deepEqual(fewer.map((s) => s.uid).sort(), ["uid-1", "uid-2"]);
+});
+
 Deno.test("CriPodSource.list() drops a removed pod and adds a new one", async () => {
   await using h = await Harness.start();
   const [first] = await runPods(h.runtime, 2);

@@ -3,6 +3,7 @@ import { criMessageCodec } from "../../../src/sources/cri/cri_codec.ts";
 import {
   CONTAINER_KEY,
   decodeListReusing,
+  ListIds,
   POD_SANDBOX_KEY,
 } from "../../../src/sources/cri/list_reuse.ts";
 import type {
@@ -98,6 +99,43 @@ Deno.test("decodeListReusing() gives the full decode, held items in place of equ
       assert.equal(item === same, same !== undefined, `seed ${seed} item ${i}`);
     });
   }
+});
+
+Deno.test("decodeListReusing() with the last answer's IDs gives the same items, right guesses or wrong", () => {
+  for (let seed = 1; seed <= 300; seed++) {
+    const prng = new Prng(seed);
+    const ids = new ListIds();
+    const held = new Held<PodSandbox>();
+    // Answers in a row: some repeat the last one, some move or change items.
+    let items = Array.from({ length: prng.int(8) }, () => randomSandbox(prng));
+    for (let answer = 0; answer < 4; answer++) {
+      if (prng.int(3) === 0) {
+        items = Array.from({ length: prng.int(8) }, () => randomSandbox(prng));
+      }
+      const bytes = SANDBOX_LIST.encode({ items });
+      const full = SANDBOX_LIST.decode(bytes).items;
+      const plain = decodeListReusing(bytes, 1, POD_SANDBOX_KEY, SANDBOX, held.reuse);
+      const guessed = decodeListReusing(bytes, 1, POD_SANDBOX_KEY, SANDBOX, held.reuse, ids);
+      assert.deepStrictEqual(guessed, full, `seed ${seed} answer ${answer}`);
+      assert.deepStrictEqual(guessed, plain);
+      assert.deepStrictEqual(ids.last, full.map((item) => item.id), "the IDs kept for next time");
+      for (const item of full) held.byId.set(item.id, item);
+    }
+  }
+});
+
+Deno.test("decodeListReusing() keeps the last IDs when it gives up on an answer", () => {
+  const ids = new ListIds();
+  const bytes = SANDBOX_LIST.encode({ items: [randomSandbox(new Prng(1))] });
+  decodeListReusing(bytes, 1, POD_SANDBOX_KEY, SANDBOX, () => undefined, ids);
+  const kept = ids.last;
+  assert.equal(kept.length, 1);
+  const broken = bytes.slice(0, bytes.length - 3);
+  assert.equal(
+    decodeListReusing(broken, 1, POD_SANDBOX_KEY, SANDBOX, () => undefined, ids),
+    undefined,
+  );
+  assert.equal(ids.last, kept);
 });
 
 Deno.test("decodeListReusing() reads containers' keys at their own field numbers", () => {

@@ -66,6 +66,16 @@ function readText(buf: Uint8Array, start: number, end: number): string {
   return LOOSE_UTF8.decode(buf.subarray(start, end));
 }
 
+/** Whether `buf[start..start+length)` is ASCII and spells `text`. */
+function spells(buf: Uint8Array, start: number, length: number, text: string): boolean {
+  if (text.length !== length) return false;
+  for (let j = 0; j < length; j++) {
+    const c = buf[start + j]!;
+    if (c >= 0x80 || c !== text.charCodeAt(j)) return false;
+  }
+  return true;
+}
+
 function outOfRange(r: ProtoReader, length: number): RangeError {
   return new RangeError(`index out of range: ${r.pos} + ${length} > ${r.len}`);
 }
@@ -236,35 +246,17 @@ export class ProtoReader {
    * @returns The value as text.
    */
   stringLike(known: string | undefined): string {
-    if (known === undefined) return this.string();
-    const at = this.pos;
     const length = this.size();
     const start = this.pos;
-    if (length === known.length && length <= this.len - start) {
-      const buf = this.buf;
-      let j = 0;
-      for (; j < length; j++) {
-        const c = buf[start + j]!;
-        if (c >= 0x80 || c !== known.charCodeAt(j)) break;
-      }
-      if (j === length) {
-        this.pos = start + length;
-        return known;
-      }
-    }
-    this.pos = at;
-    return this.string();
+    if (length > this.len - start) throw outOfRange(this, length);
+    this.pos = start + length;
+    if (known !== undefined && spells(this.buf, start, length, known)) return known;
+    return length === 0 ? "" : readText(this.buf, start, start + length);
   }
 
   /** @returns A length-delimited value as text (flat; invalid bytes as U+FFFD). */
   string(): string {
-    const length = this.size();
-    const start = this.pos;
-    if (length > this.len - start) throw outOfRange(this, length);
-    const end = start + length;
-    this.pos = end;
-    if (length === 0) return "";
-    return readText(this.buf, start, end);
+    return this.stringLike(undefined);
   }
 
   /**

@@ -229,9 +229,8 @@ export class CriClient implements RuntimeService, Disposable {
   ): Promise<Res> {
     const reuse = options?.reuse;
     if (reuse === undefined) return this.#unary(m, request, options);
-    let known = this.#listIds.get(m.path);
-    if (known === undefined) this.#listIds.set(m.path, known = new ListIds());
-    const ids = known;
+    const ids = this.#listIds.get(m.path) ?? new ListIds();
+    this.#listIds.set(m.path, ids);
     return this.#unary(m, request, options, (bytes) => {
       const items = decodeListReusing(bytes, 1, list.key, list.item, reuse, ids);
       return items === undefined ? m.response.decode(bytes) : wrap(items);

@@ -30,6 +30,14 @@ import { untilAborted } from "./_abort.ts";
 import { SyncGate } from "./sync_gate.ts";
 
 /**
+ * The reason the loop's own waits (the read's deadline, the spacing, a
+ * wake-up) are cut short with. No one reads it; aborting without one has
+ * the platform build a `DOMException` and its stack trace, several times
+ * per relist.
+ */
+const CUT_SHORT = Object.freeze({ cutShort: true });
+
+/**
  * The longest wait between retries of a failing source, in ms. Short on
  * purpose: a restarted runtime should be re-read within seconds.
  */
@@ -230,7 +238,7 @@ export class Relister {
   requestRelist(): void {
     if (this.#dirty) this.#metrics.relistWakeupsCoalesced.inc({ source: this.#name });
     this.#dirty = true;
-    if (this.#failures === 0) this.#wake?.abort();
+    if (this.#failures === 0) this.#wake?.abort(CUT_SHORT);
   }
 
   /**
@@ -291,7 +299,7 @@ export class Relister {
   /** Waits out `nextDelay`; `true` when a change request cut it short. */
   async #wokenByChange(signal: AbortSignal): Promise<boolean> {
     const wake = new AbortController();
-    const onAbort = () => wake.abort();
+    const onAbort = () => wake.abort(CUT_SHORT);
     signal.addEventListener("abort", onAbort, { once: true });
     this.#wake = wake;
     try {
@@ -309,11 +317,11 @@ export class Relister {
    * no timer outlives a shutdown.
    */
   #startSpacing(signal: AbortSignal): void {
-    this.#spacing?.cancel.abort();
+    this.#spacing?.cancel.abort(CUT_SHORT);
     this.#spacing = undefined;
     if (this.#minInterval === 0) return;
     const cancel = new AbortController();
-    const onAbort = () => cancel.abort();
+    const onAbort = () => cancel.abort(CUT_SHORT);
     signal.addEventListener("abort", onAbort, { once: true });
     const spacing = {
       cancel,
@@ -349,7 +357,7 @@ export class Relister {
       this.#failed(error, reasonOf(error), started);
       return false;
     } finally {
-      timer.abort();
+      timer.abort(CUT_SHORT);
       signal.removeEventListener("abort", onAbort);
     }
     const wasSynced = this.synced;

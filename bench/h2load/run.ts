@@ -6,9 +6,9 @@
  * (`--server-cpu`, default 0), nghttp2's h2load and the simulated runtime on
  * another (`--client-cpu`, default 1), over the UNIX socket. Each phase runs
  * in rounds of one run per server, daemon and Go interleaved (ABBA), the
- * best run of each kept (rounds: below). Then the watch fan-out: 100 watchers opened at once by
- * the Go client (bench/go/loadclient), events/s until all have their initial
- * list and CPU per event. Also: the daemon's ListPods and GetPod at c=1 while its
+ * best run of each kept (rounds: below). Then the watch fan-out: 100
+ * watchers opened at once by the Go client (bench/go/loadclient), events/s
+ * until all have their initial list and CPU per event. Also: the daemon's ListPods and GetPod at c=1 while its
  * node changes 50 times a second (every change re-encodes a pod and
  * invalidates the list body), against its own figure without churn.
  *
@@ -26,10 +26,12 @@
  * (up to `--max-rounds`) while fewer than `--repeat` stayed under
  * `--max-steal` percent. Both servers of a round meet the same host, so
  * dropping a round never favours one of them; each row gives the steal of
- * the rounds it kept and how many it ran. Needs h2load (`nghttp2-client`), golang-go and golang-google-grpc-dev.
+ * the rounds it kept and how many it ran. Needs h2load (`nghttp2-client`),
+ * golang-go and golang-google-grpc-dev.
  *
  * Usage: `deno task bench:h2load [--pods 110,1000] [--seconds 5] [--repeat 3]
- *   [--max-steal 5] [--max-rounds 8] [--server-cpu 0] [--client-cpu 1] [--baseline CHECKOUT] [--no-churn] [--no-live] [--json FILE]`
+ *   [--max-steal 5] [--max-rounds 8] [--server-cpu 0] [--client-cpu 1]
+ *   [--baseline CHECKOUT] [--no-churn] [--no-live] [--json FILE]`
  *
  * Besides req/s, each run reads the server's CPU time (/proc/PID/stat) over
  * h2load's measured window: CPU per request holds up far better than req/s
@@ -120,6 +122,26 @@ async function idleCpu(pids: number[], seconds: number): Promise<number[]> {
   return pids.map((_, i) => (after[i]! - before[i]!) / wall);
 }
 
+/**
+ * A numeric flag's value.
+ *
+ * @param values The parsed flags.
+ * @param name The flag.
+ * @param min Its smallest allowed value.
+ * @returns The value.
+ * @throws {TypeError} When it is not a number of at least `min`.
+ */
+function numberFlag(values: Record<string, unknown>, name: string, min: number): number {
+  const text = String(values[name]);
+  const n = Number(text);
+  if (text.trim() === "" || !Number.isFinite(n) || n < min) {
+    throw new TypeError(
+      `--${name} must be a number of at least ${min}, not ${JSON.stringify(text)}`,
+    );
+  }
+  return n;
+}
+
 const fmt = (x: number, digits = 0) => Number.isFinite(x) ? x.toFixed(digits) : "";
 
 async function main(): Promise<void> {
@@ -140,15 +162,15 @@ async function main(): Promise<void> {
       json: { type: "string" },
     },
   });
-  const seconds = Number(values.seconds);
-  const repeat = Number(values.repeat);
+  const seconds = numberFlag(values, "seconds", 0.1);
+  const repeat = Math.round(numberFlag(values, "repeat", 1));
   const rounds: RoundLimits = {
     keep: repeat,
-    maxSteal: Number(values["max-steal"]),
-    max: Math.max(repeat, Number(values["max-rounds"])),
+    maxSteal: numberFlag(values, "max-steal", 0),
+    max: Math.max(repeat, Math.round(numberFlag(values, "max-rounds", 1))),
   };
-  const serverCpu = Number(values["server-cpu"]);
-  const clientCpu = Number(values["client-cpu"]);
+  const serverCpu = numberFlag(values, "server-cpu", 0);
+  const clientCpu = numberFlag(values, "client-cpu", 0);
   const baselineRoot = values.baseline;
   const dir = await Deno.makeTempDir({ prefix: "pods-api-h2load-bench-" });
   const log = (s: string) => console.error(`[h2load-bench] ${s}`);

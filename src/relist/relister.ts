@@ -31,11 +31,12 @@ import { SyncGate } from "./sync_gate.ts";
 
 /**
  * The reason the loop's own waits (the read's deadline, the spacing, a
- * wake-up) are cut short with. No one reads it; aborting without one has
- * the platform build a `DOMException` and its stack trace, several times
- * per relist.
+ * wake-up) are cut short with: one error, made once (as the gRPC server's
+ * call-ended reason). No one reads it; aborting without one has the
+ * platform build a `DOMException` and its stack trace, several times per
+ * relist.
  */
-const CUT_SHORT = Object.freeze({ cutShort: true });
+const CUT_SHORT = new Error("relist wait cut short");
 
 /**
  * The longest wait between retries of a failing source, in ms. Short on

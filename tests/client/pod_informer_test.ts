@@ -27,14 +27,21 @@ interface Seen {
 }
 
 /** Every version of every pod one direct watch saw, per UID, in order. */
-function recordVersions(client: PodsClient, signal: AbortSignal): {
-  versions: Map<string, string[]>;
+interface ReferenceWatch {
+  readonly versions: Map<string, string[]>;
   /** Resolves once the watch has its initial list. */
-  synced: Promise<void>;
-  done: Promise<void>;
-} {
+  readonly synced: Promise<void>;
+  readonly done: Promise<void>;
+  /** The daemon the watch is on: asked for its list when a change does not arrive. */
+  readonly client: PodsClient;
+  /** Why the watch ended, once it did. */
+  readonly ended: { error?: unknown } | undefined;
+}
+
+function recordVersions(client: PodsClient, signal: AbortSignal): ReferenceWatch {
   const versions = new Map<string, string[]>();
   const synced = Promise.withResolvers<void>();
+  const ref: { ended: { error?: unknown } | undefined } = { ended: undefined };
   const done = (async () => {
     try {
       for await (const event of client.watchPods({ signal })) {
@@ -44,13 +51,23 @@ function recordVersions(client: PodsClient, signal: AbortSignal): {
         list.push(JSON.stringify(event.pod));
         versions.set(event.pod.metadata.uid, list);
       }
-    } catch {
+      ref.ended = {};
+    } catch (error) {
       // The daemon was killed: what was seen stays.
+      ref.ended = { error };
     }
     synced.reject(new Error("The reference watch ended before its initial list"));
   })();
   synced.promise.catch(() => {});
-  return { versions, synced: synced.promise, done };
+  return {
+    versions,
+    synced: synced.promise,
+    done,
+    client,
+    get ended() {
+      return ref.ended;
+    },
+  };
 }
 
 function byUid(pods: readonly PodObject[]): Map<string, string> {
@@ -76,32 +93,63 @@ function informerGen(informer: PodInformer): (uid: string) => string | undefined
   return (uid) => genOf(store.get(uid));
 }
 
-function referenceGen(
-  ref: { versions: Map<string, string[]> },
-): (uid: string) => string | undefined {
+function referenceGen(ref: ReferenceWatch): (uid: string) => string | undefined {
   return (uid) => genOf(ref.versions.get(uid)?.at(-1));
 }
 
 /**
  * Bumps each of `which` once, then waits until the reference watch (and the
- * informer, when it is connected) saw every static pod at its new gen.
+ * informer, when it is connected) saw every static pod at its new gen. When
+ * one does not arrive, the error says who is behind: the daemon's own list,
+ * the reference watch (and whether it ended), the informer.
  */
 async function change(
   pods: StaticPods,
   which: readonly number[],
-  ref: { versions: Map<string, string[]> },
+  ref: ReferenceWatch,
   informer?: PodInformer,
 ): Promise<void> {
   for (const i of which) {
     await pods.bump(i);
     const expected = pods.expected();
-    await waitUntil(
-      () =>
-        atGens(referenceGen(ref), expected) &&
-        (informer === undefined || atGens(informerGen(informer), expected)),
-      `change ${pods.changes} (static-${i}) to reach the watchers`,
-    );
+    try {
+      await waitUntil(
+        () =>
+          atGens(referenceGen(ref), expected) &&
+          (informer === undefined || atGens(informerGen(informer), expected)),
+        `change ${pods.changes} (static-${i}) to reach the watchers`,
+      );
+    } catch (error) {
+      throw new Error(`${(error as Error).message}; ${await whoIsBehind(expected, ref, informer)}`);
+    }
   }
+}
+
+/** For each static pod not at its expected gen: the gen of the daemon's list and of each watcher. */
+async function whoIsBehind(
+  expected: Map<string, string>,
+  ref: ReferenceWatch,
+  informer?: PodInformer,
+): Promise<string> {
+  let daemon: (uid: string) => string | undefined;
+  try {
+    const listed = byUid(await ref.client.listPods());
+    daemon = (uid) => genOf(listed.get(uid));
+  } catch (error) {
+    daemon = () => `(ListPods failed: ${(error as Error).message})`;
+  }
+  const ended = ref.ended === undefined
+    ? "live"
+    : `ended${ref.ended.error === undefined ? "" : ` (${(ref.ended.error as Error).message})`}`;
+  const lines = [...expected].filter(([uid, gen]) =>
+    referenceGen(ref)(uid) !== gen ||
+    (informer !== undefined && informerGen(informer)(uid) !== gen)
+  ).map(([uid, gen]) =>
+    `${uid}: expected gen ${gen}, daemon's list ${daemon(uid)}, reference watch (${ended}) ${
+      referenceGen(ref)(uid)
+    }, informer ${informer === undefined ? "away" : informerGen(informer)(uid)}`
+  );
+  return lines.join("; ");
 }
 
 /** Records what the handlers see, tagged with the test's phase. */

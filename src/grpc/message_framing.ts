@@ -5,6 +5,7 @@
  * @module
  */
 
+import { copyMessage } from "./_small_copies.ts";
 import { GrpcError, STATUS } from "./status.ts";
 
 /** Bytes of the prefix before every message. */
@@ -147,7 +148,7 @@ export class MessageReader {
         }
         if (chunk.byteLength - offset >= length) {
           // The whole message is here (a unary request): one copy, no view.
-          const message = chunk.slice(offset, offset + length);
+          const message = copyMessage(chunk, offset, length);
           offset += length;
           this.#prefixHave = 0;
           onMessage(message);

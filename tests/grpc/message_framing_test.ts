@@ -119,6 +119,23 @@ Deno.test("MessageReader hands out copies: the chunk may be reused after push()"
   assert.deepEqual([...got!], [1, 2, 3]);
 });
 
+Deno.test("MessageReader's copies of whole messages stay intact through thousands of later copies, small and large", () => {
+  // Small messages share slabs: no later message, and no reuse of the read buffer, may touch one.
+  const reader = new MessageReader(4096);
+  const chunk = new Uint8Array(MESSAGE_PREFIX_BYTES + 1024);
+  const kept: { got: Uint8Array; want: Uint8Array }[] = [];
+  for (let i = 0; i < 3000; i++) {
+    const want = bytes((i * 37) % 700, i);
+    chunk.set(frameMessage(want).bytes);
+    reader.push(chunk.subarray(0, MESSAGE_PREFIX_BYTES + want.byteLength), (got) => {
+      kept.push({ got, want });
+    });
+    chunk.fill(0xee);
+  }
+  assert.equal(kept.length, 3000);
+  for (const [i, { got, want }] of kept.entries()) assert.deepEqual(got, want, `message ${i}`);
+});
+
 Deno.test("MessageReader accepts a message exactly at the size limit", () => {
   const reader = new MessageReader(100);
   assert.deepEqual(readAll(reader, [frameMessage(bytes(100, 9)).bytes]), [bytes(100, 9)]);

@@ -10,6 +10,7 @@ import { HpackError } from "./hpack_error.ts";
 import { DynamicTable, ENTRY_OVERHEAD, entrySize, STATIC_TABLE } from "./hpack_tables.ts";
 import type { HeaderField, ReadonlyDynamicTable } from "./hpack_tables.ts";
 import { huffmanDecodeInto, huffmanMaxDecodedLength } from "./huffman.ts";
+import { RECENT_LITERAL_OCTETS, RecentLiterals } from "./_recent_literals.ts";
 import {
   checkTableSize,
   DEFAULT_HEADER_TABLE_SIZE,
@@ -96,6 +97,8 @@ export class HpackDecoder {
   /** Where the octets of the string literal just read start. */
   #stringStart = 0;
   #failure: HpackError | undefined;
+  /** Values the peer sends without indexing, made on the first such value. */
+  #recent: RecentLiterals | undefined;
 
   /**
    * @param options Our SETTINGS_HEADER_TABLE_SIZE. The table starts at the
@@ -206,7 +209,10 @@ export class HpackDecoder {
           continue;
         }
         const name = nameIndex === 0 ? this.#string() : this.#lookup(nameIndex)[0];
-        const field: HeaderField = [name, this.#string()];
+        const value = (first & REPRESENTATION.neverIndexed) === 0
+          ? this.#recentString()
+          : this.#string();
+        const field: HeaderField = [name, value];
         listSize += entrySize(field);
         if (listSize > maxHeaderListSize) oversized = true;
         else headers.push(field);
@@ -290,12 +296,32 @@ export class HpackDecoder {
 
   #string(): string {
     const huffman = this.#stringBounds();
-    const start = this.#stringStart;
-    const end = this.#pos;
+    return this.#decodeString(this.#stringStart, this.#pos, huffman);
+  }
+
+  /** The text of the literal's octets between `start` and `end` of the block. */
+  #decodeString(start: number, end: number, huffman: boolean): string {
     if (!huffman) return latin1String(this.#block, start, end);
     const scratch = scratchFor(end - start);
     const length = huffmanDecodeInto(this.#block, scratch, { start, end });
     return latin1String(scratch, 0, length);
+  }
+
+  /**
+   * {@linkcode #string} for a value sent without indexing: the same octets
+   * as one of the last few are that value, not decoded again.
+   */
+  #recentString(): string {
+    const huffman = this.#stringBounds();
+    const start = this.#stringStart;
+    const end = this.#pos;
+    if (end - start > RECENT_LITERAL_OCTETS) return this.#decodeString(start, end, huffman);
+    const recent = this.#recent ??= new RecentLiterals();
+    const known = recent.find(this.#block, start, end, huffman);
+    if (known !== undefined) return known;
+    const value = this.#decodeString(start, end, huffman);
+    recent.remember(this.#block, start, end, huffman, value);
+    return value;
   }
 
   /** Reads a string literal without building it; returns its decoded length. */

@@ -10,6 +10,7 @@ import {
   type ReadonlyDynamicTable,
 } from "../../src/h2/hpack.ts";
 import { DynamicTable, STATIC_TABLE } from "../../src/h2/hpack_tables.ts";
+import { huffmanEncode } from "../../src/h2/huffman.ts";
 import { Prng } from "../_support/prng.ts";
 
 const NAMES = [
@@ -653,6 +654,43 @@ Deno.test("HpackEncoder and HpackDecoder stay in step over random header lists",
       const stateless = encodeHeaderBlockWithoutIndexing(fields);
       assert.deepEqual(decoder.decode(stateless).headers, fields);
     }
+  }
+});
+
+Deno.test("HpackDecoder reads values sent again without indexing as a fresh decoder does, octets alike or not", () => {
+  // A connection's decoder remembers the last few such values by their octets; the pool holds
+  // values of equal length, and a plain value whose octets are another's Huffman code.
+  const huffmanAbc = huffmanEncode(new TextEncoder().encode("abc"));
+  const lookalike = String.fromCharCode(...huffmanAbc);
+  const pool = [
+    "abc",
+    lookalike,
+    "abd",
+    "/v1alpha1.Pods/GetPod",
+    "/v1alpha1.Pods/ListPods",
+    "8",
+    "9",
+  ];
+  const literal = (value: string, huffman: boolean, neverIndexed: boolean): number[] => {
+    const octets = Uint8Array.from(value, (c) => c.charCodeAt(0));
+    const coded = huffman ? huffmanEncode(octets) : octets;
+    assert.ok(coded.length < 127, "a one-octet length");
+    // `0000xxxx` / `0001xxxx` with name index 4 (:path), then the value's length and octets.
+    return [neverIndexed ? 0x14 : 0x04, (huffman ? 0x80 : 0) | coded.length, ...coded];
+  };
+  const rng = new Prng(19);
+  const connection = new HpackDecoder();
+  for (let i = 0; i < 3000; i++) {
+    const fields: number[] = [];
+    const want: HeaderField[] = [];
+    for (let n = 1 + rng.int(3); n > 0; n--) {
+      const value = rng.int(5) === 0 ? randomText(rng, 30) : rng.pick(pool);
+      fields.push(...literal(value, rng.int(2) === 0, rng.int(8) === 0));
+      want.push([":path", value]);
+    }
+    const block = Uint8Array.from(fields);
+    assert.deepEqual(connection.decode(block).headers, want, `block ${i}`);
+    assert.deepEqual(new HpackDecoder().decode(block).headers, want, `block ${i}, fresh`);
   }
 });
 

@@ -44,15 +44,17 @@ const SHORT_ASCII_BYTES = 64;
  * @throws {TypeError} For invalid UTF-8.
  */
 export function decodeUtf8(bytes: Uint8Array): string {
-  if (bytes.byteLength <= SHORT_ASCII_BYTES) {
-    let ascii = true;
-    for (let i = 0; i < bytes.byteLength; i++) {
-      if (bytes[i]! >= 0x80) {
-        ascii = false;
-        break;
-      }
+  const length = bytes.byteLength;
+  if (length <= SHORT_ASCII_BYTES) {
+    // Copied into a plain array as it is checked: `apply` reads one faster than a typed array.
+    const codes = new Array<number>(length);
+    let i = 0;
+    for (; i < length; i++) {
+      const c = bytes[i]!;
+      if (c >= 0x80) break;
+      codes[i] = c;
     }
-    if (ascii) return String.fromCharCode.apply(null, bytes as unknown as number[]);
+    if (i === length) return String.fromCharCode.apply(null, codes);
   }
   return STRICT_UTF8.decode(bytes);
 }

@@ -14,6 +14,7 @@ import { H2_ERROR } from "../h2/errors.ts";
 import { headerValue } from "../h2/header_rules.ts";
 import type { HeaderField } from "../h2/hpack.ts";
 import type { Http2Stream } from "../h2/stream.ts";
+import { BODY_POOL } from "./_body_pool.ts";
 import { frameMessage, MessageReader } from "./message_framing.ts";
 import { decodeGrpcMessage, formatTimeout, metadataFields } from "./metadata.ts";
 import { GrpcError, parseStatusCode, STATUS, statusFromHttp } from "./status.ts";
@@ -48,6 +49,9 @@ export interface ServerStreamCall extends AsyncIterable<Uint8Array> {
   /** Ends the call from this side (RST_STREAM CANCEL). */
   cancel(): void;
 }
+
+/** Where a call of {@linkcode GrpcChannel.unaryDecoded} reads its answer. */
+const TAKE_POOLED_BODY = (length: number) => BODY_POOL.take(length);
 
 /** A gRPC channel to one server. */
 export class GrpcChannel implements Disposable {
@@ -97,10 +101,46 @@ export class GrpcChannel implements Disposable {
    * @throws {GrpcError} With the status the server sent, or UNAVAILABLE,
    *   DEADLINE_EXCEEDED, CANCELLED, INTERNAL as the client saw it.
    */
-  async unary(path: string, request: Uint8Array, options: CallOptions = {}): Promise<Uint8Array> {
+  unary(path: string, request: Uint8Array, options: CallOptions = {}): Promise<Uint8Array> {
+    return this.#unary(path, request, options, undefined);
+  }
+
+  /**
+   * A unary call whose response is read by `decode` as soon as it is whole,
+   * in a buffer that is used again afterwards (`_body_pool.ts`): for large
+   * answers read often, like a container runtime's lists. `decode` must keep
+   * no view of its bytes: whatever it returns must be a copy.
+   *
+   * @param path `/package.Service/Method`.
+   * @param request The serialized request.
+   * @param decode Reads the response; what it throws is thrown.
+   * @param options Deadline, cancellation, metadata.
+   * @returns What `decode` returned.
+   * @throws {GrpcError} As {@linkcode GrpcChannel.unary}.
+   */
+  async unaryDecoded<T>(
+    path: string,
+    request: Uint8Array,
+    decode: (response: Uint8Array) => T,
+    options: CallOptions = {},
+  ): Promise<T> {
+    const response = await this.#unary(path, request, options, TAKE_POOLED_BODY);
+    try {
+      return decode(response);
+    } finally {
+      BODY_POOL.give(response);
+    }
+  }
+
+  async #unary(
+    path: string,
+    request: Uint8Array,
+    options: CallOptions,
+    body: ((length: number) => Uint8Array) | undefined,
+  ): Promise<Uint8Array> {
     // A stream the server refused before processing it (GOAWAY) is retried once, as gRPC does.
     for (let attempt = 0;; attempt++) {
-      const call = await this.#start(path, request, options);
+      const call = await this.#start(path, request, options, body);
       try {
         let response: Uint8Array | undefined;
         for await (const message of call.messages()) {
@@ -156,7 +196,12 @@ export class GrpcChannel implements Disposable {
     };
   }
 
-  async #start(path: string, request: Uint8Array, options: CallOptions): Promise<ClientCall> {
+  async #start(
+    path: string,
+    request: Uint8Array,
+    options: CallOptions,
+    body?: (length: number) => Uint8Array,
+  ): Promise<ClientCall> {
     if (options.signal?.aborted) throw new GrpcError(STATUS.CANCELLED, "call cancelled");
     const connection = await this.#connect();
     // An abort while connecting fired before ClientCall listens to the signal.
@@ -189,7 +234,7 @@ export class GrpcChannel implements Disposable {
       }
       throw err;
     }
-    const call = new ClientCall(stream, this.#maxBytes, options, this.#clock);
+    const call = new ClientCall(stream, this.#maxBytes, options, this.#clock, body);
     stream.sendData(frameMessage(request).bytes, true);
     return call;
   }
@@ -254,9 +299,15 @@ class ClientCall {
   /** The server refused the stream before processing it. */
   refused = false;
 
-  constructor(stream: Http2Stream, maxBytes: number, options: CallOptions, clock: Clock) {
+  constructor(
+    stream: Http2Stream,
+    maxBytes: number,
+    options: CallOptions,
+    clock: Clock,
+    body?: (length: number) => Uint8Array,
+  ) {
     this.#stream = stream;
-    this.#reader = new MessageReader(maxBytes);
+    this.#reader = new MessageReader(maxBytes, body);
     stream.listener = {
       onHeaders: (fields, end) => this.#onHeaders(fields, end),
       onData: (chunk, end) => this.#onData(chunk, end),

@@ -13,6 +13,10 @@ export const MESSAGE_PREFIX_BYTES = 5;
 
 const NO_BYTES = new Uint8Array(0);
 
+function newBody(length: number): Uint8Array {
+  return new Uint8Array(length);
+}
+
 /**
  * A message already carrying its prefix, ready to be written as it is. A
  * cache holds these so that a response is framed once and sent many times.
@@ -90,15 +94,22 @@ export function frameMessageEndingWith(start: Uint8Array, end: Uint8Array): Fram
  */
 export class MessageReader {
   readonly #maxBytes: number;
+  readonly #takeBody: (length: number) => Uint8Array;
   /** A prefix split across chunks; most arrive whole, and need none. */
   #prefix: Uint8Array | undefined;
   #prefixHave = 0;
   #body: Uint8Array | undefined;
   #bodyHave = 0;
 
-  /** @param maxBytes The largest message accepted. */
-  constructor(maxBytes: number) {
+  /**
+   * @param maxBytes The largest message accepted.
+   * @param takeBody Where a message split across chunks is put together: a
+   *   new buffer by default; a `BodyPool`'s (`_body_pool.ts`) for messages the
+   *   caller gives back once read.
+   */
+  constructor(maxBytes: number, takeBody: (length: number) => Uint8Array = newBody) {
     this.#maxBytes = maxBytes;
+    this.#takeBody = takeBody;
   }
 
   /** Whether a message is partly read. */
@@ -154,7 +165,7 @@ export class MessageReader {
           onMessage(message);
           continue;
         }
-        this.#body = new Uint8Array(length);
+        this.#body = this.#takeBody(length);
         this.#bodyHave = 0;
       }
       const take = Math.min(this.#body.byteLength - this.#bodyHave, chunk.byteLength - offset);

@@ -163,6 +163,43 @@ Deno.test("GrpcChannel.unary() carries a large request and response through flow
   assert.deepEqual(answer, big);
 });
 
+Deno.test("GrpcChannel.unaryDecoded() reads each large answer in a buffer used again, calls at once included", async () => {
+  // Answers of 100-400 KB, told apart by their bytes: each decode sees its own, whole.
+  const answer = (seed: number) =>
+    Uint8Array.from({ length: 100_000 + seed * 30_000 }, (_, i) => (i * 7 + seed) & 0xff);
+  await using h = await startHarness({
+    "/t.T/Big": unary((request) => Promise.resolve(answer(request[0]!))),
+  });
+  const channel = h.channel();
+  const sums = (
+    bytes: Uint8Array,
+  ) => [bytes.byteLength, bytes.reduce((a, b) => (a * 31 + b) % 1e9, 0)];
+  const want = Array.from({ length: 10 }, (_, seed) => sums(answer(seed)));
+  const buffers = new Set<ArrayBufferLike>();
+  for (let round = 0; round < 3; round++) {
+    const got = await Promise.all(
+      Array.from(
+        { length: 10 },
+        (_, seed) =>
+          channel.unaryDecoded("/t.T/Big", Uint8Array.of(seed), (bytes) => {
+            buffers.add(bytes.buffer);
+            return sums(bytes);
+          }),
+      ),
+    );
+    assert.deepEqual(got, want, `round ${round}`);
+  }
+  assert.ok(buffers.size < 30, `${buffers.size} buffers for 30 answers: none was used again`);
+  // A decode that throws: its error, and the call after it still right.
+  await assert.rejects(
+    channel.unaryDecoded("/t.T/Big", Uint8Array.of(1), () => {
+      throw new RangeError("bad answer");
+    }),
+    RangeError,
+  );
+  assert.deepEqual(await channel.unaryDecoded("/t.T/Big", Uint8Array.of(2), sums), want[2]);
+});
+
 Deno.test("GrpcChannel.serverStream() yields the messages in order, then ends", async () => {
   await using h = await startHarness({
     "/t.T/Count": serverStream(async (request, _call, sink) => {

@@ -196,26 +196,32 @@ export class CriClient implements RuntimeService, Disposable {
         cause: signal?.reason,
       });
     }
-    let response: Uint8Array;
-    try {
-      response = await this.#channel.unary(m.path, m.request.encode(request), {
-        timeoutMs: options.timeoutMs ?? this.#timeoutMs,
-        ...(signal === undefined ? {} : { signal }),
+    const failed = (err: unknown) =>
+      new CriCallError(`INTERNAL: cannot decode the runtime's answer: ${(err as Error).message}`, {
+        code: CRI_STATUS.internal,
+        method: m.rpc,
+        cause: err,
       });
-    } catch (err) {
-      throw this.#error(m as CriMethod<unknown, unknown>, err);
-    }
     try {
-      return decode(response);
-    } catch (err) {
-      throw new CriCallError(
-        `INTERNAL: cannot decode the runtime's answer: ${(err as Error).message}`,
+      // Read where it arrived (the buffer is used again): every decoder here copies what it keeps.
+      return await this.#channel.unaryDecoded(
+        m.path,
+        m.request.encode(request),
+        (bytes) => {
+          try {
+            return decode(bytes);
+          } catch (err) {
+            throw failed(err);
+          }
+        },
         {
-          code: CRI_STATUS.internal,
-          method: m.rpc,
-          cause: err,
+          timeoutMs: options.timeoutMs ?? this.#timeoutMs,
+          ...(signal === undefined ? {} : { signal }),
         },
       );
+    } catch (err) {
+      if (err instanceof CriCallError) throw err;
+      throw this.#error(m as CriMethod<unknown, unknown>, err);
     }
   }
 

@@ -27,11 +27,9 @@ const MAX_KEPT = 4;
 
 /** Buffers lent for one message each and given back. */
 export class BodyPool {
-  readonly #kept: ArrayBuffer[] = [];
-  /** Every buffer this pool made: only those are taken back. */
-  readonly #made = new WeakSet<ArrayBuffer>();
-  /** Buffers lent and not given back. */
-  readonly #lent = new WeakSet<ArrayBuffer>();
+  readonly #kept: ArrayBufferLike[] = [];
+  /** Buffers lent and not given back: only those are taken back. */
+  readonly #lent = new WeakSet<ArrayBufferLike>();
 
   /**
    * A buffer for one message of `length` bytes: a pooled one when the length
@@ -51,7 +49,7 @@ export class BodyPool {
       const size = kept[i]!.byteLength;
       if (size >= length && (best < 0 || size < kept[best]!.byteLength)) best = i;
     }
-    let buffer: ArrayBuffer;
+    let buffer: ArrayBufferLike;
     if (best >= 0) {
       buffer = kept[best]!;
       kept.splice(best, 1);
@@ -59,7 +57,6 @@ export class BodyPool {
       let size = POOLED_BODY_MIN_BYTES;
       while (size < length) size *= 2;
       buffer = new ArrayBuffer(size);
-      this.#made.add(buffer);
     }
     this.#lent.add(buffer);
     return new Uint8Array(buffer, 0, length);
@@ -74,10 +71,7 @@ export class BodyPool {
    */
   give(message: Uint8Array): void {
     const buffer = message.buffer;
-    if (!(buffer instanceof ArrayBuffer) || !this.#made.has(buffer) || !this.#lent.has(buffer)) {
-      return;
-    }
-    this.#lent.delete(buffer);
+    if (!this.#lent.delete(buffer)) return;
     const kept = this.#kept;
     if (kept.length < MAX_KEPT) {
       kept.push(buffer);

@@ -15,7 +15,7 @@
  */
 
 /** The largest message carved from a slab. */
-export const SMALL_MESSAGE_BYTES = 512;
+const SMALL_MESSAGE_BYTES = 512;
 const SLAB_BYTES = 4096;
 
 let slab = new ArrayBuffer(SLAB_BYTES);

@@ -196,12 +196,6 @@ export class CriClient implements RuntimeService, Disposable {
         cause: signal?.reason,
       });
     }
-    const failed = (err: unknown) =>
-      new CriCallError(`INTERNAL: cannot decode the runtime's answer: ${(err as Error).message}`, {
-        code: CRI_STATUS.internal,
-        method: m.rpc,
-        cause: err,
-      });
     try {
       // Read where it arrived (the buffer is used again): every decoder here copies what it keeps.
       return await this.#channel.unaryDecoded(
@@ -211,7 +205,10 @@ export class CriClient implements RuntimeService, Disposable {
           try {
             return decode(bytes);
           } catch (err) {
-            throw failed(err);
+            throw new CriCallError(
+              `INTERNAL: cannot decode the runtime's answer: ${(err as Error).message}`,
+              { code: CRI_STATUS.internal, method: m.rpc, cause: err },
+            );
           }
         },
         {

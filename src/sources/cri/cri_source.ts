@@ -16,6 +16,7 @@ import type { Metrics } from "../../metrics/metrics.ts";
 import type { PodSnapshot } from "../../model/pod.ts";
 import { snapshotOf } from "../../model/pod.ts";
 import { type PodSource, SourceUnavailableError } from "../mod.ts";
+import { sameItems } from "../same_items.ts";
 import {
   containerIdScheme,
   containerPodUid,
@@ -216,8 +217,8 @@ export class CriPodSource implements PodSource {
     // relist; this is most of their cost saved (the maps, the grouping).
     if (
       this.#exitRecheck.size === 0 &&
-      sameObjects(sandboxItems, this.#lastItems.sandboxes) &&
-      sameObjects(containerItems, this.#lastItems.containers)
+      sameItems(sandboxItems, this.#lastItems.sandboxes) &&
+      sameItems(containerItems, this.#lastItems.containers)
     ) {
       signal.throwIfAborted();
       return this.#out;
@@ -539,13 +540,6 @@ function settledItem<T extends { readonly state: number; readonly createdAt: num
       record.item.createdAt === createdAt
     ? record.item
     : undefined;
-}
-
-/** Whether both lists hold the same objects in the same order. */
-function sameObjects(a: readonly object[], b: readonly object[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 function sameInputs(known: ReadonlySet<object>, group: PodInputs): boolean {

@@ -32,6 +32,7 @@ import {
   readBody,
 } from "../https.ts";
 import { checkPodItem, jsonEqual } from "../pod_items.ts";
+import { sameItems } from "../same_items.ts";
 
 /** The kubelet's authenticated port on the node. */
 export const DEFAULT_KUBELET_URL = "https://127.0.0.1:10250";
@@ -384,7 +385,7 @@ export class KubeletPodSource implements PodSource, Disposable {
     });
     this.#report(problems);
     this.#byUid = byUid;
-    if (out.length === this.#last.length && out.every((s, i) => s === this.#last[i])) {
+    if (sameItems(out, this.#last)) {
       return this.#last;
     }
     this.#last = out;

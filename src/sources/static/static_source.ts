@@ -11,6 +11,7 @@ import type { Metrics } from "../../metrics/metrics.ts";
 import type { JsonObject } from "../../model/json.ts";
 import { type PodSnapshot, snapshotOf } from "../../model/pod.ts";
 import { type PodSource, SourceUnavailableError } from "../mod.ts";
+import { sameItems } from "../same_items.ts";
 import {
   decodeManifest,
   ManifestError,
@@ -309,7 +310,7 @@ export class StaticPodSource implements PodSource {
     this.#files = files;
     this.#byContent = byContent;
     this.#report(problems);
-    if (out.length === this.#last.length && out.every((s, i) => s === this.#last[i])) {
+    if (sameItems(out, this.#last)) {
       return this.#last;
     }
     this.#last = out;

@@ -239,11 +239,15 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
       ),
     );
     // A source that learns of a change (runtime event, file event) wakes its
-    // own loop: one relist at a time per source, bursts coalesced.
+    // own loop: one relist at a time per source, bursts coalesced. One that
+    // took the change into its view has it handed on without a read.
     sources.forEach((source, i) => {
       const relister = relisters[i]!;
       const changed = () => relister.requestRelist();
-      if (source.watchChanges) loops.push(source.watchChanges(signal, changed).catch(died));
+      const applied = source.view ? () => relister.publishView() : undefined;
+      if (source.watchChanges) {
+        loops.push(source.watchChanges(signal, changed, applied).catch(died));
+      }
     });
     if (config.bestEffortSources.length > 0) {
       loops.push(

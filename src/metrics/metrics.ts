@@ -74,6 +74,8 @@ export interface Metrics {
   readonly sourceFieldsUnrepresentable: Counter<"source">;
   /** 1 when the container runtime answered its last call. */
   readonly runtimeReachable: Gauge<never>;
+  /** The runtime's container events, by what became of each (`applied`, `covered` by the last relist, or woke a `relist`). */
+  readonly runtimeEvents: Counter<"outcome">;
   /** Pod changes the cache refused because they broke a watch invariant. */
   readonly invariantCorrections: Counter<"kind">;
   /** API socket file found missing (and re-created), replaced by something else, or taken by another server. */
@@ -285,6 +287,13 @@ export function createMetrics(registry: Registry): Metrics {
     runtimeReachable: new Gauge({
       name: "pods_api_runtime_reachable",
       help: "1 when the container runtime answered the last relist.",
+      registers,
+    }),
+    runtimeEvents: new Counter({
+      name: "pods_api_runtime_events_total",
+      help:
+        "Container events from the runtime's GetContainerEvents stream, by outcome: applied (its statuses taken into the view at once), covered (older than the last relist, which read its change), relist (without statuses: woke a relist).",
+      labelNames: ["outcome"],
       registers,
     }),
     socketProblems: new Counter({

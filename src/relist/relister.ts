@@ -148,6 +148,12 @@ export class Relister {
   #listing: Promise<unknown> | undefined;
   /** Relists waiting for `#listing` to settle. */
   readonly #listingWaiters = new Set<() => void>();
+  /** A turn that hands on the source's view is waiting or queued, and has not run yet. */
+  #viewQueued = false;
+  /** Clock time (ms) the source's view was last handed on by {@linkcode publishView}. */
+  #viewAt = -Infinity;
+  /** The signal of the last relist: ends a view's wait at shutdown. */
+  #lastSignal: AbortSignal | undefined;
 
   /**
    * @param options Source, sink, timing and instrumentation.
@@ -240,6 +246,55 @@ export class Relister {
     if (this.#dirty) this.#metrics.relistWakeupsCoalesced.inc({ source: this.#name });
     this.#dirty = true;
     if (this.#failures === 0) this.#wake?.abort(CUT_SHORT);
+  }
+
+  /**
+   * Hands the source's own view (`source.view()`) to the sink without a
+   * read: the source took a change in itself. At most once per
+   * `minInterval`, as change-woken relists: changes taken in meanwhile wait
+   * and are handed on together (each costs the source no read, and the sink
+   * one pass over the view). It runs at once when no relist is in progress,
+   * else queued behind them, so views still reach the sink in order; one
+   * turn waiting covers every call (it reads the view when it runs). Before
+   * the first successful relist, while the source fails, or for a source
+   * without a view, it asks for a relist instead.
+   */
+  publishView(): void {
+    const signal = this.#lastSignal;
+    if (
+      this.#source.view === undefined || this.#failures > 0 || !this.synced ||
+      signal === undefined
+    ) {
+      this.requestRelist();
+      return;
+    }
+    if (this.#viewQueued) return;
+    this.#viewQueued = true;
+    const wait = this.#viewAt + this.#minInterval - this.#clock.now();
+    if (wait <= 0) return this.#queueView();
+    this.#sleep(wait, signal).then(() => this.#queueView(), () => this.#queueView());
+  }
+
+  #queueView(): void {
+    const hand = () => {
+      this.#viewQueued = false;
+      if (this.#failures > 0 || this.#lastSignal?.aborted) return;
+      this.#viewAt = this.#clock.now();
+      const view = this.#source.view!();
+      try {
+        this.#sink(view);
+      } catch (error) {
+        this.#failed(error, "sink", this.#viewAt);
+        return;
+      }
+      this.#metrics.sourcePods.set({ source: this.#name }, view.length);
+    };
+    if (this.#queued === 0) return hand();
+    this.#queued++;
+    const ended = () => {
+      this.#queued--;
+    };
+    this.#queue = this.#queue.then(hand).then(ended, ended);
   }
 
   /**
@@ -336,6 +391,7 @@ export class Relister {
 
   async #relist(signal: AbortSignal): Promise<boolean> {
     if (signal.aborted) return false;
+    this.#lastSignal = signal;
     // This read starts after every request so far: it answers them all.
     this.#dirty = false;
     this.#startSpacing(signal);

@@ -47,6 +47,7 @@ export function withFirstSyncDelay(
   return Object.assign(wrapped, {
     ...(source.periodMs === undefined ? {} : { periodMs: source.periodMs }),
     ...(source.watchChanges ? { watchChanges: source.watchChanges.bind(source) } : {}),
+    ...(source.view ? { view: source.view.bind(source) } : {}),
     ...(source.close ? { close: source.close.bind(source) } : {}),
   });
 }

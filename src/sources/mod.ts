@@ -35,11 +35,28 @@ export interface PodSource {
    * runtime's container events, a manifest directory's file events), so the
    * daemon relists it early; the periodic relist stays the authority.
    *
+   * A source with {@linkcode PodSource.view} may take a change in itself
+   * (the runtime's event carries the pod's statuses) and call `onApplied`
+   * instead: its view then holds the change, and the daemon hands the view on
+   * without a read.
+   *
    * @param signal Stops watching.
    * @param onChange Called per change (a relist is idempotent: bursts are cheap).
+   * @param onApplied Called per change the source took into its view.
    * @returns Resolves once the signal aborts or the source has nothing to watch.
    */
-  watchChanges?(signal: AbortSignal, onChange: () => void): Promise<void>;
+  watchChanges?(
+    signal: AbortSignal,
+    onChange: () => void,
+    onApplied?: () => void,
+  ): Promise<void>;
+  /**
+   * The source's view without reading it again: as its last `list()` left
+   * it, with the changes it took in since (see `watchChanges`).
+   *
+   * @returns Every pod the source knows, each once.
+   */
+  view?(): readonly PodSnapshot[];
   /** Releases what the source holds open (an HTTP client, a socket). */
   close?(): void;
 }

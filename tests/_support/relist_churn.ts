@@ -48,6 +48,7 @@ export function answersLate(
     },
     ...(source.periodMs === undefined ? {} : { periodMs: source.periodMs }),
     ...(source.watchChanges ? { watchChanges: source.watchChanges.bind(source) } : {}),
+    ...(source.view ? { view: source.view.bind(source) } : {}),
   };
   return wrapped;
 }

@@ -9,6 +9,8 @@ import * as grpc from "@grpc/grpc-js";
 import assert from "node:assert/strict";
 import { FakeClock, systemClock } from "../../src/clock.ts";
 import { createLogger } from "../../src/log.ts";
+import { Registry } from "../../src/metrics/exposition.ts";
+import { createMetrics } from "../../src/metrics/metrics.ts";
 import type { PodObject } from "../../src/model/pod.ts";
 import { removeKubeletPod, runKubeletPod } from "../../src/sim/runtime/cri_kubelet.ts";
 import { SimCriRuntime } from "../../src/sim/runtime/cri_runtime.ts";
@@ -74,10 +76,13 @@ Deno.test("WatchPods as served keeps ADDED (MODIFIED)* DELETED per pod, after it
   await Deno.mkdir(`${dir}/manifests`);
   // Timestamps only: the loops, timeouts and watches run on real timers.
   const clock = new FakeClock();
-  const runtime = new SimCriRuntime({ clock, runtimeName: "containerd" });
+  // The runtime stamps its events on the wall clock the CRI source reads, so
+  // that events newer than its last list are taken into its view at once.
+  const runtime = new SimCriRuntime({ clock: systemClock, runtimeName: "containerd" });
   const cri = await startCriServer(runtime, { socketPath: `${dir}/cri.sock` });
   const client = new CriClient(cri.endpoint);
   const staticLog: { level: string; msg: string }[] = [];
+  const criMetrics = createMetrics(new Registry());
   const files = answersLate(
     new StaticPodSource({
       dir: `${dir}/manifests`,
@@ -90,7 +95,13 @@ Deno.test("WatchPods as served keeps ADDED (MODIFIED)* DELETED per pod, after it
     LATE_READS,
   );
   const pods = answersLate(
-    new CriPodSource({ runtime: client, nodeName: NODE, runtimeName: "containerd" }),
+    new CriPodSource({
+      runtime: client,
+      nodeName: NODE,
+      runtimeName: "containerd",
+      clock: systemClock,
+      metrics: criMetrics,
+    }),
     LATE_READS,
   );
   try {
@@ -157,6 +168,9 @@ Deno.test("WatchPods as served keeps ADDED (MODIFIED)* DELETED per pod, after it
       "and pods ADDED again after their file came back",
     );
     assert.ok(files.late > 0 && pods.late > 0, "some reads answered after their timeout");
+    const events = (await criMetrics.runtimeEvents.get()).values;
+    const applied = events.find((v) => v.labels.outcome === "applied")?.value ?? 0;
+    assert.ok(applied > 0, "runtime events were taken into the CRI source's view between lists");
     const errors = await scrapedMetricValue(h.daemon.registry, "pods_api_relist_errors_total");
     // A late answer given at shutdown (one per source at most) failed no relist.
     assert.ok(errors >= files.late + pods.late - 2, "every late answer's relist failed");

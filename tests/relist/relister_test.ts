@@ -9,10 +9,10 @@ import { FakeClock, makeSnapshot } from "../_fixtures/pods.ts";
 import { metricValue } from "../_support/metric_value.ts";
 import { FakeSleeps } from "./_fake_sleeps.ts";
 
-/** A source that answers from `view`, or fails or hangs as scripted. */
+/** A source that answers from `pods`, or fails or hangs as scripted. */
 class ScriptedSource implements PodSource {
   readonly kind = "fake" as const;
-  view: PodSnapshot[] = [];
+  pods: PodSnapshot[] = [];
   /** Errors to throw on the next calls, in order. */
   failures: unknown[] = [];
   /** Never answer (and ignore the signal). */
@@ -34,7 +34,7 @@ class ScriptedSource implements PodSource {
     if (this.hang) return new Promise(() => {});
     const failure = this.failures.shift();
     if (failure !== undefined) return Promise.reject(failure);
-    return Promise.resolve(this.view);
+    return Promise.resolve(this.pods);
   }
 }
 
@@ -70,11 +70,11 @@ function captureLog(): { log: Logger; lines: { level: string; msg: string }[] } 
 
 Deno.test("Relister.relistOnce() hands the view to the sink and records success", async () => {
   const { clock, source, metrics, received, relister, sleeps } = setup();
-  source.view = [makeSnapshot({ uid: "a" }), makeSnapshot({ uid: "b" })];
+  source.pods = [makeSnapshot({ uid: "a" }), makeSnapshot({ uid: "b" })];
   source.latency = 20;
   assert.equal(relister.synced, false);
   assert.equal(await relister.relistOnce(new AbortController().signal), true);
-  assert.deepEqual(received, [source.view]);
+  assert.deepEqual(received, [source.pods]);
   assert.equal(relister.synced, true);
   assert.equal(relister.lastSuccessAt, clock.now());
   assert.equal(relister.lastError, undefined);
@@ -98,13 +98,13 @@ Deno.test("Relister.relistOnce() keeps the previous state when the source fails"
   assert.equal(await relister.relistOnce(signal), false);
   assert.equal(relister.synced, false);
   assert.equal(await metricValue(metrics.sourceSynced, { source: "cri" }), 0);
-  source.view = [makeSnapshot({ uid: "a" })];
+  source.pods = [makeSnapshot({ uid: "a" })];
   assert.equal(await relister.relistOnce(signal), true);
   const lastSuccess = relister.lastSuccessAt;
   source.failures = [new Error("boom"), new Error("boom again")];
   assert.equal(await relister.relistOnce(signal), false);
   assert.equal(await relister.relistOnce(signal), false);
-  assert.deepEqual(received, [source.view], "the sink only sees successful views");
+  assert.deepEqual(received, [source.pods], "the sink only sees successful views");
   assert.equal(relister.synced, true);
   assert.equal(relister.lastSuccessAt, lastSuccess);
   assert.equal((relister.lastError as Error).message, "boom again");

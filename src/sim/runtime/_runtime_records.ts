@@ -154,9 +154,28 @@ export function containerStatusOf(c: SimContainer): ContainerStatus {
   };
 }
 
-/** The runtime's container events, fanned out to every open subscription. */
+/**
+ * A container event as the feed holds it: the statuses are read when it is
+ * sent (`statuses`), not when it happened.
+ */
+export interface PendingEvent {
+  readonly containerId: string;
+  readonly containerEventType: number;
+  readonly createdAt: number;
+  /** The sandbox's status and its containers', as they are when called. */
+  readonly statuses: () => Pick<ContainerEventResponse, "podSandboxStatus" | "containersStatuses">;
+}
+
+/**
+ * The runtime's container events, fanned out to every open subscription.
+ * A subscription sends what has happened once the task that made the
+ * changes has ended, with the statuses as they are then: the simulated
+ * node's bridge makes a pod in several calls within one task (a sandbox,
+ * then its IP and creation time), which a real runtime makes at once, so an
+ * event's statuses never show a pod half made.
+ */
 export class ContainerEventFeed {
-  readonly #listeners = new Set<(event: ContainerEventResponse) => void>();
+  readonly #listeners = new Set<(event: PendingEvent) => void>();
 
   /** Open subscriptions. */
   get subscribers(): number {
@@ -164,7 +183,7 @@ export class ContainerEventFeed {
   }
 
   /** @param event Passed to every subscription. */
-  emit(event: ContainerEventResponse): void {
+  emit(event: PendingEvent): void {
     for (const listener of this.#listeners) listener(event);
   }
 
@@ -175,9 +194,9 @@ export class ContainerEventFeed {
    * @returns The events, in order.
    */
   async *subscribe(signal: AbortSignal): AsyncGenerator<ContainerEventResponse> {
-    const queue: ContainerEventResponse[] = [];
+    const queue: PendingEvent[] = [];
     let wake: (() => void) | undefined;
-    const listener = (event: ContainerEventResponse) => {
+    const listener = (event: PendingEvent) => {
       queue.push(event);
       wake?.();
     };
@@ -186,9 +205,15 @@ export class ContainerEventFeed {
     signal.addEventListener("abort", onAbort);
     try {
       while (!signal.aborted) {
-        const event = queue.shift();
-        if (event !== undefined) yield event;
-        else await new Promise<void>((resolve) => wake = resolve);
+        if (queue.length === 0) {
+          await new Promise<void>((resolve) => wake = resolve);
+          wake = undefined;
+          // Let the task that made the changes end first.
+          await new Promise((resolve) => setTimeout(resolve, 0));
+          continue;
+        }
+        const { statuses, ...event } = queue.shift()!;
+        yield { ...event, ...statuses() };
       }
     } finally {
       this.#listeners.delete(listener);

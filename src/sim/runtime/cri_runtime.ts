@@ -80,6 +80,12 @@ export interface SimCriRuntimeOptions {
   ipv6Prefix?: string;
   /** Whether GetContainerEvents is implemented (false: UNIMPLEMENTED, as containerd 1.6). @default {true} */
   eventsImplemented?: boolean;
+  /**
+   * Whether each event carries its sandbox's status and the statuses of all
+   * its containers, as containerd 1.7+ and CRI-O send them (false: the bare
+   * event). @default {true}
+   */
+  eventStatuses?: boolean;
 }
 
 /** Every RuntimeService method name, for the call counters. */
@@ -108,6 +114,8 @@ export class SimCriRuntime implements RuntimeService {
   readonly calls: Record<CriMethodName, number>;
   /** Whether GetContainerEvents is served (false: UNIMPLEMENTED). */
   eventsImplemented: boolean;
+  /** Whether events carry the statuses of their sandbox and its containers. */
+  eventStatuses: boolean;
   /** While true, every call fails with UNAVAILABLE (the runtime is down). */
   down = false;
   readonly #clock: Clock;
@@ -129,6 +137,7 @@ export class SimCriRuntime implements RuntimeService {
     this.#ips = new IpPool({ prefix: options.ipv4Prefix ?? "10.88" });
     this.#ipv6Prefix = options.ipv6Prefix;
     this.eventsImplemented = options.eventsImplemented ?? true;
+    this.eventStatuses = options.eventStatuses ?? true;
     this.calls = Object.fromEntries(METHODS.map((m) => [m, 0])) as Record<CriMethodName, number>;
   }
 
@@ -187,7 +196,7 @@ export class SimCriRuntime implements RuntimeService {
     c.exitCode = options.exitCode;
     c.reason = options.reason ?? (options.exitCode === 0 ? "Completed" : "Error");
     c.message = options.message ?? "";
-    this.#emit(c.id, CONTAINER_EVENT_TYPE.stopped);
+    this.#emit(c.id, CONTAINER_EVENT_TYPE.stopped, c.sandboxId);
   }
 
   /**
@@ -205,8 +214,24 @@ export class SimCriRuntime implements RuntimeService {
    * @param podSandboxId The sandbox.
    */
   killSandbox(podSandboxId: string): void {
+    this.setSandboxState(podSandboxId, POD_SANDBOX_STATE.notReady);
+  }
+
+  /**
+   * Sets a sandbox's state, with its event when it changes (STARTED for
+   * READY, STOPPED for NOTREADY).
+   *
+   * @param podSandboxId The sandbox.
+   * @param state A `POD_SANDBOX_STATE` value.
+   */
+  setSandboxState(podSandboxId: string, state: number): void {
     const s = this.#sandbox(podSandboxId);
-    s.state = POD_SANDBOX_STATE.notReady;
+    if (s.state === state) return;
+    s.state = state;
+    const type = state === POD_SANDBOX_STATE.ready
+      ? CONTAINER_EVENT_TYPE.started
+      : CONTAINER_EVENT_TYPE.stopped;
+    this.#emit(s.id, type, s.id);
   }
 
   /**
@@ -315,8 +340,36 @@ export class SimCriRuntime implements RuntimeService {
     s.additionalIps = [];
   }
 
-  #emit(containerId: string, type: number): void {
-    this.#events.emit({ containerId, containerEventType: type, createdAt: this.#nowNs() });
+  /**
+   * An event of a container (or of the sandbox itself) in sandbox
+   * `sandboxId`, stamped now; the statuses it carries (the sandbox's and
+   * every container's it still holds) are read when it is sent, or are
+   * those of now when the sandbox is gone by then.
+   */
+  #emit(containerId: string, type: number, sandboxId: string): void {
+    if (this.#events.subscribers === 0) return;
+    const now = this.#statusesOf(sandboxId);
+    this.#events.emit({
+      containerId,
+      containerEventType: type,
+      createdAt: this.#nowNs(),
+      statuses: () => this.#sandboxes.has(sandboxId) ? this.#statusesOf(sandboxId) : now,
+    });
+  }
+
+  #statusesOf(sandboxId: string): Pick<
+    ContainerEventResponse,
+    "podSandboxStatus" | "containersStatuses"
+  > {
+    const sandbox = this.#sandboxes.get(sandboxId);
+    if (!this.eventStatuses || sandbox === undefined) {
+      return { podSandboxStatus: null, containersStatuses: [] };
+    }
+    const containersStatuses = [];
+    for (const c of this.#containers.values()) {
+      if (c.sandboxId === sandboxId) containersStatuses.push(containerStatusOf(c));
+    }
+    return { podSandboxStatus: sandboxStatusOf(sandbox), containersStatuses };
   }
 
   #stop(c: SimContainer, exitCode: number): void {
@@ -327,7 +380,7 @@ export class SimCriRuntime implements RuntimeService {
     c.finishedAt = now;
     c.exitCode = exitCode;
     c.reason = exitCode === 0 ? "Completed" : "Error";
-    this.#emit(c.id, CONTAINER_EVENT_TYPE.stopped);
+    this.#emit(c.id, CONTAINER_EVENT_TYPE.stopped, c.sandboxId);
   }
 
   // ---------------------------------------------------------------- RuntimeService
@@ -390,6 +443,7 @@ export class SimCriRuntime implements RuntimeService {
         ipc: ns?.ipc ?? NAMESPACE_MODE.pod,
       };
       this.#sandboxes.set(id, sandbox);
+      this.#emit(id, CONTAINER_EVENT_TYPE.started, id);
       return { podSandboxId: id };
     });
   }
@@ -403,7 +457,10 @@ export class SimCriRuntime implements RuntimeService {
         if (c.sandboxId === s.id) this.#stop(c, KILLED_EXIT_CODE);
       }
       this.#releaseIp(s);
-      s.state = POD_SANDBOX_STATE.notReady;
+      if (s.state !== POD_SANDBOX_STATE.notReady) {
+        s.state = POD_SANDBOX_STATE.notReady;
+        this.#emit(s.id, CONTAINER_EVENT_TYPE.stopped, s.id);
+      }
       return {};
     });
   }
@@ -417,9 +474,11 @@ export class SimCriRuntime implements RuntimeService {
         if (c.sandboxId !== s.id) continue;
         this.#stop(c, KILLED_EXIT_CODE);
         this.#containers.delete(c.id);
-        this.#emit(c.id, CONTAINER_EVENT_TYPE.deleted);
+        this.#emit(c.id, CONTAINER_EVENT_TYPE.deleted, s.id);
       }
       this.#releaseIp(s);
+      // Sent while the sandbox is still held: its status says which it was.
+      this.#emit(s.id, CONTAINER_EVENT_TYPE.deleted, s.id);
       this.#sandboxes.delete(s.id);
       return {};
     });
@@ -493,7 +552,7 @@ export class SimCriRuntime implements RuntimeService {
         logPath: config.logPath ?? "",
         memoryLimitBytes: config.linux?.resources?.memoryLimitInBytes ?? 0,
       });
-      this.#emit(id, CONTAINER_EVENT_TYPE.created);
+      this.#emit(id, CONTAINER_EVENT_TYPE.created, s.id);
       return { containerId: id };
     });
   }
@@ -510,7 +569,7 @@ export class SimCriRuntime implements RuntimeService {
       }
       c.state = CONTAINER_STATE.running;
       c.startedAt = this.#nowNs();
-      this.#emit(c.id, CONTAINER_EVENT_TYPE.started);
+      this.#emit(c.id, CONTAINER_EVENT_TYPE.started, c.sandboxId);
       return {};
     });
   }
@@ -531,7 +590,7 @@ export class SimCriRuntime implements RuntimeService {
       if (c === undefined) return {};
       this.#stop(c, KILLED_EXIT_CODE);
       this.#containers.delete(c.id);
-      this.#emit(c.id, CONTAINER_EVENT_TYPE.deleted);
+      this.#emit(c.id, CONTAINER_EVENT_TYPE.deleted, c.sandboxId);
       return {};
     });
   }

@@ -289,7 +289,7 @@ export class SimCriBridge {
   }
 
   #setSandboxState(id: string, state: number): void {
-    this.runtime.tamperSandbox(id, (s) => s.state = state);
+    this.runtime.setSandboxState(id, state);
   }
 
   /**

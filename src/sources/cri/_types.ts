@@ -324,6 +324,14 @@ export interface ContainerEventResponse {
   containerEventType: number;
   /** Nanoseconds since the epoch. */
   createdAt: number;
+  /**
+   * The status of the sandbox the container belongs to (of the sandbox
+   * itself, for a sandbox's event), as of `createdAt`; `null` when the
+   * runtime sends none (containerd before 1.7, or a sandbox already gone).
+   */
+  podSandboxStatus: PodSandboxStatus | null;
+  /** The statuses of every container of that sandbox, as of `createdAt`. */
+  containersStatuses: ContainerStatus[];
 }
 
 /** Per-call options of the runtime interface. */

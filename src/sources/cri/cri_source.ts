@@ -7,9 +7,15 @@
  * returned as the very same {@linkcode PodSnapshot} object, so the cache can
  * skip it by identity: the work grows with what changed, not with the node.
  *
+ * Between lists, a runtime event that carries its pod's statuses (containerd
+ * 1.7+, CRI-O) is taken into the view at once, as the kubelet's evented PLEG
+ * takes it into its pod cache ({@linkcode CriPodSource.watchChanges}): each
+ * change reaches watchers apart, without a list. The list stays the authority.
+ *
  * @module
  */
 
+import { type Clock, systemClock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import { silentLogger } from "../../log.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
@@ -27,12 +33,21 @@ import {
 } from "./convert.ts";
 import type { RejectReason } from "./convert.ts";
 import {
+  containerItemOf,
+  sameContainerStatus,
+  sameSandboxStatus,
+  sandboxItemOf,
+} from "./_event_items.ts";
+import {
   type Container,
+  CONTAINER_EVENT_TYPE,
   CONTAINER_STATE,
+  type ContainerEventResponse,
   type ContainerStatus,
   CRI_STATUS,
   CriCallError,
   type CriCallOptions,
+  POD_SANDBOX_STATE,
   type PodSandbox,
   type PodSandboxStatus,
   type RuntimeReader,
@@ -74,9 +89,15 @@ export interface CriPodSourceOptions {
   callTimeoutMs?: number;
   /** Status inspections in flight at once. @default {8} */
   inspectConcurrency?: number;
-  /** `runtimeReachable` and `sourceItemsRejected` are updated. */
-  metrics?: Pick<Metrics, "runtimeReachable" | "sourceItemsRejected">;
+  /** `runtimeReachable`, `sourceItemsRejected` and `runtimeEvents` are updated. */
+  metrics?: Pick<Metrics, "runtimeReachable" | "sourceItemsRejected" | "runtimeEvents">;
   log?: Logger;
+  /**
+   * The wall clock the runtime stamps its events with: an event is taken
+   * into the view only when it is newer than the last list's end.
+   * @default {systemClock}
+   */
+  clock?: Pick<Clock, "now">;
 }
 
 interface SandboxRecord {
@@ -104,6 +125,31 @@ interface PodInputs {
   readonly sandboxes: SandboxRecord[];
   readonly containers: ContainerRecord[];
 }
+
+/** The clock's resolution: a list's start is known to this much. */
+const NS_PER_MS = 1e6;
+
+/** How far on a container's state is: an event never moves one back (UNKNOWN: not at all). */
+function rank(state: number): number {
+  switch (state) {
+    case CONTAINER_STATE.created:
+      return 0;
+    case CONTAINER_STATE.running:
+      return 1;
+    case CONTAINER_STATE.exited:
+      return 2;
+    default:
+      return -1;
+  }
+}
+
+/** How far on a sandbox's state is: READY, then NOTREADY (for good). */
+function sandboxRank(state: number): number {
+  return state === POD_SANDBOX_STATE.notReady ? 1 : 0;
+}
+
+/** The last list's items once an event changed the records: nothing matches them. */
+const NO_ITEMS = { sandboxes: [], containers: [] } as const;
 
 /** Failure reasons that mean the runtime did not answer. */
 const NO_ANSWER_REASONS: ReadonlySet<string> = new Set(["unavailable", "timeout", "cancelled"]);
@@ -148,6 +194,17 @@ export class CriPodSource implements PodSource {
   };
   /** Raw keys of items rejected at the last list, so each is counted once. */
   #rejected = new Set<string>();
+  /**
+   * When the last list started, in ns since the epoch (the runtime's event
+   * stamps): it read the runtime after then, so an earlier event is no news.
+   */
+  #listedFromNs: number | undefined;
+  /**
+   * When the last list ended, in ns, rounded up to the clock's resolution:
+   * an event stamped after then is newer than all that list read.
+   */
+  #listedToNs = 0;
+
   #queue: Promise<unknown> = Promise.resolve();
 
   /**
@@ -194,6 +251,7 @@ export class CriPodSource implements PodSource {
 
   async #listOnce(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
     signal.throwIfAborted();
+    const startedNs = this.#nowNs();
     const call = (): CriCallOptions => ({ signal, timeoutMs: this.#callTimeoutMs });
     if (this.#runtimeName === undefined) this.#runtimeName = await this.#askRuntimeName(call());
     // The items of settled records that the runtime lists unchanged are
@@ -221,6 +279,7 @@ export class CriPodSource implements PodSource {
       sameItems(containerItems, this.#lastItems.containers)
     ) {
       signal.throwIfAborted();
+      this.#listed(startedNs);
       return this.#out;
     }
     const rejected = new Set<string>();
@@ -327,7 +386,204 @@ export class CriPodSource implements PodSource {
     this.#out = out;
     this.#rejected = rejected;
     this.#lastItems = { sandboxes: sandboxItems, containers: containerItems };
+    this.#listed(startedNs);
     return out;
+  }
+
+  /** Records when the list just committed read the runtime: from `startedNs` to now. */
+  #listed(startedNs: number): void {
+    this.#listedFromNs = startedNs;
+    this.#listedToNs = this.#nowNs() + NS_PER_MS;
+  }
+
+  #nowNs(): number {
+    return (this.#options.clock ?? systemClock).now() * 1e6;
+  }
+
+  /**
+   * The view as the last list left it and the events taken in since: what
+   * `list()` would return, without reading the runtime.
+   *
+   * @returns One snapshot per pod.
+   */
+  view(): readonly PodSnapshot[] {
+    return this.#out;
+  }
+
+  /**
+   * Takes one runtime event into the view, as the kubelet's evented PLEG
+   * takes it into its pod cache, between lists (queued with them). The event
+   * carries its sandbox's status and those of all its containers as of its
+   * stamp. Stamped after the last list ended, it is newer than all that list
+   * read: its statuses replace what is held for the sandbox, a held
+   * container of the sandbox made before the event and not in it is gone,
+   * and the sandbox's own DELETED event removes it and its containers.
+   * Stamped while the list read, it may be older than what the list saw, so
+   * it only moves things on: a sandbox READY to NOTREADY, a container
+   * CREATED, RUNNING, EXITED; and it adds nothing made before the list
+   * started (the list found it gone). Stamped before the list started, it is
+   * `covered` (the list read its change, or later ones). One without
+   * statuses, or with what a list would reject, is left to a `relist`.
+   * (One race is left, as in the kubelet: an event stamped while a list read,
+   * of a container made and removed within that read, shows it until its
+   * removal's event.)
+   *
+   * @returns What became of it.
+   */
+  #take(event: ContainerEventResponse): "applied" | "covered" | "relist" {
+    const sandbox = event.podSandboxStatus;
+    if (
+      this.#listedFromNs === undefined || sandbox === null || !isValidCriId(sandbox.id) ||
+      !event.containersStatuses.every((c) => isValidCriId(c.id))
+    ) {
+      return "relist";
+    }
+    if (event.createdAt <= this.#listedFromNs) return "covered";
+    const sure = event.createdAt > this.#listedToNs;
+    const sandboxId = sandbox.id;
+    const known = this.#sandboxes.get(sandboxId);
+    if (known === undefined && !sure) {
+      const made = this.#madeWhen(sandbox.createdAt);
+      if (made === "before") return "covered";
+      if (made === "unsure") return "relist";
+    }
+    let unsure = false;
+    let changed = false;
+    let uid: string | undefined;
+    if (
+      event.containerEventType === CONTAINER_EVENT_TYPE.deleted && event.containerId === sandboxId
+    ) {
+      uid = known?.uid;
+      changed = this.#sandboxes.delete(sandboxId);
+      if (this.#dropContainersOf(sandboxId, () => true)) changed = true;
+    } else {
+      const item = sandboxItemOf(sandbox);
+      uid = sandboxPodUid(item);
+      if (uid === undefined || (known !== undefined && known.uid !== uid)) return "relist";
+      const news = known === undefined ||
+        (sure
+          ? known.status === undefined || !sameSandboxStatus(known.status, sandbox)
+          : sandboxRank(item.state) > sandboxRank(known.item.state));
+      if (news) {
+        this.#sandboxes.set(sandboxId, { item, uid, status: sandbox, inspect: false });
+        changed = true;
+      }
+      const named = new Set<string>();
+      for (const status of event.containersStatuses) {
+        named.add(status.id);
+        const taken = this.#takeContainer(status, sandboxId, sure);
+        if (taken === "unsure") unsure = true;
+        else if (taken === "taken") changed = true;
+      }
+      const dropped = this.#dropContainersOf(
+        sandboxId,
+        (record) => !named.has(record.item.id) && record.item.createdAt <= event.createdAt,
+      );
+      if (dropped) changed = true;
+    }
+    if (changed) {
+      // The next list compares with the records, not with the last list's items.
+      this.#lastItems = NO_ITEMS;
+      if (uid !== undefined) this.#rebuildPod(uid);
+    }
+    return unsure ? "relist" : "applied";
+  }
+
+  /**
+   * Adds a container from an event's status, or replaces the one held (only
+   * to move it on, unless `sure` the event is newer than the last list).
+   *
+   * @returns `taken`, `same` (nothing new, or nothing it may change), or
+   * `unsure` when it could not tell whether the last list missed it.
+   */
+  #takeContainer(
+    status: ContainerStatus,
+    sandboxId: string,
+    sure: boolean,
+  ): "taken" | "same" | "unsure" {
+    const id = status.id;
+    const held = this.#containers.get(id);
+    if (held === undefined && !sure) {
+      const made = this.#madeWhen(status.createdAt);
+      if (made === "before") return "same";
+      if (made === "unsure") return "unsure";
+    } else if (
+      held !== undefined &&
+      (sure
+        ? held.status !== undefined && sameContainerStatus(held.status, status)
+        : !(rank(status.state) > rank(held.item.state)))
+    ) {
+      return "same";
+    }
+    this.#containers.set(id, { item: containerItemOf(status, sandboxId), status, inspect: false });
+    // A runtime may record an exit's reason a moment after the exit.
+    if (status.state === CONTAINER_STATE.exited && held?.item.state !== CONTAINER_STATE.exited) {
+      this.#exitRecheck.add(id);
+    }
+    return "taken";
+  }
+
+  /**
+   * Forgets the containers held in `sandboxId` that `isGone` picks.
+   *
+   * @returns Whether it forgot any.
+   */
+  #dropContainersOf(sandboxId: string, isGone: (record: ContainerRecord) => boolean): boolean {
+    let dropped = false;
+    for (const [id, record] of this.#containers) {
+      if (record.item.podSandboxId !== sandboxId || !isGone(record)) continue;
+      this.#containers.delete(id);
+      this.#exitRecheck.delete(id);
+      dropped = true;
+    }
+    return dropped;
+  }
+
+  /**
+   * When something the last list did not find was made: `before` it started
+   * (so it was gone by then), `after`, or `unsure` within the clock's
+   * millisecond of the start.
+   */
+  #madeWhen(createdAtNs: number): "before" | "unsure" | "after" {
+    const from = this.#listedFromNs!;
+    return createdAtNs < from ? "before" : createdAtNs < from + NS_PER_MS ? "unsure" : "after";
+  }
+
+  /**
+   * Rebuilds one pod from the records held, grouped as a list groups them,
+   * and puts its snapshot in the view (in its place, at the end when new, out
+   * when it has no sandbox left).
+   */
+  #rebuildPod(uid: string): void {
+    const group: PodInputs = { sandboxes: [], containers: [] };
+    for (const record of this.#sandboxes.values()) {
+      if (record.uid === uid) group.sandboxes.push(record);
+    }
+    if (group.sandboxes.length > 0) {
+      for (const record of this.#containers.values()) {
+        const owner = this.#sandboxes.get(record.item.podSandboxId)?.uid;
+        if ((owner ?? containerPodUid(record.item)) === uid) group.containers.push(record);
+      }
+    }
+    const known = this.#pods.get(uid);
+    const entry = group.sandboxes.length === 0
+      ? undefined
+      : known !== undefined && sameInputs(known.inputs, group)
+      ? known
+      : this.#build(uid, group);
+    if (entry === known) return;
+    if (entry === undefined) this.#pods.delete(uid);
+    else this.#pods.set(uid, entry);
+    const before = known?.snapshot;
+    const after = entry?.snapshot;
+    if (before === after) return;
+    const at = before === undefined ? -1 : this.#out.indexOf(before);
+    const out = [...this.#out];
+    if (at < 0) {
+      if (after !== undefined) out.push(after);
+    } else if (after === undefined) out.splice(at, 1);
+    else out[at] = after;
+    this.#out = out;
   }
 
   async #askRuntimeName(options: CriCallOptions): Promise<string> {
@@ -492,22 +748,48 @@ export class CriPodSource implements PodSource {
   }
 
   /**
-   * Subscribes to the runtime's container events and calls `onHint` for each,
-   * so the caller can relist early; the relist stays the authority. On
-   * UNIMPLEMENTED (containerd 1.6) it logs once at info and returns; on other
-   * failures it resubscribes with backoff (250 ms doubling to 30 s).
+   * Subscribes to the runtime's container events. Each is taken into the
+   * view if it can be (see `#take`): `onApplied` is called when that changed
+   * the view; an event the last list already covered calls nothing; any other
+   * calls `onHint`, so the caller relists early. Without `onApplied`, every
+   * event is a hint. The list stays the authority. On UNIMPLEMENTED
+   * (containerd 1.6) it logs once at info and returns; on other failures it
+   * resubscribes with backoff (250 ms doubling to 30 s).
    *
    * @param signal Stops the subscription.
-   * @param onHint Called once per runtime event.
+   * @param onHint Called for each event left to a relist.
+   * @param onApplied Called for each event that changed the view, in order.
    * @returns Resolves when `signal` aborts or the runtime has no events.
    */
-  async watchChanges(signal: AbortSignal, onHint: () => void): Promise<void> {
+  async watchChanges(
+    signal: AbortSignal,
+    onHint: () => void,
+    onApplied?: () => void,
+  ): Promise<void> {
     let backoffMs = 250;
+    const events = this.#options.metrics?.runtimeEvents;
     while (!signal.aborted) {
       try {
-        for await (const _event of this.#runtime.getContainerEvents({}, { signal })) {
+        for await (const event of this.#runtime.getContainerEvents({}, { signal })) {
           backoffMs = 250;
-          onHint();
+          if (onApplied === undefined) {
+            events?.inc({ outcome: "relist" });
+            onHint();
+            continue;
+          }
+          // Queued with the lists: taken into the view the last one left.
+          const take = this.#queue.then(() => {
+            if (signal.aborted) return;
+            const before = this.#out;
+            const outcome = this.#take(event);
+            events?.inc({ outcome });
+            if (this.#out !== before) onApplied();
+            if (outcome === "relist") onHint();
+          });
+          this.#queue = take.catch((error) => {
+            this.#log.warn("could not take a runtime event in; relisting", { error });
+            onHint();
+          });
         }
         if (signal.aborted) return;
         this.#log.debug("container event stream ended; resubscribing", { backoffMs });

@@ -1,7 +1,5 @@
 import assert from "node:assert/strict";
-import { Registry } from "../../../src/metrics/exposition.ts";
-import { createLogger, type Logger } from "../../../src/log.ts";
-import { createMetrics, type Metrics } from "../../../src/metrics/metrics.ts";
+import type { Metrics } from "../../../src/metrics/metrics.ts";
 import type { PodSnapshot } from "../../../src/model/pod.ts";
 import {
   type KubeletPodSpec,
@@ -10,12 +8,10 @@ import {
   startKubeletContainer,
 } from "../../../src/sim/runtime/cri_kubelet.ts";
 import { SimCriRuntime } from "../../../src/sim/runtime/cri_runtime.ts";
-import { type CriServer, startCriServer } from "../../../src/sim/runtime/cri_server.ts";
 import { SourceUnavailableError } from "../../../src/sources/mod.ts";
 import {
   CRI_STATUS,
   CriCallError,
-  CriClient,
   CriPodSource,
   detectRuntimeEndpoint,
   parseRuntimeEndpoint,
@@ -23,85 +19,10 @@ import {
 } from "../../../src/sources/cri/mod.ts";
 import { poll } from "../../_support/poll.ts";
 import { Prng } from "../../_support/prng.ts";
-
-/** A simulated runtime served on a temporary socket, with a client and a source. */
-class Harness implements AsyncDisposable {
-  readonly runtime = new SimCriRuntime({ runtimeName: "containerd" });
-  readonly metrics: Metrics = createMetrics(new Registry());
-  readonly logLines: Record<string, unknown>[] = [];
-  readonly log: Logger = createLogger({
-    level: "debug",
-    write: (line) => this.logLines.push(JSON.parse(line)),
-  });
-  readonly socketPath: string;
-  server!: CriServer;
-  readonly client: CriClient;
-  readonly source: CriPodSource;
-  readonly #dir: string;
-
-  private constructor(dir: string) {
-    this.#dir = dir;
-    this.socketPath = `${dir}/cri.sock`;
-    this.client = new CriClient(`unix://${this.socketPath}`, { requestTimeoutMs: 5000 });
-    this.source = new CriPodSource({
-      runtime: this.client,
-      nodeName: "node-1",
-      hostIPs: ["192.168.1.10"],
-      callTimeoutMs: 5000,
-      metrics: this.metrics,
-      log: this.log,
-    });
-  }
-
-  static async start(options: { eventsImplemented?: boolean } = {}): Promise<Harness> {
-    const h = new Harness(await Deno.makeTempDir({ prefix: "cri-src-" }));
-    h.server = await startCriServer(h.runtime, {
-      socketPath: h.socketPath,
-      eventsImplemented: options.eventsImplemented,
-    });
-    return h;
-  }
-
-  async restartServer(): Promise<void> {
-    await this.server.close();
-    this.server = await startCriServer(this.runtime, {
-      socketPath: this.socketPath,
-      eventsImplemented: this.server.eventsImplemented,
-    });
-  }
-
-  list(): Promise<readonly PodSnapshot[]> {
-    return this.source.list(AbortSignal.timeout(10_000));
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    this.client.close();
-    await this.server.close();
-    await Deno.remove(this.#dir, { recursive: true });
-  }
-}
-
-function byUid(snapshots: readonly PodSnapshot[]): Map<string, PodSnapshot> {
-  return new Map(snapshots.map((s) => [s.uid, s]));
-}
+import { byUid, Harness, runPods } from "./_harness.ts";
 
 async function gaugeValue(metrics: Metrics): Promise<number | undefined> {
   return (await metrics.runtimeReachable.get()).values[0]?.value;
-}
-
-async function runPods(runtime: SimCriRuntime, n: number) {
-  const handles = [];
-  for (let i = 0; i < n; i++) {
-    handles.push(
-      await runKubeletPod(runtime, {
-        name: `pod-${i}`,
-        uid: `uid-${i}`,
-        labels: { app: `a${i}` },
-        containers: [{ name: "app", image: "busybox:1" }],
-      }),
-    );
-  }
-  return handles;
 }
 
 Deno.test("CriPodSource.list() inspects only new or changed items and reuses snapshots", async () => {

@@ -1298,6 +1298,17 @@ export const CRI_DESCRIPTOR = {
                   "id": 3,
                   "protoName": "created_at",
                 },
+                "podSandboxStatus": {
+                  "type": "PodSandboxStatus",
+                  "id": 4,
+                  "protoName": "pod_sandbox_status",
+                },
+                "containersStatuses": {
+                  "rule": "repeated",
+                  "type": "ContainerStatus",
+                  "id": 5,
+                  "protoName": "containers_statuses",
+                },
               },
             },
           },

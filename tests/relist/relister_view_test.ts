@@ -1,0 +1,149 @@
+// Relister.publishView(): a source that took a change into its own view has
+// that view handed on without a read, in order with the relists around it.
+import assert from "node:assert/strict";
+import { silentLogger } from "../../src/log.ts";
+import type { Metrics } from "../../src/metrics/metrics.ts";
+import { createMetricsRegistry } from "../../src/metrics/registry.ts";
+import type { PodSnapshot } from "../../src/model/pod.ts";
+import { Relister } from "../../src/relist/relister.ts";
+import { type PodSource, SourceUnavailableError } from "../../src/sources/mod.ts";
+import { FakeClock, makeSnapshot } from "../_fixtures/pods.ts";
+import { metricValue } from "../_support/metric_value.ts";
+import { FakeSleeps } from "./_fake_sleeps.ts";
+
+/** A source whose reads are answered by the test, with a view of its own. */
+class HeldSource implements PodSource {
+  readonly kind = "cri" as const;
+  held: readonly PodSnapshot[] = [];
+  reads = 0;
+  views = 0;
+  #answers: { resolve: (pods: readonly PodSnapshot[]) => void; reject: (e: unknown) => void }[] =
+    [];
+
+  list(): Promise<readonly PodSnapshot[]> {
+    this.reads++;
+    return new Promise((resolve, reject) => this.#answers.push({ resolve, reject }));
+  }
+
+  view(): readonly PodSnapshot[] {
+    this.views++;
+    return this.held;
+  }
+
+  /** Answers the oldest read with `pods` (and holds them as the view). */
+  answer(pods: readonly PodSnapshot[]): void {
+    this.held = pods;
+    this.#answers.shift()!.resolve(pods);
+  }
+
+  fail(): void {
+    this.#answers.shift()!.reject(new SourceUnavailableError("down", { reason: "unavailable" }));
+  }
+}
+
+function setup(minInterval = 0) {
+  const source = new HeldSource();
+  const sleeps = new FakeSleeps();
+  const clock = new FakeClock();
+  const metrics: Metrics = createMetricsRegistry().metrics;
+  const received: (readonly PodSnapshot[])[] = [];
+  const relister = new Relister({
+    source,
+    sink: (snapshots) => received.push(snapshots),
+    clock,
+    metrics,
+    log: silentLogger,
+    period: 1000,
+    timeout: 777,
+    minInterval,
+    sleep: sleeps.sleep,
+  });
+  return { source, metrics, received, relister, sleeps, clock };
+}
+
+const signal = new AbortController().signal;
+
+Deno.test("Relister.publishView() before the first relist asks for a relist instead", () => {
+  const { source, received, relister } = setup();
+  relister.publishView();
+  assert.equal(relister.dirty, true);
+  assert.equal(source.views, 0);
+  assert.deepEqual(received, []);
+});
+
+Deno.test("Relister.publishView() hands the source's view on at once when no relist runs", async () => {
+  const { source, metrics, received, relister } = setup();
+  const first = relister.relistOnce(signal);
+  source.answer([makeSnapshot({ uid: "a" })]);
+  assert.equal(await first, true);
+  const changed = [makeSnapshot({ uid: "a" }), makeSnapshot({ uid: "b" })];
+  source.held = changed;
+  relister.publishView();
+  assert.equal(received.at(-1), changed, "handed on before publishView returned");
+  assert.equal(source.reads, 1, "without a read");
+  assert.equal(relister.dirty, false);
+  assert.equal(await metricValue(metrics.sourcePods, { source: "cri" }), 2);
+});
+
+Deno.test("Relister.publishView() during a relist waits for it, and one turn covers every call", async () => {
+  const { source, received, relister } = setup();
+  const first = relister.relistOnce(signal);
+  source.answer([makeSnapshot({ uid: "a" })]);
+  await first;
+  const second = relister.relistOnce(signal);
+  const listed = [makeSnapshot({ uid: "b" })];
+  relister.publishView();
+  relister.publishView();
+  relister.publishView();
+  assert.equal(received.length, 1, "nothing handed on while the read is out");
+  // The read answers; the source then takes a change in.
+  source.answer(listed);
+  const taken = [makeSnapshot({ uid: "b" }), makeSnapshot({ uid: "c" })];
+  source.held = taken;
+  await second;
+  await Promise.resolve();
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(received.slice(1), [listed, taken], "the read's view, then the source's");
+  assert.equal(source.views, 1, "one turn for the three calls");
+  // A relist asked for now comes after the view, not before it.
+  const third = relister.relistOnce(signal);
+  source.answer(taken);
+  await third;
+  assert.equal(received.length, 4);
+});
+
+Deno.test("Relister.publishView() while the source fails asks for a relist instead", async () => {
+  const { source, received, relister } = setup();
+  const first = relister.relistOnce(signal);
+  source.answer([makeSnapshot({ uid: "a" })]);
+  await first;
+  const second = relister.relistOnce(signal);
+  source.fail();
+  assert.equal(await second, false);
+  relister.publishView();
+  assert.equal(source.views, 0);
+  assert.equal(relister.dirty, true);
+  assert.equal(received.length, 1);
+});
+
+Deno.test("Relister.publishView() hands views on at most once per minInterval, the latest at the end", async () => {
+  const { source, received, relister, sleeps, clock } = setup(100);
+  const first = relister.relistOnce(signal);
+  source.answer([makeSnapshot({ uid: "a" })]);
+  await first;
+  source.held = [makeSnapshot({ uid: "b" })];
+  relister.publishView();
+  assert.equal(received.length, 2, "the first view goes at once");
+  clock.advance(30);
+  source.held = [makeSnapshot({ uid: "c" })];
+  relister.publishView();
+  source.held = [makeSnapshot({ uid: "d" })];
+  relister.publishView();
+  assert.equal(received.length, 2, "the next ones wait");
+  assert.ok(sleeps.waiting.includes(70), "for what is left of the interval");
+  clock.advance(70);
+  sleeps.fire(70);
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(received.slice(2), [source.held], "one view, the latest");
+  assert.equal(source.views, 2);
+});

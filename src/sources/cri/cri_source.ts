@@ -787,6 +787,7 @@ export class CriPodSource implements PodSource {
             if (outcome === "relist") onHint();
           });
           this.#queue = take.catch((error) => {
+            events?.inc({ outcome: "relist" });
             this.#log.warn("could not take a runtime event in; relisting", { error });
             onHint();
           });

@@ -271,30 +271,25 @@ export class Relister {
     if (this.#viewQueued) return;
     this.#viewQueued = true;
     const wait = this.#viewAt + this.#minInterval - this.#clock.now();
-    if (wait <= 0) return this.#queueView();
-    this.#sleep(wait, signal).then(() => this.#queueView(), () => this.#queueView());
+    const hand = () => void this.#inTurn(() => this.#handView());
+    if (wait <= 0) return hand();
+    this.#sleep(wait, signal).then(hand, hand);
   }
 
-  #queueView(): void {
-    const hand = () => {
-      this.#viewQueued = false;
-      if (this.#failures > 0 || this.#lastSignal?.aborted) return;
-      this.#viewAt = this.#clock.now();
-      const view = this.#source.view!();
-      try {
-        this.#sink(view);
-      } catch (error) {
-        this.#failed(error, "sink", this.#viewAt);
-        return;
-      }
-      this.#metrics.sourcePods.set({ source: this.#name }, view.length);
-    };
-    if (this.#queued === 0) return hand();
-    this.#queued++;
-    const ended = () => {
-      this.#queued--;
-    };
-    this.#queue = this.#queue.then(hand).then(ended, ended);
+  /** One turn of {@linkcode publishView}: the source's view, as it is now, to the sink. */
+  #handView(): void {
+    this.#viewQueued = false;
+    if (this.#failures > 0 || this.#lastSignal?.aborted) return;
+    this.#viewAt = this.#clock.now();
+    let view: readonly PodSnapshot[];
+    try {
+      view = this.#source.view!();
+      this.#sink(view);
+    } catch (error) {
+      this.#failed(error, "sink", this.#viewAt);
+      return;
+    }
+    this.#metrics.sourcePods.set({ source: this.#name }, view.length);
   }
 
   /**
@@ -307,15 +302,23 @@ export class Relister {
    * @returns `true` when the sink received a fresh view.
    */
   relistOnce(signal: AbortSignal): Promise<boolean> {
-    // With none in progress the read starts now, in this call (as it always did).
+    return this.#inTurn(() => this.#relist(signal));
+  }
+
+  /**
+   * Runs `turn` after every turn queued before it (relists, views), so two
+   * never overlap and views reach the sink in order. With none in progress
+   * it starts now, in this call.
+   */
+  #inTurn<T>(turn: () => T | Promise<T>): Promise<T> {
     const idle = this.#queued === 0;
     this.#queued++;
-    const turn = idle ? this.#relist(signal) : this.#queue.then(() => this.#relist(signal));
+    const run = idle ? new Promise<T>((resolve) => resolve(turn())) : this.#queue.then(turn);
     const ended = () => {
       this.#queued--;
     };
-    this.#queue = turn.then(ended, ended);
-    return turn;
+    this.#queue = run.then(ended, ended);
+    return run;
   }
 
   /**

@@ -55,12 +55,13 @@ export function containerItemOf(status: ContainerStatus, podSandboxId: string): 
  * @returns `true` when the pod built from either is the same.
  */
 export function sameSandboxStatus(held: PodSandboxStatus, next: PodSandboxStatus): boolean {
+  if (held.state !== next.state || held.createdAt !== next.createdAt) return false;
   const a = held.network;
   const b = next.network;
-  return held.state === next.state && held.createdAt === next.createdAt &&
-    (a?.ip ?? "") === (b?.ip ?? "") &&
-    (a?.additionalIps ?? []).map((x) => x.ip).join(",") ===
-      (b?.additionalIps ?? []).map((x) => x.ip).join(",");
+  if ((a?.ip ?? "") !== (b?.ip ?? "")) return false;
+  const more = a?.additionalIps ?? [];
+  const moreNext = b?.additionalIps ?? [];
+  return more.length === moreNext.length && more.every((x, i) => x.ip === moreNext[i]!.ip);
 }
 
 /**

@@ -179,6 +179,7 @@ export class CriPodSource implements PodSource {
   readonly #log: Logger;
   readonly #callTimeoutMs: number;
   readonly #concurrency: number;
+  readonly #clock: Pick<Clock, "now">;
   #runtimeName: string | undefined;
   #sandboxes = new Map<string, SandboxRecord>();
   #containers = new Map<string, ContainerRecord>();
@@ -216,6 +217,7 @@ export class CriPodSource implements PodSource {
     this.#log = options.log ?? silentLogger;
     this.#callTimeoutMs = options.callTimeoutMs ?? DEFAULT_LIST_CALL_TIMEOUT_MS;
     this.#concurrency = Math.max(1, options.inspectConcurrency ?? DEFAULT_INSPECT_CONCURRENCY);
+    this.#clock = options.clock ?? systemClock;
     this.#runtimeName = options.runtimeName;
   }
 
@@ -397,7 +399,7 @@ export class CriPodSource implements PodSource {
   }
 
   #nowNs(): number {
-    return (this.#options.clock ?? systemClock).now() * 1e6;
+    return this.#clock.now() * 1e6;
   }
 
   /**
@@ -753,8 +755,9 @@ export class CriPodSource implements PodSource {
    * the view; an event the last list already covered calls nothing; any other
    * calls `onHint`, so the caller relists early. Without `onApplied`, every
    * event is a hint. The list stays the authority. On UNIMPLEMENTED
-   * (containerd 1.6) it logs once at info and returns; on other failures it
-   * resubscribes with backoff (250 ms doubling to 30 s).
+   * (containerd 1.6) it logs once at info and returns; when the stream ends
+   * or fails otherwise it asks for a relist (events may be lost meanwhile)
+   * and resubscribes with backoff (250 ms doubling to 30 s).
    *
    * @param signal Stops the subscription.
    * @param onHint Called for each event left to a relist.
@@ -804,6 +807,8 @@ export class CriPodSource implements PodSource {
         }
         this.#log.debug("container event stream failed; resubscribing", { backoffMs, error: err });
       }
+      // Events may be lost until the stream is back: a relist reads what they said.
+      onHint();
       await abortableSleep(backoffMs, signal);
       backoffMs = Math.min(backoffMs * 2, 30_000);
     }

@@ -340,6 +340,52 @@ export const SERVE_FLAGS = {
     default: "1m",
     help: "How often an HTTP watch with allowWatchBookmarks=true gets a BOOKMARK when idle",
   },
+  "http-max-connections": {
+    key: "httpMaxConnections",
+    min: 0,
+    type: "integer",
+    default: "0",
+    help:
+      "Connections the HTTP API holds open at once; more are closed as accepted. 0: --max-watchers plus 64",
+  },
+  "metrics-max-connections": {
+    key: "metricsMaxConnections",
+    min: 1,
+    type: "integer",
+    default: "64",
+    help: "Connections the metrics address holds open at once; more are closed as accepted",
+  },
+  "http-tls-handshake-timeout": {
+    key: "httpTlsHandshakeTimeoutMs",
+    min: "1ms",
+    type: "duration",
+    default: "10s",
+    help: "Time an HTTPS client has to finish the TLS handshake on --http-bind-address",
+  },
+  "http-read-header-timeout": {
+    key: "httpReadHeaderTimeoutMs",
+    min: "1ms",
+    type: "duration",
+    default: "10s",
+    help:
+      "Time a client of the HTTP API or the metrics address has to send a whole request once it starts (slowloris)",
+  },
+  "http-idle-timeout": {
+    key: "httpIdleTimeoutMs",
+    min: "1ms",
+    type: "duration",
+    default: "90s",
+    help:
+      "Time a kept-alive connection to the HTTP API or the metrics address may wait for its next request",
+  },
+  "http-write-timeout": {
+    key: "httpWriteTimeoutMs",
+    min: "1ms",
+    type: "duration",
+    default: "60s",
+    help:
+      "Time each write of a response may take on the HTTP API and the metrics address; a watch stalled that long is cut",
+  },
   "simulate": {
     key: "simulate",
     type: "boolean",

@@ -45,6 +45,23 @@ const RELIST_TIMEOUT_MS = 30_000;
  */
 const NEW_POD_HOLD_MS = 2_000;
 
+/** Connections the HTTP API holds besides one per watch: lists, gets, discovery, probes. */
+const HTTP_HEADROOM = 64;
+
+/**
+ * The HTTP API's connection cap: `--http-max-connections`, else one per
+ * watch slot plus headroom. With the defaults, the API socket (1024), the
+ * compatibility socket (1024), the HTTP API (1064) and the metrics port (64)
+ * hold at most 3176 descriptors together, well inside the unit's
+ * `LimitNOFILE=8192`, so a flood of any listener leaves the others, the
+ * sources and the runtime's connection their descriptors.
+ */
+function httpMaxConnections(config: ServeConfig): number {
+  return config.httpMaxConnections > 0
+    ? config.httpMaxConnections
+    : config.maxWatchers + HTTP_HEADROOM;
+}
+
 /** `host:port`, with brackets around an IPv6 host. */
 function hostPort(address: { host: string; port: number }): string {
   return address.host.includes(":")
@@ -182,6 +199,12 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
   ).catch((err) => {
     throw listenError(err, "socket", config.socket);
   });
+  const timeouts = {
+    tlsHandshakeMs: config.httpTlsHandshakeTimeoutMs,
+    readHeaderMs: config.httpReadHeaderTimeoutMs,
+    idleMs: config.httpIdleTimeoutMs,
+    writeMs: config.httpWriteTimeoutMs,
+  };
   let httpApi: RunningKubeApi | undefined;
   if (config.httpBind !== undefined) {
     try {
@@ -194,6 +217,8 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
         certDir: config.httpCertDir,
         certHosts: [config.nodeName, ...config.nodeIPs],
         bookmarkPeriodMs: config.httpBookmarkPeriodMs,
+        maxConnections: httpMaxConnections(config),
+        timeouts,
       }, { core, metrics, log: log.child("http-api") });
     } catch (err) {
       await grpc.close(0);
@@ -203,7 +228,12 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
   let http;
   try {
     http = await serveMetrics(
-      { hostname: config.metricsHost, port: config.metricsPort },
+      {
+        hostname: config.metricsHost,
+        port: config.metricsPort,
+        maxConnections: config.metricsMaxConnections,
+        timeouts,
+      },
       {
         registry,
         readiness: {

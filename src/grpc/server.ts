@@ -11,6 +11,9 @@
 import { type CancelTimer, type Clock, systemClock } from "../clock.ts";
 import { type ConnectionLimits, DEFAULT_LIMITS, Http2Connection } from "../h2/connection.ts";
 import { H2_ERROR } from "../h2/errors.ts";
+import { AcceptLoop, type RefusalReason } from "../listen/accept_loop.ts";
+import { type Logger, silentLogger } from "../log.ts";
+import { clockSleep } from "../sleep.ts";
 import { encodeHeaderBlockWithoutIndexing, type HeaderField } from "../h2/hpack.ts";
 import type { Http2Stream, StreamListener } from "../h2/stream.ts";
 import { FramedMessage, frameMessage, MessageReader } from "./message_framing.ts";
@@ -70,8 +73,10 @@ export type MethodHandler =
 export interface GrpcServerObserver {
   connectionOpened?(): void;
   connectionClosed?(): void;
-  /** A connection was refused because too many are open. */
-  connectionRefused?(): void;
+  /** A connection was closed as accepted: too many open, or the server is closing. */
+  connectionRefused?(reason: RefusalReason): void;
+  /** An accept failed (`EMFILE`...); the listener waits and accepts again. */
+  acceptFailed?(code: string): void;
   /** A peer broke HTTP/2 (connection) or one stream's rules. */
   protocolError?(scope: "connection" | "stream", code: number, message: string): void;
   /** A handler threw something that is not a {@linkcode GrpcError}; the client got INTERNAL. */
@@ -97,6 +102,8 @@ export interface GrpcServerOptions {
   observer?: GrpcServerObserver;
   /** Runs call deadlines and the connections' timers. @default {systemClock} */
   clock?: Clock;
+  /** Where a listener that cannot accept says so (once per burst). @default {silentLogger} */
+  log?: Logger;
 }
 
 const TEXT = new TextEncoder();
@@ -181,8 +188,7 @@ function isGrpcContentType(value: string): boolean {
 export class GrpcServer {
   readonly #o: GrpcServerOptions;
   readonly #connections = new Set<Http2Connection>();
-  readonly #listeners = new Set<Deno.Listener>();
-  readonly #loops = new Set<Promise<void>>();
+  readonly #loops = new Map<Deno.Listener, { loop: AcceptLoop; done: Promise<void> }>();
   #closing = false;
 
   /** @param options Methods, limits and observer. */
@@ -201,12 +207,21 @@ export class GrpcServer {
    * @param listener A unix or tcp listener.
    */
   serve(listener: Deno.Listener): void {
-    this.#listeners.add(listener);
-    const loop = this.#acceptLoop(listener).finally(() => {
-      this.#listeners.delete(listener);
-      this.#loops.delete(loop);
+    const observer = this.#o.observer;
+    const loop = new AcceptLoop(listener, {
+      name: "grpc",
+      maxConnections: this.#o.maxConnections ?? 1024,
+      openConnections: () => this.#connections.size,
+      observer: {
+        refused: (reason) => observer?.connectionRefused?.(reason),
+        acceptFailed: (code) => observer?.acceptFailed?.(code),
+      },
+      log: this.#o.log ?? silentLogger,
+      sleep: clockSleep(this.#o.clock ?? systemClock),
     });
-    this.#loops.add(loop);
+    if (this.#closing) loop.drain();
+    const done = loop.run((conn) => this.#accept(conn)).finally(() => this.#loops.delete(listener));
+    this.#loops.set(listener, { loop, done });
   }
 
   /**
@@ -215,36 +230,10 @@ export class GrpcServer {
    * @param listener A listener given to {@linkcode GrpcServer.serve}.
    */
   unserve(listener: Deno.Listener): void {
-    if (!this.#listeners.delete(listener)) return;
-    try {
-      listener.close();
-    } catch {
-      // Already closed.
-    }
+    this.#loops.get(listener)?.loop.close();
   }
 
-  async #acceptLoop(listener: Deno.Listener): Promise<void> {
-    for (;;) {
-      let conn: Deno.Conn;
-      try {
-        conn = await listener.accept();
-      } catch {
-        return;
-      }
-      if (this.#closing || this.#connections.size >= (this.#o.maxConnections ?? 1024)) {
-        this.#o.observer?.connectionRefused?.();
-        try {
-          conn.close();
-        } catch {
-          // Gone already.
-        }
-        continue;
-      }
-      this.#accept(conn);
-    }
-  }
-
-  #accept(conn: Deno.Conn): void {
+  #accept(conn: Deno.Conn): Promise<void> {
     const observer = this.#o.observer;
     const connection: Http2Connection = new Http2Connection(conn, {
       role: "server",
@@ -260,7 +249,7 @@ export class GrpcServer {
     });
     this.#connections.add(connection);
     observer?.connectionOpened?.();
-    connection.run().finally(() => {
+    return connection.run().finally(() => {
       this.#connections.delete(connection);
       observer?.connectionClosed?.();
     });
@@ -336,9 +325,10 @@ export class GrpcServer {
    */
   async close(graceMs = 2000): Promise<void> {
     this.#closing = true;
-    for (const listener of [...this.#listeners]) this.unserve(listener);
+    const loops = [...this.#loops.values()];
+    for (const { loop } of loops) loop.close();
     await Promise.all([...this.#connections].map((c) => c.shutdown(graceMs)));
-    await Promise.all([...this.#loops]);
+    await Promise.all(loops.map((l) => l.done));
   }
 }
 

@@ -1,6 +1,6 @@
 /**
- * The Kubernetes-compatible HTTP surface (SPEC §15), read only, on
- * `Deno.serve`: the kubelet's `/pods`, the API server's pod paths with
+ * The Kubernetes-compatible HTTP surface (SPEC §15), read only, on the
+ * daemon's own HTTP/1.1 server (bounded connections, Go's deadlines): the kubelet's `/pods`, the API server's pod paths with
  * selectors, paging, resourceVersion and watch (with bookmarks), discovery
  * and `Table` output, so that kubectl and client libraries work unchanged.
  * Served from the query engine; admitted by the serving core as the gRPC
@@ -12,6 +12,13 @@
  */
 
 import type { CachedPod } from "../cache/types.ts";
+import {
+  type Http1Timeouts,
+  type RequestInfo,
+  serveHttp1,
+  streamingResponse,
+} from "../http1/mod.ts";
+import { listenerCounts } from "../metrics/listener_counts.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { JsonObject } from "../model/json.ts";
@@ -61,6 +68,10 @@ export interface KubeApiServerOptions {
   certHosts?: readonly string[];
   /** Idle time after which a watch with `allowWatchBookmarks` gets a BOOKMARK, ms. */
   bookmarkPeriodMs: number;
+  /** Connections held open at once (each watch holds one). */
+  maxConnections: number;
+  /** Handshake, header, idle and write deadlines. */
+  timeouts: Http1Timeouts;
 }
 
 /** What {@linkcode serveKubeApi} reads. */
@@ -178,8 +189,8 @@ function refused(refusal: Refusal): Response {
 }
 
 /** The key of a client's connection: a TCP connection is its remote address and port. */
-function connectionOf(info: Deno.ServeHandlerInfo): string {
-  const addr = info.remoteAddr as Deno.NetAddr;
+function connectionOf(info: RequestInfo): string {
+  const addr = info.remoteAddr;
   return `${addr.hostname}:${addr.port}`;
 }
 
@@ -272,21 +283,24 @@ export async function serveKubeApi(
     : await selfSignedTls(options, deps);
   const scheme = tls === undefined ? "http" : "https";
   const handler = new KubeApiHandler(options, deps, token);
-  const { promise, resolve } = Promise.withResolvers<Deno.NetAddr>();
-  const server = Deno.serve({
+  const server = serveHttp1({
     hostname: options.hostname,
     port: options.port,
-    ...(tls ?? {}),
-    onListen: (addr) => resolve(addr as Deno.NetAddr),
+    ...(tls === undefined ? {} : { tls }),
+    name: "http-api",
+    maxConnections: options.maxConnections,
+    timeouts: options.timeouts,
+    observer: listenerCounts(deps.metrics, "http_api"),
+    log: deps.log,
+    // I/O deadlines run on real time whatever clock drives the pods (tests advance that one).
     onError: (err) => {
       deps.log.error("http api request failed", { error: err });
       return failure(500, "internal error");
     },
   }, (request, info) => handler.handle(request, info));
-  const addr = await promise;
+  const addr = server.addr;
   handler.serverAddress = `${addr.hostname}:${addr.port}`;
-  let closed: Promise<void> | undefined;
-  const close = (): Promise<void> => closed ??= server.shutdown();
+  const close = (): Promise<void> => server.close();
   return { port: addr.port, scheme, close, [Symbol.asyncDispose]: close };
 }
 
@@ -345,7 +359,7 @@ class KubeApiHandler {
     this.#token = token;
   }
 
-  handle(request: Request, info: Deno.ServeHandlerInfo): Response | Promise<Response> {
+  handle(request: Request, info: RequestInfo): Response | Promise<Response> {
     const url = new URL(request.url);
     const r = route(url.pathname);
     const verb: Verb = r === undefined
@@ -365,7 +379,7 @@ class KubeApiHandler {
 
   #route(
     request: Request,
-    info: Deno.ServeHandlerInfo,
+    info: RequestInfo,
     url: URL,
     r: Route | undefined,
     verb: Verb,
@@ -533,7 +547,7 @@ class KubeApiHandler {
   }
 
   #watch(
-    info: Deno.ServeHandlerInfo,
+    info: RequestInfo,
     url: URL,
     selector: PodSelector,
     table: "v1" | "v1beta1" | undefined,
@@ -656,8 +670,10 @@ class KubeApiHandler {
       // The client left: its subscription ends and the slot is free at once.
       cancel: end,
     }, { highWaterMark: 0 });
-    return new Response(body, {
-      headers: { "content-type": JSON_TYPE, "cache-control": "no-cache" },
-    });
+    return streamingResponse(
+      new Response(body, {
+        headers: { "content-type": JSON_TYPE, "cache-control": "no-cache" },
+      }),
+    );
   }
 }

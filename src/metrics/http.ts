@@ -1,12 +1,17 @@
 /**
  * The HTTP side: `/metrics` (Prometheus text), `/healthz` (process alive)
  * and `/readyz` (sync gate open and sources fresh), bound to localhost by
- * default.
+ * default, on the daemon's own HTTP/1.1 server: a small connection cap and
+ * Go's deadlines, so no local client can take the port or the process down.
  *
  * @module
  */
 
+import type { Clock } from "../clock.ts";
+import { numericDefault } from "../config_flags.ts";
+import { type Http1Timeouts, serveHttp1 } from "../http1/mod.ts";
 import type { Logger } from "../log.ts";
+import { listenerCounts } from "./listener_counts.ts";
 import type { MetricsRegistry } from "./registry.ts";
 
 /** Readiness as the daemon judges it. */
@@ -22,6 +27,20 @@ export interface MetricsServerOptions {
   hostname: string;
   /** 0 picks a free port. */
   port: number;
+  /** Connections held open at once. @default {64} (`--metrics-max-connections`) */
+  maxConnections?: number;
+  /** Deadlines; the TLS one is unused (plain HTTP). @default the `--http-*-timeout` defaults */
+  timeouts?: Http1Timeouts;
+}
+
+/** Go's deadlines as the daemon's flags default them. */
+export function defaultTimeouts(): Http1Timeouts {
+  return {
+    tlsHandshakeMs: numericDefault("http-tls-handshake-timeout"),
+    readHeaderMs: numericDefault("http-read-header-timeout"),
+    idleMs: numericDefault("http-idle-timeout"),
+    writeMs: numericDefault("http-write-timeout"),
+  };
 }
 
 /** What {@linkcode serveMetrics} needs. */
@@ -29,6 +48,8 @@ export interface MetricsServerDeps {
   registry: MetricsRegistry;
   readiness: Readiness;
   log: Logger;
+  /** Deadlines run on it. @default {systemClock} */
+  clock?: Clock;
 }
 
 /** A running metrics server. */
@@ -40,21 +61,26 @@ export interface RunningMetricsServer extends AsyncDisposable {
 }
 
 /**
- * Starts the HTTP server.
+ * Starts the HTTP server (async, so a failed bind rejects rather than throws).
  *
  * @param options Address to bind.
  * @param deps Registry, readiness and log.
  * @returns The running server.
  */
-export function serveMetrics(
+// deno-lint-ignore require-await
+export async function serveMetrics(
   options: MetricsServerOptions,
   deps: MetricsServerDeps,
 ): Promise<RunningMetricsServer> {
-  const { promise, resolve } = Promise.withResolvers<Deno.NetAddr>();
-  const server = Deno.serve({
+  const server = serveHttp1({
     hostname: options.hostname,
     port: options.port,
-    onListen: (addr) => resolve(addr as Deno.NetAddr),
+    name: "metrics",
+    maxConnections: options.maxConnections ?? numericDefault("metrics-max-connections"),
+    timeouts: options.timeouts ?? defaultTimeouts(),
+    observer: listenerCounts(deps.registry.metrics, "metrics"),
+    log: deps.log,
+    ...(deps.clock === undefined ? {} : { clock: deps.clock }),
     onError: (err) => {
       deps.log.error("metrics request failed", { error: err });
       return new Response("internal error\n", { status: 500 });
@@ -83,10 +109,11 @@ export function serveMetrics(
         return new Response("not found\n", { status: 404 });
     }
   });
-  return promise.then((addr) => ({
-    port: addr.port,
-    hostname: addr.hostname,
-    close: () => server.shutdown(),
-    [Symbol.asyncDispose]: () => server.shutdown(),
-  }));
+  const close = () => server.close();
+  return {
+    port: server.addr.port,
+    hostname: server.addr.hostname,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
 }

@@ -11,7 +11,7 @@
 
 import process from "node:process";
 import type { Registry } from "./exposition.ts";
-import { Counter, Gauge, Histogram } from "./instruments.ts";
+import { Counter, Gauge, Histogram, type LabelValues } from "./instruments.ts";
 import { parseMaxOpenFiles, parseProcStatus, type ProcReader } from "./proc_self.ts";
 
 /**
@@ -95,6 +95,18 @@ export interface Metrics {
    * connections), `handler` (a handler threw: INTERNAL).
    */
   readonly transportErrors: Counter<"kind" | "code">;
+  /**
+   * Connections a listener (`socket`, `http_api`, `metrics`) closed as soon
+   * as it accepted them: `limit` (its connection cap), `shutting_down`.
+   */
+  readonly connectionsRefused: Counter<"listener" | "reason">;
+  /** Accepts that failed (`EMFILE`, `ENFILE`, `ENOMEM`...); the listener waits and accepts again. */
+  readonly acceptErrors: Counter<"listener" | "code">;
+  /**
+   * Connections of a TCP listener closed because a deadline passed:
+   * `tls_handshake`, `read_header`, `idle`, `write`.
+   */
+  readonly connectionsTimedOut: Counter<"listener" | "deadline">;
   /** API server watches ended and opened again, by why they ended. */
   readonly apiserverWatchRestarts: Counter<"reason">;
   /** Full lists of the node's pods from the API server, by why. */
@@ -125,6 +137,21 @@ export interface Metrics {
   readonly compatSocketServing: Gauge<never>;
   /** Times another server (a kubelet) took the compatibility socket's path and the daemon gave it up. */
   readonly compatSocketYielded: Counter<never>;
+}
+
+/** The listeners of the daemon, as the connection metrics name them. */
+export const LISTENERS = ["socket", "http_api", "metrics"] as const;
+
+/** A listener of the daemon, as the connection metrics name it. */
+export type ListenerName = typeof LISTENERS[number];
+
+/** Creates the given children at 0, so `increase()` sees their first event. */
+function seeded<L extends string>(
+  counter: Counter<L>,
+  children: readonly LabelValues<L>[],
+): Counter<L> {
+  for (const labels of children) counter.labels(labels);
+  return counter;
 }
 
 const RELIST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -336,6 +363,40 @@ export function createMetrics(registry: Registry): Metrics {
       labelNames: ["kind", "code"],
       registers,
     }),
+    connectionsRefused: seeded(
+      new Counter({
+        name: "pods_api_connections_refused_total",
+        help:
+          "Connections a listener (socket, http_api, metrics) closed as soon as it accepted them: limit (its connection cap), shutting_down.",
+        labelNames: ["listener", "reason"],
+        registers,
+      }),
+      LISTENERS.flatMap((listener) =>
+        (["limit", "shutting_down"] as const).map((reason) => ({ listener, reason }))
+      ),
+    ),
+    acceptErrors: new Counter({
+      name: "pods_api_accept_errors_total",
+      help:
+        "Accepts that failed, by listener and error code (EMFILE, ENFILE, ENOMEM...); the listener waits (5 ms doubling to 1 s) and accepts again.",
+      labelNames: ["listener", "code"],
+      registers,
+    }),
+    connectionsTimedOut: seeded(
+      new Counter({
+        name: "pods_api_connections_timed_out_total",
+        help:
+          "Connections of a TCP listener (http_api, metrics) closed because a deadline passed: tls_handshake, read_header, idle, write.",
+        labelNames: ["listener", "deadline"],
+        registers,
+      }),
+      (["http_api", "metrics"] as const).flatMap((listener) =>
+        (["tls_handshake", "read_header", "idle", "write"] as const).map((deadline) => ({
+          listener,
+          deadline,
+        }))
+      ),
+    ),
     apiserverWatchRestarts: new Counter({
       name: "pods_api_apiserver_watch_restarts_total",
       help:

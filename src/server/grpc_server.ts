@@ -154,6 +154,7 @@ export async function startGrpcServer(
       maxConnections: options.maxConnections ?? 1024,
       limits,
       observer,
+      log,
       ...(deps.clock === undefined ? {} : { clock: deps.clock }),
     });
   const server = serverOf([
@@ -209,7 +210,11 @@ function transportObserver(deps: GrpcServerDeps): GrpcServerObserver {
       metrics.connectionsAccepted.inc();
     },
     connectionClosed: () => metrics.connections.dec(),
-    connectionRefused: () => metrics.transportErrors.inc({ kind: "refused", code: "" }),
+    connectionRefused(reason) {
+      metrics.transportErrors.inc({ kind: "refused", code: "" });
+      metrics.connectionsRefused.inc({ listener: "socket", reason });
+    },
+    acceptFailed: (code) => metrics.acceptErrors.inc({ listener: "socket", code }),
     protocolError(scope, code, message) {
       const kind = scope === "connection" ? "protocol" : "stream";
       metrics.transportErrors.inc({ kind, code: h2ErrorName(code) });

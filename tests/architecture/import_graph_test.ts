@@ -24,7 +24,7 @@ const LAYERS: readonly (readonly string[])[] = [
     "sleep.ts",
     "version.ts",
   ],
-  ["config_flags.ts", "model"],
+  ["config_flags.ts", "http1", "listen", "model"],
   ["config.ts", "fieldmask", "metrics", "ratelimit", "status", "tls"],
   ["h2", "proto"],
   ["grpc"],

@@ -44,20 +44,26 @@ export interface ServeChild extends AsyncDisposable {
  *
  * @param flags Extra `serve` flags.
  * @param options Extra `deno run` flags (e.g. `--v8-flags=...`), never permissions;
- *   `simulate: false` leaves out `--simulate` (pass `--container-runtime-endpoint`).
+ *   `simulate: false` leaves out `--simulate` (pass `--container-runtime-endpoint`);
+ *   `maxOpenFiles` runs it under that descriptor limit (`ulimit -n`).
  * @returns The child; disposing it kills it (SIGKILL) if still running.
  */
 export async function startServeChild(
   flags: string[] = [],
-  options: { denoFlags?: string[]; simulate?: boolean } = {},
+  options: { denoFlags?: string[]; simulate?: boolean; maxOpenFiles?: number } = {},
 ): Promise<ServeChild> {
   const dir = await Deno.makeTempDir({ prefix: "pods-api-rel-child-" });
   const socket = `${dir}/run/pods-api.sock`;
   // --simulate binds its simulated CRI socket beside the API socket before
   // the API socket's directory is made: make it here (as the daemon would).
   await Deno.mkdir(`${dir}/run`, { mode: 0o750 });
-  const process = new Deno.Command(Deno.execPath(), {
+  // A descriptor limit, as the unit's LimitNOFILE sets it: the shell sets it and execs Deno.
+  const limit = options.maxOpenFiles === undefined
+    ? []
+    : ["-c", `ulimit -n ${options.maxOpenFiles} && exec "$@"`, "--", Deno.execPath()];
+  const process = new Deno.Command(limit.length === 0 ? Deno.execPath() : "/bin/bash", {
     args: [
+      ...limit,
       "run",
       ...SERVE_PERMISSIONS,
       ...(options.denoFlags ?? []),

@@ -1,0 +1,464 @@
+/**
+ * The daemon's HTTP/1.1 server for its TCP listeners (the HTTP API and the
+ * metrics port), on an accept loop of its own because `Deno.serve` ends the
+ * process on EMFILE and has no connection cap or timeouts. It keeps Go's
+ * `http.Server` rules:
+ *
+ * - at most `maxConnections` at once; the rest are closed as accepted
+ *   (`AcceptLoop`, which also survives every accept error);
+ * - a TLS handshake deadline; a deadline to read the request head and body
+ *   (slowloris); an idle keep-alive deadline between requests; a deadline on
+ *   every write, so a client that stops reading lets its slot go;
+ * - a streamed response (a watch, {@linkcode streamingResponse}) has no
+ *   deadline of its own: it ends when its body ends, when the client closes,
+ *   or when a write stalls. It is sent chunked and its connection closes
+ *   after it.
+ *
+ * Handlers are the web's `(Request) => Response`, as `Deno.serve` takes them.
+ *
+ * @module
+ */
+
+import { type Clock, systemClock } from "../clock.ts";
+import { AcceptLoop, type AcceptObserver, closeQuietly } from "../listen/accept_loop.ts";
+import type { Logger } from "../log.ts";
+import { clockSleep } from "../sleep.ts";
+import { headEnd, parseRequestHead, type RequestHead, RequestHeadError } from "./request_head.ts";
+import { type BodyFraming, chunk, LAST_CHUNK, plainError, responseHead } from "./response_head.ts";
+import { type ByteConn, TlsServerConn } from "./tls_conn.ts";
+
+/** The deadlines of a connection, as counted when one cuts it. */
+export type Deadline = "tls_handshake" | "read_header" | "idle" | "write";
+
+/** Deadlines, ms; `Infinity` turns one off. */
+export interface Http1Timeouts {
+  /** From accept to the end of the TLS handshake. */
+  readonly tlsHandshakeMs: number;
+  /** From the first byte of a request (or the accept, for the first) to the end of its body. */
+  readonly readHeaderMs: number;
+  /** Between a response and the first byte of the next request. */
+  readonly idleMs: number;
+  /** For each write of a response. */
+  readonly writeMs: number;
+}
+
+/** What the server reports besides the accept loop's refusals. */
+export interface Http1Observer extends AcceptObserver {
+  /** A connection closed because a deadline passed. */
+  timedOut(deadline: Deadline): void;
+}
+
+/** What a handler learns of its request besides the request itself. */
+export interface RequestInfo {
+  readonly remoteAddr: Deno.NetAddr;
+  /** Settles when the response is sent in full or the connection is gone. */
+  readonly completed: Promise<void>;
+}
+
+/** Serves one request. */
+export type Http1Handler = (request: Request, info: RequestInfo) => Response | Promise<Response>;
+
+/** Options of {@linkcode serveHttp1}. */
+export interface Http1ServerOptions {
+  readonly hostname: string;
+  /** 0 picks a free port. */
+  readonly port: number;
+  /** PEM certificate chain and key: serve HTTPS. */
+  readonly tls?: { readonly cert: string; readonly key: string };
+  /** The listener's name in logs and metrics. */
+  readonly name: string;
+  readonly maxConnections: number;
+  readonly timeouts: Http1Timeouts;
+  /** Largest request head, bytes. @default {65536} */
+  readonly maxHeaderBytes?: number;
+  /** Largest request body, bytes. @default {65536} */
+  readonly maxBodyBytes?: number;
+  readonly observer: Http1Observer;
+  readonly log: Logger;
+  /** Deadlines and accept back-off run on it. @default {systemClock} */
+  readonly clock?: Clock;
+  /** The response for a handler that threw. */
+  readonly onError: (error: unknown) => Response;
+}
+
+/** A running server. */
+export interface RunningHttp1Server {
+  readonly addr: Deno.NetAddr;
+  /** Connections open now. */
+  readonly openConnections: number;
+  /**
+   * Stops accepting, closes idle connections, lets responses in progress
+   * finish for up to `graceMs`, then closes the rest.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+const STREAMING = new WeakSet<Response>();
+
+/**
+ * Marks a response whose body is a stream of unknown length (a watch): it
+ * is sent chunked as its body yields, with no deadline but the per-write one.
+ *
+ * @param response The response.
+ * @returns The same response.
+ */
+export function streamingResponse(response: Response): Response {
+  STREAMING.add(response);
+  return response;
+}
+
+/**
+ * Binds and starts serving.
+ *
+ * @param options Address, TLS, limits, deadlines, observer and log.
+ * @param handler Serves each request.
+ * @returns The running server.
+ * @throws {Error} When the address cannot be bound.
+ */
+export function serveHttp1(options: Http1ServerOptions, handler: Http1Handler): RunningHttp1Server {
+  // TLS runs over connections accepted here, not on `Deno.listenTls` (see tls_conn.ts).
+  const listener = Deno.listen({ hostname: options.hostname, port: options.port });
+  const clock = options.clock ?? systemClock;
+  const loop = new AcceptLoop(listener, {
+    name: options.name,
+    maxConnections: options.maxConnections,
+    observer: options.observer,
+    log: options.log,
+    sleep: clockSleep(clock),
+  });
+  const connections = new Set<Http1Connection>();
+  const accepting = loop.run(async (conn) => {
+    const connection = new Http1Connection(conn, options, clock, handler);
+    connections.add(connection);
+    try {
+      await connection.run();
+    } finally {
+      connections.delete(connection);
+    }
+  });
+  const addr = listener.addr as Deno.NetAddr;
+  let closing: Promise<void> | undefined;
+  return {
+    addr,
+    get openConnections() {
+      return loop.open;
+    },
+    close(graceMs = 5000) {
+      return closing ??= (async () => {
+        loop.close();
+        await accepting;
+        for (const c of connections) c.closeWhenIdle();
+        const done = Promise.all([...connections].map((c) => c.done));
+        let cancel = () => {};
+        const timeout = new Promise<void>((resolve) => cancel = clock.setTimer(graceMs, resolve));
+        await Promise.race([done, timeout]);
+        cancel();
+        // A write stuck on a client that does not read is not waited for.
+        for (const c of connections) c.close();
+      })();
+    },
+  };
+}
+
+const FIRST_BUFFER = 4096;
+
+/** One client connection: requests read, handled and answered in turn. */
+class Http1Connection {
+  #conn: ByteConn;
+  readonly #o: Http1ServerOptions;
+  readonly #clock: Clock;
+  readonly #handler: Http1Handler;
+  readonly #done = Promise.withResolvers<void>();
+  #buf: Uint8Array<ArrayBuffer> = new Uint8Array(FIRST_BUFFER);
+  #filled = 0;
+  #cancelDeadline: () => void = () => {};
+  #closed = false;
+  #busy = false;
+  #closeWhenIdle = false;
+  /** Ends the body being streamed, if any. */
+  #onClose: (() => void) | undefined;
+
+  constructor(conn: Deno.Conn, options: Http1ServerOptions, clock: Clock, handler: Http1Handler) {
+    this.#conn = conn;
+    this.#o = options;
+    this.#clock = clock;
+    this.#handler = handler;
+  }
+
+  /** Settles when the connection is closed. */
+  get done(): Promise<void> {
+    return this.#done.promise;
+  }
+
+  /** Closes now if no request is in progress, else after its response. */
+  closeWhenIdle(): void {
+    this.#closeWhenIdle = true;
+    if (!this.#busy) this.close();
+  }
+
+  /**
+   * Closes the connection and ends the response being streamed. A write in
+   * flight keeps the socket (Deno cannot cancel it) until the client reads
+   * or goes, and keeps its slot until then: the cap stays a bound on
+   * descriptors.
+   */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#cancelDeadline();
+    closeQuietly(this.#conn);
+    this.#onClose?.();
+  }
+
+  async run(): Promise<void> {
+    try {
+      await this.#serve();
+    } catch {
+      // A reset, a closed socket or a failed handshake: the connection is over either way.
+    } finally {
+      this.close();
+      this.#done.resolve();
+    }
+  }
+
+  async #serve(): Promise<void> {
+    const t = this.#o.timeouts;
+    if (this.#o.tls !== undefined) {
+      const tls = new TlsServerConn(this.#conn as Deno.Conn, this.#o.tls);
+      this.#conn = tls;
+      this.#arm(t.tlsHandshakeMs, "tls_handshake");
+      await tls.handshake();
+      this.#disarm();
+    }
+    for (let first = true;; first = false) {
+      if (this.#closeWhenIdle) return;
+      if (!first && this.#filled === 0) {
+        this.#arm(t.idleMs, "idle");
+        if (!await this.#fill()) return;
+      }
+      this.#arm(t.readHeaderMs, "read_header");
+      const request = await this.#readRequest();
+      if (request === undefined || this.#closed) return;
+      this.#disarm();
+      // From here to its response's end the request is in progress: close() lets it finish.
+      this.#busy = true;
+      const keepAlive = await this.#respond(request.head, request.body);
+      this.#busy = false;
+      if (!keepAlive) return;
+    }
+  }
+
+  /** Reads one request head and body; answers and returns nothing when it cannot be served. */
+  async #readRequest(): Promise<
+    { head: RequestHead; body: Uint8Array<ArrayBuffer> | undefined } | undefined
+  > {
+    const maxHead = this.#o.maxHeaderBytes ?? 65536;
+    let end = headEnd(this.#buf, this.#filled);
+    while (end < 0) {
+      if (this.#filled > maxHead) {
+        await this.#refuse(431, "request header fields too large");
+        return undefined;
+      }
+      const from = this.#filled;
+      if (!await this.#fill()) return undefined;
+      end = headEnd(this.#buf, this.#filled, from - 3);
+    }
+    if (end > maxHead) {
+      await this.#refuse(431, "request header fields too large");
+      return undefined;
+    }
+    let head: RequestHead;
+    try {
+      head = parseRequestHead(this.#buf.subarray(0, end));
+    } catch (err) {
+      if (!(err instanceof RequestHeadError)) throw err;
+      await this.#refuse(err.status, err.message);
+      return undefined;
+    }
+    if (head.contentLength > (this.#o.maxBodyBytes ?? 65536)) {
+      await this.#refuse(413, "request body too large");
+      return undefined;
+    }
+    while (this.#filled < end + head.contentLength) {
+      if (!await this.#fill()) return undefined;
+    }
+    const body = head.contentLength === 0
+      ? undefined
+      : this.#buf.slice(end, end + head.contentLength);
+    this.#consume(end + head.contentLength);
+    return { head, body };
+  }
+
+  /** Calls the handler and writes its response; returns whether the connection stays open. */
+  async #respond(head: RequestHead, body: Uint8Array<ArrayBuffer> | undefined): Promise<boolean> {
+    const completed = Promise.withResolvers<void>();
+    try {
+      let request: Request;
+      try {
+        request = this.#request(head, body);
+      } catch (err) {
+        await this.#refuse(400, `cannot read the request: ${(err as Error).message}`);
+        return false;
+      }
+      const info: RequestInfo = {
+        remoteAddr: this.#conn.remoteAddr as Deno.NetAddr,
+        completed: completed.promise,
+      };
+      let response: Response;
+      try {
+        response = await this.#handler(request, info);
+      } catch (err) {
+        response = this.#o.onError(err);
+      }
+      const keepAlive = head.keepAlive && !this.#closeWhenIdle;
+      if (STREAMING.has(response)) {
+        if (head.method !== "HEAD") {
+          await this.#stream(response, head);
+          return false;
+        }
+        await response.body?.cancel();
+        await this.#write(
+          responseHead(response.status, response.headers, { kind: "close" }, false),
+        );
+        return false;
+      }
+      const bytes = await response.arrayBuffer().then((b) => new Uint8Array(b), () => undefined);
+      if (bytes === undefined) {
+        const error = this.#o.onError(new Error("the response body failed"));
+        await this.#write(plainError(error.status, await error.text()));
+        return false;
+      }
+      const noBody = head.method === "HEAD" || response.status === 204 ||
+        response.status === 304;
+      const out = responseHead(
+        response.status,
+        response.headers,
+        { kind: "length", length: response.status === 204 ? 0 : bytes.length },
+        keepAlive,
+      );
+      await this.#write(noBody ? out : concat(out, bytes));
+      return keepAlive;
+    } finally {
+      completed.resolve();
+    }
+  }
+
+  #request(head: RequestHead, body: Uint8Array<ArrayBuffer> | undefined): Request {
+    const scheme = this.#o.tls === undefined ? "http" : "https";
+    let url: string;
+    if (head.target.startsWith("/")) {
+      const host = head.fields.find(([name]) => name === "host")?.[1] ||
+        `${this.#o.hostname}:${(this.#conn.localAddr as Deno.NetAddr).port}`;
+      url = `${scheme}://${host}${head.target}`;
+    } else if (/^https?:\/\//i.test(head.target)) {
+      url = head.target;
+    } else {
+      throw new TypeError(`the request target "${head.target}" is not served`);
+    }
+    const method = head.method;
+    const withBody = body !== undefined && method !== "GET" && method !== "HEAD";
+    return new Request(new URL(url), {
+      method,
+      headers: new Headers(head.fields as [string, string][]),
+      ...(withBody ? { body } : {}),
+    });
+  }
+
+  /** Sends a streamed body chunked (HTTP/1.0: until close), ending when it does or the client goes. */
+  async #stream(response: Response, head: RequestHead): Promise<void> {
+    const framing: BodyFraming = head.minor === 1 ? { kind: "chunked" } : { kind: "close" };
+    const reader = response.body?.getReader();
+    await this.#write(responseHead(response.status, response.headers, framing, false));
+    if (reader === undefined) {
+      if (framing.kind === "chunked") await this.#write(LAST_CHUNK);
+      return;
+    }
+    this.#onClose = () => void reader.cancel().catch(() => {});
+    // The client closing is seen only by reading: what it sends meanwhile is not wanted.
+    const gone = this.#untilClosed().then(() => reader.cancel().catch(() => {}));
+    try {
+      for (;;) {
+        const next = await reader.read();
+        if (next.done || this.#closed) break;
+        if (next.value.length === 0) continue;
+        await this.#write(framing.kind === "chunked" ? chunk(next.value) : next.value);
+      }
+      if (framing.kind === "chunked" && !this.#closed) await this.#write(LAST_CHUNK);
+    } finally {
+      reader.cancel().catch(() => {});
+      this.close();
+      await gone;
+    }
+  }
+
+  async #untilClosed(): Promise<void> {
+    const scratch = new Uint8Array(512);
+    for (;;) {
+      const n = await this.#conn.read(scratch).catch(() => null);
+      if (n === null || this.#closed) return;
+    }
+  }
+
+  /** Answers an error of the server's own and ends the connection. */
+  async #refuse(status: number, message: string): Promise<void> {
+    this.#disarm();
+    await this.#write(plainError(status, message));
+  }
+
+  /** Writes all of `bytes` within the write deadline. */
+  async #write(bytes: Uint8Array): Promise<void> {
+    this.#arm(this.#o.timeouts.writeMs, "write");
+    let off = 0;
+    while (off < bytes.length) off += await this.#conn.write(bytes.subarray(off));
+    this.#disarm();
+  }
+
+  /** Reads more; false at the end of the stream (or a closed connection). */
+  async #fill(): Promise<boolean> {
+    const limit = (this.#o.maxHeaderBytes ?? 65536) + (this.#o.maxBodyBytes ?? 65536) + 1;
+    if (this.#filled === this.#buf.length) {
+      if (this.#buf.length >= limit) return false;
+      const bigger = new Uint8Array(Math.min(limit, this.#buf.length * 2));
+      bigger.set(this.#buf.subarray(0, this.#filled));
+      this.#buf = bigger;
+    }
+    const n = await this.#conn.read(this.#buf.subarray(this.#filled));
+    if (n === null || this.#closed) return false;
+    this.#filled += n;
+    return true;
+  }
+
+  /** Drops the first `n` bytes read (one request); a large buffer is not kept for the next. */
+  #consume(n: number): void {
+    const rest = this.#buf.subarray(n, this.#filled);
+    if (this.#buf.length > FIRST_BUFFER && rest.length <= FIRST_BUFFER) {
+      const small = new Uint8Array(FIRST_BUFFER);
+      small.set(rest);
+      this.#buf = small;
+    } else {
+      this.#buf.copyWithin(0, n, this.#filled);
+    }
+    this.#filled = rest.length;
+  }
+
+  #arm(ms: number, deadline: Deadline): void {
+    this.#cancelDeadline();
+    this.#cancelDeadline = this.#clock.setTimer(ms, () => {
+      if (this.#closed) return;
+      this.#o.observer.timedOut(deadline);
+      this.close();
+    });
+  }
+
+  #disarm(): void {
+    this.#cancelDeadline();
+    this.#cancelDeadline = () => {};
+  }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}

@@ -1,6 +1,6 @@
 /**
  * The kubelet's Pods API merged with a real containerd: a fake kubelet
- * (tests/_support/fake_kubelet_podsapi_server.ts, in its own process) gives
+ * (tests/_support/fake_kubelet_podsapi_server.py, in its own process) gives
  * a pod's full spec and the kubelet's status; containerd runs the pod's real
  * sandbox and container. The daemon serves the kubelet's spec, and, once the
  * kubelet is gone and the runtime shows a change, a status rebuilt from the
@@ -24,7 +24,7 @@ import { removeKubeletPod, runKubeletPod } from "../../src/sim/runtime/cri_kubel
 import { CONTAINER_STATE, CriClient, CriPodSource } from "../../src/sources/cri/mod.ts";
 import { KubeletPodsApiSource } from "../../src/sources/kubelet_podsapi/mod.ts";
 import { startHarness } from "../_support/daemon_harness.ts";
-import { startFakeKubeletPodsApi } from "../_support/fake_kubelet_podsapi.ts";
+import { FAKE_KUBELET_PEER, startFakeKubeletPodsApi } from "../_support/fake_kubelet_podsapi.ts";
 import { poll } from "../_support/poll.ts";
 
 const SOCKET = Deno.env.get("PODS_API_REAL_CRI_SOCKET");
@@ -50,9 +50,10 @@ function containerOf(pod: PodObject | undefined): ContainerView | undefined {
 }
 
 Deno.test({
-  name:
+  name: FAKE_KUBELET_PEER.name(
     "The kubelet Pods API's spec merges with a status the daemon rebuilds from a real containerd",
-  ignore: SOCKET === undefined,
+  ),
+  ignore: SOCKET === undefined || FAKE_KUBELET_PEER.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   async fn(t) {

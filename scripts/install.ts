@@ -5,7 +5,9 @@
  * So `pods-api list` prints only its output: no `Task ...` line, no download
  * progress. The command follows the checkout: pull, and it runs the new code.
  *
- * Where: `--dir DIR`, else `/usr/local/bin` for root, else `~/.local/bin`.
+ * Where: `--dir DIR`, else `$PODS_API_INSTALL_DIR`, else `/usr/local/bin` for
+ * root, else `~/.local/bin` (the variable lets a README example, run as
+ * written, install somewhere else).
  * When the Deno of the install is gone later (npx's cache cleared), the
  * command falls back to `npx -y deno@2.9.3`. Exit codes: 0 installed, 1 could
  * not write, 2 bad flags.
@@ -61,7 +63,12 @@ function say(file: typeof Deno.stdout, text: string): void {
   file.writeSync(new TextEncoder().encode(text + "\n"));
 }
 
+/** The environment variable naming the directory when `--dir` is not given. */
+export const INSTALL_DIR_ENV = "PODS_API_INSTALL_DIR";
+
 function defaultDir(): string {
+  const dir = Deno.env.get(INSTALL_DIR_ENV);
+  if (dir !== undefined && dir !== "") return dir;
   if (Deno.uid() === 0) return "/usr/local/bin";
   return `${Deno.env.get("HOME") ?? "."}/.local/bin`;
 }

@@ -133,8 +133,10 @@ function containerStatus(
   const restarts = typeof runtime.restartCount === "number" ? runtime.restartCount : 0;
   const known = same && typeof source!.restartCount === "number" ? source!.restartCount : 0;
   status.restartCount = Math.max(restarts, known);
-  if (!same || str(status.image) === undefined) status.image = runtime.image ?? "";
-  if (!same || str(status.imageID) === undefined) status.imageID = runtime.imageID ?? "";
+  // An empty image or imageID is one the source did not know (the kubelet
+  // writes "" before it has the runtime's), not one to keep over the runtime's.
+  if (!same || !str(status.image)) status.image = runtime.image ?? "";
+  if (!same || !str(status.imageID)) status.imageID = runtime.imageID ?? "";
   if (runtime.containerID !== undefined) status.containerID = runtime.containerID;
   const { ready, started } = containerReadiness({
     kind,

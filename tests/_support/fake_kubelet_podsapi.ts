@@ -1,16 +1,36 @@
 /**
  * Runs and drives the fake kubelet Pods API server
- * (`fake_kubelet_podsapi_server.ts`) in its own process, as a kubelet is:
+ * (`fake_kubelet_podsapi_server.py`: Python grpcio, its messages from the
+ * descriptors protoc compiles from our .proto files, so none of our encoders
+ * or our gRPC server is in the path) in its own process, as a kubelet is:
  * killing it leaves its socket file behind, and a new one on the same path
  * removes that file and binds its own, as a restarted kubelet does.
  *
  * @module
  */
 
+import assert from "node:assert/strict";
 import type { PodObject } from "../../src/model/pod.ts";
+import { PEERS, requirePeer } from "./peers.ts";
 
-const SCRIPT = new URL("./fake_kubelet_podsapi_server.ts", import.meta.url).pathname;
-const ROOT = new URL("../../", import.meta.url).pathname;
+/** What the fake kubelet needs: protoc, Python grpcio and protobuf. */
+export const FAKE_KUBELET_PEER = requirePeer(PEERS.protoc, PEERS.grpcio, PEERS.pythonProtobuf);
+
+/**
+ * `Deno.test` for a case that runs the fake kubelet: ignored, saying why,
+ * when protoc or Python's grpcio or protobuf is missing (failed under
+ * `PODS_API_REQUIRE_PEERS=1`), see {@linkcode requirePeer}.
+ *
+ * @param name The test's name.
+ * @param fn The test.
+ */
+export function fakeKubeletTest(name: string, fn: (t: Deno.TestContext) => Promise<void>): void {
+  Deno.test({ name: FAKE_KUBELET_PEER.name(name), ignore: FAKE_KUBELET_PEER.ignore, fn });
+}
+
+const SCRIPT = new URL("./fake_kubelet_podsapi_server.py", import.meta.url).pathname;
+const PROTO_DIR = new URL("../../proto/", import.meta.url).pathname;
+const PROTOS = ["pods_api.proto", "k8s.io/api/core/v1/generated.proto"];
 
 /** The fake's answer to a command. */
 export interface FakeKubeletStats {
@@ -59,12 +79,20 @@ export async function startFakeKubeletPodsApi(
   path: string,
   options: FakeKubeletPodsApiOptions = {},
 ): Promise<FakeKubeletPodsApi> {
-  const args = ["run", "--allow-read", "--allow-write", "--allow-net", SCRIPT, path];
+  FAKE_KUBELET_PEER.check();
+  const protos = await Deno.makeTempDir({ prefix: "pods-api-fake-kubelet-" });
+  const descriptors = `${protos}/pods_api.pb`;
+  const protoc = await new Deno.Command("/usr/bin/protoc", {
+    args: ["-I", PROTO_DIR, "--include_imports", `--descriptor_set_out=${descriptors}`, ...PROTOS],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(protoc.success, new TextDecoder().decode(protoc.stderr));
+  const args = ["-B", SCRIPT, descriptors, path];
   if (options.initializing) args.push("--initializing");
   if (options.unknownStatus) args.push("--unknown-status");
-  const child = new Deno.Command(Deno.execPath(), {
+  const child = new Deno.Command("/usr/bin/python3", {
     args,
-    cwd: ROOT,
     stdin: "piped",
     stdout: "piped",
     stderr: "inherit",
@@ -111,6 +139,7 @@ export async function startFakeKubeletPodsApi(
     await child.status;
     await writer.close().catch(() => {});
     await lines.cancel().catch(() => {});
+    await Deno.remove(protos, { recursive: true }).catch(() => {});
   };
   return {
     path,

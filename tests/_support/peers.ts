@@ -142,6 +142,37 @@ export const PEERS = {
     install: "apt-get install openssl",
     probe: () => commandSucceeds("openssl", ["version"]),
   },
+  /** curl (the README's HTTP examples). */
+  curl: {
+    what: "curl (/usr/bin/curl)",
+    install: "apt-get install curl",
+    probe: () => commandSucceeds("/usr/bin/curl", ["--version"]),
+  },
+  /** readelf (an image's program interpreter and libraries). */
+  readelf: {
+    what: "readelf",
+    install: "apt-get install binutils",
+    probe: () => commandSucceeds("readelf", ["--version"]),
+  },
+  /** Debian's arm64 C library and libgcc (the arm64 image's libraries). */
+  arm64Libraries: {
+    what: "arm64 libc and libgcc in /usr/aarch64-linux-gnu/lib",
+    install: "apt-get install libc6-arm64-cross libgcc-s1-arm64-cross",
+    probe: () =>
+      ["libc.so.6", "libgcc_s.so.1"].every((f) => exists(`/usr/aarch64-linux-gnu/lib/${f}`)),
+  },
+  /** qemu's static arm64 user-mode emulator. */
+  qemuAarch64: {
+    what: "qemu-aarch64-static (/usr/bin/qemu-aarch64-static)",
+    install: "apt-get install qemu-user-static",
+    probe: () => commandSucceeds("/usr/bin/qemu-aarch64-static", ["--version"]),
+  },
+  /** Root, for chroot(8). */
+  root: {
+    what: "root (chroot needs it)",
+    install: "run the tests as root",
+    probe: () => Deno.uid() === 0,
+  },
   /** h2spec, the HTTP/2 conformance suite (not packaged by Debian). */
   h2spec: {
     what: `h2spec at ${H2SPEC} (or PODS_API_H2SPEC)`,

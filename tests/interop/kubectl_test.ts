@@ -1,24 +1,72 @@
 // Debian's kubectl, unchanged, against the daemon's HTTP API over HTTPS with
 // a bearer token and a kubeconfig from `pods-api kubeconfig`: list, select,
-// get as YAML, watch a change, and be refused without the token.
+// get as YAML, watch a change, and be refused without the token. The main
+// case runs as the README says: the daemon's own self-signed certificate, and
+// the kubeconfig that the `pods-api kubeconfig` command prints; the others
+// use a certificate from a test CA.
 import assert from "node:assert/strict";
+import { dirname } from "node:path";
 import { parse as parseYaml } from "yaml";
+import { RUN_FLAGS } from "../client/_sim_daemon.ts";
 import type { PodObject } from "../../src/model/pod.ts";
 import { type KubeApiHarness, nodePods, startKubeApi } from "./_kube_api.ts";
 import { PEERS, requirePeer } from "../_support/peers.ts";
 
 const KUBECTL = "/usr/bin/kubectl";
 
-// The API is served over HTTPS: its test certificates come from openssl.
+// The API is served over HTTPS: the test CA's certificates come from openssl.
 const peer = requirePeer(PEERS.kubectl, PEERS.openssl);
+
+const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+
+/**
+ * The kubeconfig `pods-api kubeconfig` prints for the harness's daemon, as the
+ * README makes it (its bind address and token file; the kept certificate's
+ * directory, moved from the node's path into the test's), written to a file.
+ */
+async function kubeconfigFromCli(k: KubeApiHarness): Promise<string> {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: [
+      ...RUN_FLAGS,
+      MAIN,
+      "kubeconfig",
+      "--http-bind-address",
+      new URL(k.server).host,
+      "--http-token-file",
+      k.tokenFile,
+      "--http-cert-dir",
+      dirname(k.caFile),
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const d = new TextDecoder();
+  assert.ok(r.success, d.decode(r.stderr));
+  const yaml = d.decode(r.stdout);
+  const config = parseYaml(yaml) as {
+    clusters: { cluster: Record<string, string> }[];
+  };
+  const cluster = config.clusters[0]!.cluster;
+  assert.equal(cluster.server, k.server);
+  assert.equal(cluster["insecure-skip-tls-verify"], undefined, "kubectl checks the certificate");
+  assert.equal(
+    atob(cluster["certificate-authority-data"]!),
+    await Deno.readTextFile(k.caFile),
+    "the kubeconfig trusts the certificate the daemon made and kept",
+  );
+  const file = `${k.h.dir}/node.kubeconfig`;
+  await Deno.writeTextFile(file, yaml);
+  return file;
+}
 
 async function kubectl(
   k: KubeApiHarness,
   args: string[],
+  kubeconfig: string = k.kubeconfig,
 ): Promise<{ ok: boolean; out: string; err: string }> {
   const cacheDir = `${k.h.dir}/kube-cache`;
   const r = await new Deno.Command(KUBECTL, {
-    args: ["--kubeconfig", k.kubeconfig, "--cache-dir", cacheDir, ...args],
+    args: ["--kubeconfig", kubeconfig, "--cache-dir", cacheDir, ...args],
     env: { HOME: k.h.dir },
     stdout: "piped",
     stderr: "piped",
@@ -39,8 +87,10 @@ Deno.test({
   ignore: peer.ignore,
   async fn() {
     peer.check();
-    await using k = await startKubeApi({ tls: true });
-    const r = await kubectl(k, ["get", "pods", "-A", "-o", "wide"]);
+    // The daemon's own self-signed certificate, and the CLI's kubeconfig.
+    await using k = await startKubeApi();
+    assert.equal(new URL(k.server).protocol, "https:");
+    const r = await kubectl(k, ["get", "pods", "-A", "-o", "wide"], await kubeconfigFromCli(k));
     assert.ok(r.ok, r.err);
     const [header, ...rows] = table(r.out);
     assert.deepEqual(header, [

@@ -7,18 +7,11 @@ import assert from "node:assert/strict";
 import { readmeCommands } from "../_support/readme_blocks.ts";
 import { poll } from "../_support/poll.ts";
 import { RUN_FLAGS } from "../client/_sim_daemon.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
-function available(): boolean {
-  return ["/usr/bin/kubectl", "/usr/bin/curl", "/usr/bin/openssl"].every((p) => {
-    try {
-      return Deno.statSync(p).isFile;
-    } catch {
-      return false;
-    }
-  });
-}
+const PEER = requirePeer(PEERS.kubectl, PEERS.curl, PEERS.openssl);
 
 function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -49,9 +42,10 @@ esac
 }
 
 Deno.test({
-  name: "the README's HTTP API flow works as written with kubectl and curl",
-  ignore: !available() && Deno.env.get("CI") !== "true",
+  name: PEER.name("the README's HTTP API flow works as written with kubectl and curl"),
+  ignore: PEER.ignore,
   async fn() {
+    PEER.check();
     const dir = await Deno.makeTempDir({ prefix: "pods-api-readme-http-" });
     await installWrapper(dir);
     const port = freePort();

@@ -1,10 +1,12 @@
 /**
  * The kubelet's Pods API merged with a real containerd: a fake kubelet
- * (tests/_support/fake_kubelet_podsapi_server.ts, in its own process) gives
+ * (tests/_support/fake_kubelet_podsapi_server.py, in its own process) gives
  * a pod's full spec and the kubelet's status; containerd runs the pod's real
  * sandbox and container. The daemon serves the kubelet's spec, and, once the
  * kubelet is gone and the runtime shows a change, a status rebuilt from the
- * real container (its real ID, its real exit).
+ * real runtime: the sandbox's IP, the container's image digest, start, exit
+ * code and end as containerd reports them, none of which the kubelet's status
+ * held.
  *
  * Runs only when `PODS_API_REAL_CRI_SOCKET` names the containerd socket (as
  * root); `scripts/real_cri/run_test.sh` starts one. Run it under
@@ -22,7 +24,7 @@ import { removeKubeletPod, runKubeletPod } from "../../src/sim/runtime/cri_kubel
 import { CONTAINER_STATE, CriClient, CriPodSource } from "../../src/sources/cri/mod.ts";
 import { KubeletPodsApiSource } from "../../src/sources/kubelet_podsapi/mod.ts";
 import { startHarness } from "../_support/daemon_harness.ts";
-import { startFakeKubeletPodsApi } from "../_support/fake_kubelet_podsapi.ts";
+import { FAKE_KUBELET_PEER, startFakeKubeletPodsApi } from "../_support/fake_kubelet_podsapi.ts";
 import { poll } from "../_support/poll.ts";
 
 const SOCKET = Deno.env.get("PODS_API_REAL_CRI_SOCKET");
@@ -34,7 +36,13 @@ const DEADLINE_MS = 60_000;
 interface ContainerView {
   name: string;
   containerID?: string;
+  imageID?: string;
   state?: { running?: JsonObject; terminated?: JsonObject };
+}
+
+/** A CRI time (ns since the epoch) as a pod status carries it: RFC 3339, whole seconds. */
+function statusTime(ns: number): string {
+  return new Date(Math.floor(ns / 1e9) * 1000).toISOString().replace(".000Z", "Z");
 }
 
 function containerOf(pod: PodObject | undefined): ContainerView | undefined {
@@ -42,8 +50,10 @@ function containerOf(pod: PodObject | undefined): ContainerView | undefined {
 }
 
 Deno.test({
-  name: "The kubelet Pods API's spec merges with a real containerd sandbox's container IDs",
-  ignore: SOCKET === undefined,
+  name: FAKE_KUBELET_PEER.name(
+    "The kubelet Pods API's spec merges with a status the daemon rebuilds from a real containerd",
+  ),
+  ignore: SOCKET === undefined || FAKE_KUBELET_PEER.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   async fn(t) {
@@ -139,7 +149,8 @@ Deno.test({
         const pod = served()!;
         assert.deepEqual(pod.metadata.ownerReferences, spec.metadata.ownerReferences);
         assert.equal(pod.spec?.serviceAccountName, "merged-sa");
-        assert.equal(containerOf(pod)?.containerID, `containerd://${containerId}`);
+        // The kubelet's status is its word, served as it is: nothing of the runtime's in it.
+        assert.deepEqual(pod.status, spec.status);
         const found = h.daemon.query.lookup({ kind: "containerId", id: containerId });
         assert.equal(found?.pod.uid, uid, "the real container ID finds the pod");
       });
@@ -162,12 +173,22 @@ Deno.test({
             const p = served();
             return containerOf(p)?.state?.terminated ? p : undefined;
           }, { what: "the exit served", timeoutMs: DEADLINE_MS });
+          // What the daemon rebuilt, compared with what containerd itself reports now.
+          const { status: real } = await cri.containerStatus({ containerId });
+          const { status: sandbox } = await cri.podSandboxStatus({ podSandboxId: sandboxId! });
+          assert.ok(real && sandbox?.network?.ip, "the runtime reports the container and pod IP");
           const container = containerOf(pod)!;
-          assert.equal(
-            container.containerID,
-            `containerd://${containerId}`,
-            "the runtime's real ID",
-          );
+          assert.equal(container.containerID, `containerd://${containerId}`);
+          assert.equal(pod.status?.podIP, sandbox.network.ip, "the sandbox's IP");
+          assert.notEqual(real.imageRef, "");
+          assert.equal(container.imageID, real.imageRef, "the image the runtime ran");
+          assert.deepEqual(container.state?.terminated, {
+            exitCode: real.exitCode,
+            reason: real.reason,
+            startedAt: statusTime(real.startedAt),
+            finishedAt: statusTime(real.finishedAt),
+            containerID: `containerd://${containerId}`,
+          });
           assert.deepEqual(pod.metadata.ownerReferences, spec.metadata.ownerReferences);
           assert.equal(
             pod.spec?.serviceAccountName,

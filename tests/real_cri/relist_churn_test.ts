@@ -15,6 +15,7 @@
  */
 
 import * as grpc from "@grpc/grpc-js";
+import { removeTree } from "../_support/remove_tree.ts";
 import assert from "node:assert/strict";
 import { dirname } from "node:path";
 import { systemClock } from "../../src/clock.ts";
@@ -150,7 +151,7 @@ Deno.test({
       }
       kubelet.close();
       runtime.close();
-      await Deno.remove(dir, { recursive: true });
+      removeTree(dir);
     }
   },
 });

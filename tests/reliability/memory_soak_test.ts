@@ -4,7 +4,10 @@
 // tombstones stay within their byte bounds, and every watcher keeps up. With
 // PODS_API_LONG=1 (`deno task test:long`): the daemon in its own process with
 // its V8 flags, reading `pods-api simulate-runtime` (300 pods, 50 changes/s),
-// 50 watchers, 10 minutes: RSS within 160 MB and flat after the warm-up.
+// 50 watchers, 10 minutes (PODS_API_SOAK_MINUTES): RSS within 160 MB and
+// flat after the warm-up, and changes reached every watcher in both halves.
+// The warm-up is two minutes, or a quarter of a shorter run, and 24 samples
+// are taken whatever the length, so no run judges an empty window.
 import assert from "node:assert/strict";
 import { FakeClock } from "../../src/clock.ts";
 import { silentLogger } from "../../src/log.ts";
@@ -110,23 +113,34 @@ Deno.test({
         if (!stop.signal.aborted) ended.push(String(err));
       }
     });
-    const samples: { s: number; rss: number }[] = [];
+    assert.ok(minutes > 0, `PODS_API_SOAK_MINUTES=${minutes}`);
+    const warmUpS = Math.min(120, minutes * 15);
+    const intervalMs = Math.min(5000, minutes * 60_000 / 24);
+    const samples: { s: number; rss: number; events: number }[] = [];
     const started = performance.now();
+    const delivered = () => counts.reduce((a, b) => a + b, 0);
     try {
+      let eventsAtWarmUp = -1;
       while (performance.now() - started < minutes * 60_000) {
-        await new Promise((r) => setTimeout(r, 5000));
-        samples.push({
-          s: (performance.now() - started) / 1000,
-          rss: await rssMb(alone.daemon.pid),
-        });
+        await new Promise((r) => setTimeout(r, intervalMs));
+        const s = (performance.now() - started) / 1000;
+        if (eventsAtWarmUp < 0 && s >= warmUpS) eventsAtWarmUp = delivered();
+        samples.push({ s, rss: await rssMb(alone.daemon.pid), events: delivered() });
       }
       const metrics = await (await fetch(`http://127.0.0.1:${alone.metricsPort}/metrics`)).text();
       const dropped = sampleSum(metrics, "kubelet_pod_watch_events_dropped_total");
-      const events = counts.reduce((a, b) => a + b, 0);
-      const warm = samples.filter((x) => x.s >= 120);
+      const events = delivered();
+      const warm = samples.filter((x) => x.s >= warmUpS);
+      const halfS = warmUpS + (minutes * 60 - warmUpS) / 2;
+      const first = warm.filter((x) => x.s < halfS);
+      const second = warm.filter((x) => x.s >= halfS);
+      assert.ok(
+        first.length >= 2 && second.length >= 2,
+        `samples after the warm-up: ${first.length} + ${second.length}`,
+      );
       const peak = Math.max(...warm.map((x) => x.rss));
-      const firstHalf = Math.max(...warm.filter((x) => x.s < minutes * 30).map((x) => x.rss));
-      const secondHalf = Math.max(...warm.filter((x) => x.s >= minutes * 30).map((x) => x.rss));
+      const firstHalf = Math.max(...first.map((x) => x.rss));
+      const secondHalf = Math.max(...second.map((x) => x.rss));
       const summary = {
         minutes,
         events,
@@ -146,6 +160,11 @@ Deno.test({
       );
       assert.equal(ended.length, 0, ended.join("\n"));
       assert.equal(dropped, 0);
+      // Changes flowed to every watcher, and on through both halves of the window.
+      assert.ok(counts.every((n) => n > 0), `events per watcher: ${counts.join(", ")}`);
+      assert.ok(eventsAtWarmUp > 0, "changes arrived during the warm-up");
+      assert.ok(first.at(-1)!.events > first[0]!.events, "changes arrived in the first half");
+      assert.ok(second.at(-1)!.events > first.at(-1)!.events, "and in the second half");
       assert.ok(peak <= 160, `RSS peaked at ${peak.toFixed(0)} MB after the warm-up`);
       assert.ok(
         secondHalf <= firstHalf + 16,

@@ -32,3 +32,21 @@ Deno.test("grpc-js clients closing beside the tests' tree removals never abort t
   assert.equal(result.failedCalls, 0);
   assert.ok(result.removed > 0, "the removal loops ran");
 });
+
+Deno.test("test files with grpc-js clients remove trees with removeTree, never Deno.remove recursively", async () => {
+  const tests = fileURLToPath(new URL("../", import.meta.url));
+  const offenders: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for await (const entry of Deno.readDir(dir)) {
+      const path = `${dir}${entry.name}`;
+      if (entry.isDirectory) await walk(`${path}/`);
+      else if (entry.name.endsWith(".ts") && path !== fileURLToPath(import.meta.url)) {
+        const text = await Deno.readTextFile(path);
+        const clients = text.includes('"@grpc/grpc-js"') || text.includes("rawClient(");
+        if (clients && /Deno\.remove\([^)]*recursive: true/.test(text)) offenders.push(path);
+      }
+    }
+  };
+  await walk(tests);
+  assert.deepEqual(offenders, [], "use removeTree (tests/_support/remove_tree.ts)");
+});

@@ -1,4 +1,5 @@
 import * as grpc from "@grpc/grpc-js";
+import { removeTree } from "../_support/remove_tree.ts";
 import assert from "node:assert/strict";
 import {
   identityOf,
@@ -67,7 +68,7 @@ Deno.test("startDaemon() replaces a stale socket file left by a previous run", a
     client.close();
   } finally {
     await daemon.close();
-    await Deno.remove(dir, { recursive: true });
+    removeTree(dir);
   }
 });
 
@@ -95,7 +96,7 @@ Deno.test("startDaemon() refuses a path that is not a socket, and leaves it alon
       await assert.rejects(daemonAt(path), /not a socket/);
     });
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    removeTree(dir);
   }
 });
 
@@ -116,7 +117,7 @@ Deno.test("prepareSocketPath() binds under a temporary name in the same director
   const prepared = await prepareSocketPath(`${dir}/s.sock`);
   assert.ok(prepared.tempPath.startsWith(`${dir}/`));
   assert.notEqual(prepared.tempPath, `${dir}/s.sock`);
-  await Deno.remove(dir, { recursive: true });
+  removeTree(dir);
 });
 
 Deno.test("a socket made at a freed inode number is not the socket that had it", async () => {
@@ -143,6 +144,6 @@ Deno.test("a socket made at a freed inode number is not the socket that had it",
     assert.ok((await Deno.lstat(path)).isSocket);
     listener.close();
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    removeTree(dir);
   }
 });

@@ -4,6 +4,7 @@
  * `serve` flags, and its mounts and probes agree with them (socket directory
  * mounted read-write at the same path as on the node, everything else
  * read-only, probes on the metrics port); no RBAC where no source needs it.
+ * Every case needs kubectl: what is checked is what kustomize renders.
  *
  * @module
  */
@@ -20,6 +21,7 @@ import { DEFAULT_IMAGE_NAME } from "../../scripts/image.ts";
 import { checkServeArgs } from "./_serve_args.ts";
 import { SERVE_FLAGS } from "../../src/config_flags.ts";
 import { DEFAULT_POD_RESOURCES_ENDPOINT } from "../../src/sources/podresources/mod.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
 
 interface HostPathVolume {
   name: string;
@@ -73,6 +75,7 @@ interface DaemonSet {
 }
 
 const KUBECTL = "/usr/bin/kubectl";
+const KUBECTL_PEER = requirePeer(PEERS.kubectl);
 
 function parseAll(text: string): unknown[] {
   return parseAllDocuments(text).map((d) => d.toJS());
@@ -84,21 +87,15 @@ interface Rendered {
   readonly daemonSet: DaemonSet;
 }
 
-/** `kubectl kustomize DIR`, parsed; without kubectl (outside CI) the base's files. */
+/** `kubectl kustomize DIR`, parsed. */
 async function render(dir: string): Promise<Rendered> {
-  let text: string;
-  try {
-    const r = await new Deno.Command(KUBECTL, {
-      args: ["kustomize", `${DEPLOY}${dir}`],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
-    text = new TextDecoder().decode(r.stdout);
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound) || Deno.env.get("CI") === "true") throw e;
-    text = await Deno.readTextFile(`${DEPLOY}base/daemonset.yaml`);
-  }
+  const r = await new Deno.Command(KUBECTL, {
+    args: ["kustomize", `${DEPLOY}${dir}`],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
+  const text = new TextDecoder().decode(r.stdout);
   const docs = parseAll(text).filter((d) => d !== null) as Rendered["docs"];
   const daemonSet = docs.find((d) => d.kind === "DaemonSet") as unknown as DaemonSet;
   assert.ok(daemonSet, `${dir} renders a DaemonSet`);
@@ -117,18 +114,52 @@ async function configFile(rendered: Rendered, container: Container): Promise<str
     d.kind === "ConfigMap" && d.metadata.name === volume?.configMap?.name
   );
   const key = path.slice(mount.mountPath.length + 1);
-  const data = map?.data?.[key] ??
-    // Without kubectl: the generator's file itself.
-    await Deno.readTextFile(`${DEPLOY}base/${key}`);
+  const data = map?.data?.[key];
+  assert.ok(data !== undefined, `config map "${volume?.configMap?.name}" holds "${key}"`);
   const file = await Deno.makeTempFile({ suffix: ".yaml" });
   await Deno.writeTextFile(file, data);
   return file;
 }
 
-const BASE = await render("base");
-const DOC = BASE.daemonSet;
-const POD = DOC.spec.template.spec;
-const CONTAINER = POD.containers[0]!;
+type PodSpec = DaemonSet["spec"]["template"]["spec"];
+
+// What the cases read, rendered once by the first case that runs (kubectl is
+// looked for only then, so a missing one fails or ignores each case by name).
+let BASE!: Rendered;
+let DOC!: DaemonSet;
+let POD!: PodSpec;
+let CONTAINER!: Container;
+let ARGS!: string[];
+let CONFIG!: ReturnType<typeof checkServeArgs>;
+let KUBELET_API!: Rendered;
+let loaded: Promise<void> | undefined;
+
+/** Renders the base and the kubelet-pods-api overlay into the variables above. */
+async function renderDeploy(): Promise<void> {
+  BASE = await render("base");
+  DOC = BASE.daemonSet;
+  POD = DOC.spec.template.spec;
+  CONTAINER = POD.containers[0]!;
+  ARGS = expandedArgs();
+  CONFIG = checkServeArgs((await runnableArgs(BASE, CONTAINER, ARGS)).slice(1));
+  KUBELET_API = await render("overlays/kubelet-pods-api");
+}
+
+/**
+ * `Deno.test` for a case that reads deploy/ as kustomize renders it:
+ * ignored (saying why) or failed without kubectl, see requirePeer().
+ */
+function renderedTest(name: string, fn: (t: Deno.TestContext) => void | Promise<void>): void {
+  Deno.test({
+    name: KUBECTL_PEER.name(name),
+    ignore: KUBECTL_PEER.ignore,
+    async fn(t) {
+      KUBECTL_PEER.check();
+      await (loaded ??= renderDeploy());
+      await fn(t);
+    },
+  });
+}
 
 /** The container's arguments as the kubelet passes them ($(VAR) from env). */
 function expandedArgs(): string[] {
@@ -150,9 +181,6 @@ async function runnableArgs(rendered: Rendered, container: Container, args: stri
   return args.map((a) => a.startsWith("--config=") && file ? `--config=${file}` : a);
 }
 
-const ARGS = expandedArgs();
-const CONFIG = checkServeArgs((await runnableArgs(BASE, CONTAINER, ARGS)).slice(1));
-
 /** The mount that holds `path` inside the container, and its node path. */
 function mountFor(path: string): { mount: Mount; hostPath: string } {
   const mount = CONTAINER.volumeMounts
@@ -164,7 +192,7 @@ function mountFor(path: string): { mount: Mount; hostPath: string } {
   return { mount, hostPath: volume.hostPath.path + path.slice(mount.mountPath.length) };
 }
 
-Deno.test("the DaemonSet runs serve of the image deno task image builds", () => {
+renderedTest("the DaemonSet runs serve of the image deno task image builds", () => {
   assert.equal(DOC.kind, "DaemonSet");
   assert.equal(DOC.metadata.namespace, "kube-system");
   assert.equal(CONTAINER.image, DEFAULT_IMAGE_NAME);
@@ -175,7 +203,7 @@ Deno.test("the DaemonSet runs serve of the image deno task image builds", () => 
   assert.equal(CONFIG.simulate, false);
 });
 
-Deno.test("the DaemonSet mounts the socket's directory read-write at its node path", () => {
+renderedTest("the DaemonSet mounts the socket's directory read-write at its node path", () => {
   const socketDir = dirname(CONFIG.socket);
   assert.equal(socketDir, DEFAULT_SOCKET_DIR, "the executable may write there");
   const { mount, hostPath } = mountFor(CONFIG.socket);
@@ -184,23 +212,26 @@ Deno.test("the DaemonSet mounts the socket's directory read-write at its node pa
   assert.equal(hostPath, CONFIG.socket, "node agents find the socket at the same path");
 });
 
-Deno.test("daemonset.yaml mounts the kubelet's Pods API directory read-write at its node path", async (t) => {
-  for (const path of [CONFIG.kubeletPodsApiEndpoint, CONFIG.kubeletCompatSocket]) {
-    await t.step(path, () => {
-      assert.equal(dirname(path), KUBELET_PODS_API_DIR, "the executable may write there");
-      const { mount, hostPath } = mountFor(path);
-      assert.equal(
-        mount.mountPath,
-        KUBELET_PODS_API_DIR,
-        "the directory: the kubelet replaces its socket",
-      );
-      assert.notEqual(mount.readOnly, true);
-      assert.equal(hostPath, path);
-    });
-  }
-});
+renderedTest(
+  "daemonset.yaml mounts the kubelet's Pods API directory read-write at its node path",
+  async (t) => {
+    for (const path of [CONFIG.kubeletPodsApiEndpoint, CONFIG.kubeletCompatSocket]) {
+      await t.step(path, () => {
+        assert.equal(dirname(path), KUBELET_PODS_API_DIR, "the executable may write there");
+        const { mount, hostPath } = mountFor(path);
+        assert.equal(
+          mount.mountPath,
+          KUBELET_PODS_API_DIR,
+          "the directory: the kubelet replaces its socket",
+        );
+        assert.notEqual(mount.readOnly, true);
+        assert.equal(hostPath, path);
+      });
+    }
+  },
+);
 
-Deno.test("the DaemonSet mounts the CRI socket's directory read-only", () => {
+renderedTest("the DaemonSet mounts the CRI socket's directory read-only", () => {
   const path = new URL(CONFIG.runtimeEndpoint).pathname;
   assert.ok(CRI_SOCKETS.includes(path), `the executable may connect to "${path}"`);
   const { mount, hostPath } = mountFor(path);
@@ -209,45 +240,48 @@ Deno.test("the DaemonSet mounts the CRI socket's directory read-only", () => {
   assert.equal(hostPath, path);
 });
 
-Deno.test("the DaemonSet mounts manifests read-only, and nothing its flags do not use", async (t) => {
-  for (const path of [CONFIG.podManifestPath]) {
-    await t.step(path, () => {
-      const { mount, hostPath } = mountFor(path);
-      assert.equal(mount.readOnly, true);
-      assert.equal(hostPath, path);
-    });
-  }
-  await t.step("every host mount holds a path a flag names", () => {
-    const used = [
-      CONFIG.socket,
-      new URL(CONFIG.runtimeEndpoint).pathname,
-      CONFIG.podManifestPath,
-      CONFIG.kubeletClientCert,
-      CONFIG.kubeletCaFile,
-      CONFIG.kubeletTokenFile,
-      CONFIG.kubeletPodsApiEndpoint,
-      CONFIG.kubeletCompatSocket,
-      new URL(CONFIG.podResourcesEndpoint || DEFAULT_POD_RESOURCES_ENDPOINT).pathname,
-    ].filter((p) => p !== "");
-    for (const m of CONTAINER.volumeMounts) {
-      if (!POD.volumes.find((v) => v.name === m.name)?.hostPath) continue;
-      assert.ok(
-        used.some((p) => p === m.mountPath || p.startsWith(`${m.mountPath}/`)),
-        `${m.mountPath} is mounted but no flag reads it`,
-      );
+renderedTest(
+  "the DaemonSet mounts manifests read-only, and nothing its flags do not use",
+  async (t) => {
+    for (const path of [CONFIG.podManifestPath]) {
+      await t.step(path, () => {
+        const { mount, hostPath } = mountFor(path);
+        assert.equal(mount.readOnly, true);
+        assert.equal(hostPath, path);
+      });
     }
-  });
-  await t.step("every other host mount is read-only", () => {
-    for (const m of CONTAINER.volumeMounts) {
-      const volume = POD.volumes.find((v) => v.name === m.name);
-      if (volume?.hostPath && ![DEFAULT_SOCKET_DIR, KUBELET_PODS_API_DIR].includes(m.mountPath)) {
-        assert.equal(m.readOnly, true, m.mountPath);
+    await t.step("every host mount holds a path a flag names", () => {
+      const used = [
+        CONFIG.socket,
+        new URL(CONFIG.runtimeEndpoint).pathname,
+        CONFIG.podManifestPath,
+        CONFIG.kubeletClientCert,
+        CONFIG.kubeletCaFile,
+        CONFIG.kubeletTokenFile,
+        CONFIG.kubeletPodsApiEndpoint,
+        CONFIG.kubeletCompatSocket,
+        new URL(CONFIG.podResourcesEndpoint || DEFAULT_POD_RESOURCES_ENDPOINT).pathname,
+      ].filter((p) => p !== "");
+      for (const m of CONTAINER.volumeMounts) {
+        if (!POD.volumes.find((v) => v.name === m.name)?.hostPath) continue;
+        assert.ok(
+          used.some((p) => p === m.mountPath || p.startsWith(`${m.mountPath}/`)),
+          `${m.mountPath} is mounted but no flag reads it`,
+        );
       }
-    }
-  });
-});
+    });
+    await t.step("every other host mount is read-only", () => {
+      for (const m of CONTAINER.volumeMounts) {
+        const volume = POD.volumes.find((v) => v.name === m.name);
+        if (volume?.hostPath && ![DEFAULT_SOCKET_DIR, KUBELET_PODS_API_DIR].includes(m.mountPath)) {
+          assert.equal(m.readOnly, true, m.mountPath);
+        }
+      }
+    });
+  },
+);
 
-Deno.test("the DaemonSet probes /healthz and /readyz on the metrics address", async (t) => {
+renderedTest("the DaemonSet probes /healthz and /readyz on the metrics address", async (t) => {
   const cases = [
     { name: "liveness", probe: CONTAINER.livenessProbe, path: "/healthz" },
     { name: "readiness", probe: CONTAINER.readinessProbe, path: "/readyz" },
@@ -267,7 +301,7 @@ Deno.test("the DaemonSet probes /healthz and /readyz on the metrics address", as
   });
 });
 
-Deno.test("the DaemonSet sets requests and limits and drops privileges", () => {
+renderedTest("the DaemonSet sets requests and limits and drops privileges", () => {
   const { requests, limits } = CONTAINER.resources;
   assert.ok(requests.cpu && requests.memory && limits.memory);
   const mi = (q: string) => Number(/^(\d+)Mi$/.exec(q)?.[1]);
@@ -281,103 +315,110 @@ Deno.test("the DaemonSet sets requests and limits and drops privileges", () => {
   assert.deepEqual(security.capabilities, { drop: ["ALL"], add: ["CHOWN"] });
 });
 
-Deno.test("the base renders a service account, a config map and the DaemonSet, and no RBAC", () => {
-  const kinds = BASE.docs.map((d) => d.kind).sort();
-  assert.deepEqual(kinds, ["ConfigMap", "DaemonSet", "ServiceAccount"]);
-  assert.equal(
-    (POD as { serviceAccountName?: string }).serviceAccountName,
-    BASE.docs.find((d) => d.kind === "ServiceAccount")!.metadata.name,
-  );
-  assert.equal(CONFIG.logLevel, "info", "the config map's settings are read");
-});
+renderedTest(
+  "the base renders a service account, a config map and the DaemonSet, and no RBAC",
+  () => {
+    const kinds = BASE.docs.map((d) => d.kind).sort();
+    assert.deepEqual(kinds, ["ConfigMap", "DaemonSet", "ServiceAccount"]);
+    assert.equal(
+      (POD as { serviceAccountName?: string }).serviceAccountName,
+      BASE.docs.find((d) => d.kind === "ServiceAccount")!.metadata.name,
+    );
+    assert.equal(CONFIG.logLevel, "info", "the config map's settings are read");
+  },
+);
 
-Deno.test("the no-kubelet-pods-api overlay is the base", async () => {
+renderedTest("the no-kubelet-pods-api overlay is the base", async () => {
   const overlay = await render("overlays/no-kubelet-pods-api");
   assert.deepEqual(overlay.docs, BASE.docs);
 });
 
-const KUBELET_API = await render("overlays/kubelet-pods-api");
-
-Deno.test("the kubelet-pods-api overlay: own socket directory, the kubelet's read-only, no RBAC", () => {
-  const pod = KUBELET_API.daemonSet.spec.template.spec;
-  const container = pod.containers[0]!;
-  const arg = (name: string) =>
-    container.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  assert.equal(arg("socket"), "/run/pods-api/pods-api.sock");
-  assert.equal(arg("kubelet-pods-api-endpoint"), "/var/lib/kubelet/pods-api/pods-api.sock");
-  const mount = (path: string) => container.volumeMounts.find((m) => m.mountPath === path);
-  assert.notEqual(mount("/run/pods-api")?.readOnly, true);
-  assert.equal(mount("/var/lib/kubelet/pods-api")?.readOnly, true);
-  const volume = (name: string) => pod.volumes.find((v) => v.name === name)?.hostPath?.path;
-  assert.equal(volume(mount("/run/pods-api")!.name), "/run/pods-api");
-  assert.equal(volume(mount("/var/lib/kubelet/pods-api")!.name), "/var/lib/kubelet/pods-api");
-  assert.deepEqual(KUBELET_API.docs.map((d) => d.kind).sort(), [
-    "ConfigMap",
-    "DaemonSet",
-    "ServiceAccount",
-  ]);
-});
-
-Deno.test({
-  name:
-    "the kubelet-pods-api overlay's args are serve flags (waits for --kubelet-pods-api-endpoint)",
-  // SPEC §16's flags land with the kubelet Pods API source; until then this cannot pass.
-  ignore: !("kubelet-pods-api-endpoint" in SERVE_FLAGS),
-  async fn() {
-    const container = KUBELET_API.daemonSet.spec.template.spec.containers[0]!;
-    const args = container.args.map((a) => a.replace("$(NODE_NAME)", "node-1"));
-    const config = checkServeArgs((await runnableArgs(KUBELET_API, container, args)).slice(1));
-    assert.equal(config.socket, "/run/pods-api/pods-api.sock");
+renderedTest(
+  "the kubelet-pods-api overlay: own socket directory, the kubelet's read-only, no RBAC",
+  () => {
+    const pod = KUBELET_API.daemonSet.spec.template.spec;
+    const container = pod.containers[0]!;
+    const arg = (name: string) =>
+      container.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+    assert.equal(arg("socket"), "/run/pods-api/pods-api.sock");
+    assert.equal(arg("kubelet-pods-api-endpoint"), "/var/lib/kubelet/pods-api/pods-api.sock");
+    const mount = (path: string) => container.volumeMounts.find((m) => m.mountPath === path);
+    assert.notEqual(mount("/run/pods-api")?.readOnly, true);
+    assert.equal(mount("/var/lib/kubelet/pods-api")?.readOnly, true);
+    const volume = (name: string) => pod.volumes.find((v) => v.name === name)?.hostPath?.path;
+    assert.equal(volume(mount("/run/pods-api")!.name), "/run/pods-api");
+    assert.equal(volume(mount("/var/lib/kubelet/pods-api")!.name), "/var/lib/kubelet/pods-api");
+    assert.deepEqual(KUBELET_API.docs.map((d) => d.kind).sort(), [
+      "ConfigMap",
+      "DaemonSet",
+      "ServiceAccount",
+    ]);
   },
+);
+
+renderedTest("the kubelet-pods-api overlay's args are serve flags", async () => {
+  assert.ok("kubelet-pods-api-endpoint" in SERVE_FLAGS);
+  const container = KUBELET_API.daemonSet.spec.template.spec.containers[0]!;
+  const args = container.args.map((a) => a.replace("$(NODE_NAME)", "node-1"));
+  const config = checkServeArgs((await runnableArgs(KUBELET_API, container, args)).slice(1));
+  assert.equal(config.socket, "/run/pods-api/pods-api.sock");
 });
 
-Deno.test("the kubelet-url overlay: RBAC for nodes/pods, the token and the kubelet's CA mounted", async () => {
-  const overlay = await render("overlays/kubelet-url");
-  const kinds = overlay.docs.map((d) => d.kind).sort();
-  assert.deepEqual(kinds, [
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "ConfigMap",
-    "DaemonSet",
-    "ServiceAccount",
-  ]);
-  const pod = overlay.daemonSet.spec.template.spec as typeof POD & {
-    automountServiceAccountToken?: boolean;
-  };
-  assert.equal(pod.automountServiceAccountToken, true);
-  const container = pod.containers[0]!;
-  const args = container.args.map((a) => a.replaceAll("$(NODE_NAME)", "node-1"));
-  const config = checkServeArgs((await runnableArgs(overlay, container, args)).slice(1));
-  assert.equal(config.kubeletUrl, "https://node-1:10250");
-  const ca = container.volumeMounts.find((m) => config.kubeletCaFile.startsWith(`${m.mountPath}/`));
-  assert.equal(ca?.readOnly, true);
-  const role = overlay.docs.find((d) => d.kind === "ClusterRole") as unknown as {
-    rules: { resources: string[]; verbs: string[] }[];
-  };
-  assert.deepEqual(role.rules.flatMap((r) => r.verbs), ["get"]);
-  assert.ok(role.rules[0]!.resources.includes("nodes/pods"));
-});
+renderedTest(
+  "the kubelet-url overlay: RBAC for nodes/pods, the token and the kubelet's CA mounted",
+  async () => {
+    const overlay = await render("overlays/kubelet-url");
+    const kinds = overlay.docs.map((d) => d.kind).sort();
+    assert.deepEqual(kinds, [
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "ConfigMap",
+      "DaemonSet",
+      "ServiceAccount",
+    ]);
+    const pod = overlay.daemonSet.spec.template.spec as PodSpec & {
+      automountServiceAccountToken?: boolean;
+    };
+    assert.equal(pod.automountServiceAccountToken, true);
+    const container = pod.containers[0]!;
+    const args = container.args.map((a) => a.replaceAll("$(NODE_NAME)", "node-1"));
+    const config = checkServeArgs((await runnableArgs(overlay, container, args)).slice(1));
+    assert.equal(config.kubeletUrl, "https://node-1:10250");
+    const ca = container.volumeMounts.find((m) =>
+      config.kubeletCaFile.startsWith(`${m.mountPath}/`)
+    );
+    assert.equal(ca?.readOnly, true);
+    const role = overlay.docs.find((d) => d.kind === "ClusterRole") as unknown as {
+      rules: { resources: string[]; verbs: string[] }[];
+    };
+    assert.deepEqual(role.rules.flatMap((r) => r.verbs), ["get"]);
+    assert.ok(role.rules[0]!.resources.includes("nodes/pods"));
+  },
+);
 
-Deno.test("the DaemonSet's init container has Deno read the bundle into the daemon's DENO_DIR", () => {
-  const [init, ...more] = POD.initContainers ?? [];
-  assert.ok(init, "an init container");
-  assert.equal(more.length, 0);
-  // The image's entrypoint (the same bundle, the same flags), only loading it.
-  assert.equal(init.image, CONTAINER.image);
-  assert.equal(init.command, undefined);
-  assert.deepEqual(init.args, ["--help"]);
-  const denoDir = (c: Container) => c.env?.find((e) => e.name === "DENO_DIR")?.value;
-  assert.ok(denoDir(init), "the init container sets DENO_DIR");
-  assert.equal(denoDir(CONTAINER), denoDir(init), "the daemon reads the same DENO_DIR");
-  const volumeOf = (c: Container) =>
-    c.volumeMounts.find((m) => m.mountPath === denoDir(c) && m.readOnly !== true)?.name;
-  const name = volumeOf(init);
-  assert.ok(name, "DENO_DIR is a writable mount in the init container");
-  assert.equal(volumeOf(CONTAINER), name, "and the same volume, writable, in the daemon's");
-  assert.ok(POD.volumes.find((v) => v.name === name)?.emptyDir, "an emptyDir");
-  // No more privilege than the daemon's, and none of its capabilities.
-  assert.equal(init.securityContext.readOnlyRootFilesystem, true);
-  assert.equal(init.securityContext.allowPrivilegeEscalation, false);
-  assert.deepEqual(init.securityContext.capabilities, { drop: ["ALL"] });
-  assert.ok(init.resources.limits.memory);
-});
+renderedTest(
+  "the DaemonSet's init container has Deno read the bundle into the daemon's DENO_DIR",
+  () => {
+    const [init, ...more] = POD.initContainers ?? [];
+    assert.ok(init, "an init container");
+    assert.equal(more.length, 0);
+    // The image's entrypoint (the same bundle, the same flags), only loading it.
+    assert.equal(init.image, CONTAINER.image);
+    assert.equal(init.command, undefined);
+    assert.deepEqual(init.args, ["--help"]);
+    const denoDir = (c: Container) => c.env?.find((e) => e.name === "DENO_DIR")?.value;
+    assert.ok(denoDir(init), "the init container sets DENO_DIR");
+    assert.equal(denoDir(CONTAINER), denoDir(init), "the daemon reads the same DENO_DIR");
+    const volumeOf = (c: Container) =>
+      c.volumeMounts.find((m) => m.mountPath === denoDir(c) && m.readOnly !== true)?.name;
+    const name = volumeOf(init);
+    assert.ok(name, "DENO_DIR is a writable mount in the init container");
+    assert.equal(volumeOf(CONTAINER), name, "and the same volume, writable, in the daemon's");
+    assert.ok(POD.volumes.find((v) => v.name === name)?.emptyDir, "an emptyDir");
+    // No more privilege than the daemon's, and none of its capabilities.
+    assert.equal(init.securityContext.readOnlyRootFilesystem, true);
+    assert.equal(init.securityContext.allowPrivilegeEscalation, false);
+    assert.deepEqual(init.securityContext.capabilities, { drop: ["ALL"] });
+    assert.ok(init.resources.limits.memory);
+  },
+);

@@ -15,6 +15,7 @@ import assert from "node:assert/strict";
 import { daemonPermissionFlags } from "../../scripts/_permissions.ts";
 import { parseReference, pushImage } from "../../scripts/_registry_push.ts";
 import { tarArchive } from "../../scripts/_tar.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
 import {
   accountFiles,
   buildImage,
@@ -375,17 +376,15 @@ Deno.test("pushImage() says the registry is unreachable", async () => {
 });
 
 const CROSS = "/usr/aarch64-linux-gnu/lib";
+const ARM64_PEER = requirePeer(PEERS.arm64Libraries, PEERS.readelf);
 
 Deno.test({
-  name: "buildImage() writes one index for amd64 and arm64, sharing the bundle's layer",
-  ignore: !(() => {
-    try {
-      return Deno.statSync(`${CROSS}/libc.so.6`).isFile;
-    } catch {
-      return false;
-    }
-  })() && Deno.env.get("CI") !== "true",
+  name: ARM64_PEER.name(
+    "buildImage() writes one index for amd64 and arm64, sharing the bundle's layer",
+  ),
+  ignore: ARM64_PEER.ignore,
   async fn() {
+    ARM64_PEER.check();
     const dir = await Deno.makeTempDir({ prefix: "pods-api-image-" });
     try {
       // Debian's arm64 libc stands in for an arm64 Deno: an ELF with an interpreter and NEEDED.

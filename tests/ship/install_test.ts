@@ -2,7 +2,7 @@
 // its client commands print their output and nothing else (no `Task ...`
 // line, no download progress), from any directory.
 import assert from "node:assert/strict";
-import { commandScript } from "../../scripts/install.ts";
+import { commandScript, INSTALL_DIR_ENV } from "../../scripts/install.ts";
 import { RUN_FLAGS, startSimDaemon } from "../client/_sim_daemon.ts";
 import { BUILD_VERSION } from "../../src/version.ts";
 
@@ -45,6 +45,26 @@ Deno.test("deno task install writes a pods-api command whose client commands pri
     assert.equal(missing.code, 1);
     assert.equal(missing.stdout, "");
     assert.equal(missing.stderr.trim().split("\n").length, 1, "one line: " + missing.stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno task install without --dir writes into $PODS_API_INSTALL_DIR, and --dir wins over it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pods-api-install-" });
+  try {
+    const task = (...args: string[]) =>
+      run(Deno.execPath(), ["task", "--quiet", "--cwd", ROOT, "install", ...args], {
+        [INSTALL_DIR_ENV]: `${dir}/env`,
+      });
+    const byEnv = await task();
+    assert.equal(byEnv.code, 0, byEnv.stderr);
+    assert.match(byEnv.stdout, new RegExp(`^installed ${dir}/env/pods-api:`));
+    assert.ok((await Deno.stat(`${dir}/env/pods-api`)).isFile);
+    const byFlag = await task("--dir", `${dir}/flag`);
+    assert.equal(byFlag.code, 0, byFlag.stderr);
+    assert.match(byFlag.stdout, new RegExp(`^installed ${dir}/flag/pods-api:`));
+    assert.deepEqual([...Deno.readDirSync(`${dir}/env`)].map((e) => e.name), ["pods-api"]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -7,17 +7,12 @@ import { parse } from "yaml";
 import { startHarness } from "../_support/daemon_harness.ts";
 import { makePod } from "../_fixtures/pods.ts";
 import { PodsClient } from "../../src/client/mod.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
 
 const DIR = new URL("../../deploy/monitoring/", import.meta.url).pathname;
 const PROMTOOL = "/usr/bin/promtool";
 
-function available(): boolean {
-  try {
-    return Deno.statSync(PROMTOOL).isFile;
-  } catch {
-    return false;
-  }
-}
+const PEER = requirePeer(PEERS.promtool);
 
 async function promtool(args: string[]): Promise<string> {
   const r = await new Deno.Command(PROMTOOL, { args, cwd: DIR, stdout: "piped", stderr: "piped" })
@@ -49,9 +44,10 @@ const DASHBOARD = JSON.parse(await Deno.readTextFile(`${DIR}dashboard.json`)) as
 };
 
 Deno.test({
-  name: "the alert rules pass promtool check rules and their promtool unit tests",
-  ignore: !available() && Deno.env.get("CI") !== "true",
+  name: PEER.name("the alert rules pass promtool check rules and their promtool unit tests"),
+  ignore: PEER.ignore,
   async fn() {
+    PEER.check();
     assert.match(await promtool(["check", "rules", "alerts.yaml"]), /SUCCESS: \d+ rules found/);
     assert.match(await promtool(["test", "rules", "alerts_test.yaml"]), /SUCCESS/);
   },

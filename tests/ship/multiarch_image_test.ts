@@ -5,18 +5,21 @@
 // (The amd64 image runs on a real containerd: tests/real_cri/image_test.ts.)
 import assert from "node:assert/strict";
 import { poll } from "../_support/poll.ts";
+import { PEERS, requirePeer } from "../_support/peers.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const QEMU = "/usr/bin/qemu-aarch64-static";
 const DECODER = new TextDecoder();
 
-function usable(): boolean {
-  try {
-    return Deno.statSync(QEMU).isFile && Deno.uid() === 0;
-  } catch {
-    return false;
-  }
-}
+// Building the index needs the arm64 libraries (found with readelf) and npm
+// (to pack the arm64 Deno); running its entrypoint needs qemu in a chroot.
+const PEER = requirePeer(
+  PEERS.qemuAarch64,
+  PEERS.root,
+  PEERS.arm64Libraries,
+  PEERS.readelf,
+  PEERS.npm,
+);
 
 async function sh(cmd: string, args: string[], cwd?: string): Promise<string> {
   const r = await new Deno.Command(cmd, { args, cwd, stdout: "piped", stderr: "piped" }).output();
@@ -30,9 +33,12 @@ interface Descriptor {
 }
 
 Deno.test({
-  name: "the image index's arm64 image runs its entrypoint under qemu: version, serve and list",
-  ignore: !usable() && Deno.env.get("CI") !== "true",
+  name: PEER.name(
+    "the image index's arm64 image runs its entrypoint under qemu: version, serve and list",
+  ),
+  ignore: PEER.ignore,
   async fn() {
+    PEER.check();
     const dir = await Deno.makeTempDir({ prefix: "pods-api-multiarch-" });
     const archive = `dist/multiarch-test-${crypto.randomUUID().slice(0, 8)}.tar`;
     let daemon: Deno.ChildProcess | undefined;

@@ -121,4 +121,34 @@ Deno.test("podContainerStatuses() gives every container of the spec a status", a
     assert.equal(app.started, true);
     assert.equal(app.ready, false);
   });
+  await t.step("an empty image or imageID of the same instance is the runtime's", () => {
+    const runtimeStatus = {
+      containerStatuses: [{
+        name: "app",
+        state: { terminated: { exitCode: 137 } },
+        containerID: "containerd://1",
+        image: "registry.local/app:1",
+        imageID: "sha256:0123",
+      }],
+    };
+    const sourceStatus = {
+      containerStatuses: [{
+        name: "app",
+        containerID: "containerd://1",
+        image: "app:1",
+        imageID: "",
+        state: { running: {} },
+      }],
+    };
+    const app = podContainerStatuses({ containers: [{ name: "app" }] }, runtimeStatus, sourceStatus)
+      .regular[0]!;
+    assert.equal(app.image, "app:1", "the source's image name of the same instance stays");
+    assert.equal(app.imageID, "sha256:0123");
+    const unnamed = podContainerStatuses(
+      { containers: [{ name: "app" }] },
+      runtimeStatus,
+      { containerStatuses: [{ ...sourceStatus.containerStatuses[0]!, image: "" }] },
+    ).regular[0]!;
+    assert.equal(unnamed.image, "registry.local/app:1");
+  });
 });

@@ -25,7 +25,7 @@ import type { Logger } from "../log.ts";
 import { clockSleep } from "../sleep.ts";
 import { headEnd, parseRequestHead, type RequestHead, RequestHeadError } from "./request_head.ts";
 import { type BodyFraming, chunk, LAST_CHUNK, plainError, responseHead } from "./response_head.ts";
-import { type ByteConn, TlsServerConn } from "./tls_conn.ts";
+import { acceptTls, type ByteConn } from "./tls_conn.ts";
 
 /** The deadlines of a connection, as counted when one cuts it. */
 export type Deadline = "tls_handshake" | "read_header" | "idle" | "write";
@@ -224,9 +224,11 @@ class Http1Connection {
   async #serve(): Promise<void> {
     const t = this.#o.timeouts;
     if (this.#o.tls !== undefined) {
-      const tls = new TlsServerConn(this.#conn as Deno.Conn, this.#o.tls);
-      this.#conn = tls;
       this.#arm(t.tlsHandshakeMs, "tls_handshake");
+      const tls = await acceptTls(this.#conn as Deno.Conn, this.#o.tls);
+      this.#conn = tls;
+      // The deadline may have passed while Node's TLS module loaded: it closed the TCP socket.
+      if (this.#closed) tls.close();
       await tls.handshake();
       this.#disarm();
     }

@@ -8,11 +8,43 @@
  * ours: a deadline closes it, and the descriptor goes with it. The TLS itself
  * is Deno's (`node:tls` over a stream), with the same certificates.
  *
+ * `node:tls` and `node:stream` are imported when the first TLS connection
+ * comes, not with the daemon: they start Deno's Node compatibility layer,
+ * which a daemon without HTTPS does not pay for.
+ *
  * @module
  */
 
-import { Duplex } from "node:stream";
-import { TLSSocket } from "node:tls";
+import type { Duplex } from "node:stream";
+import type { TLSSocket } from "node:tls";
+
+/** The two Node classes TLS needs. */
+interface NodeTls {
+  readonly Duplex: typeof Duplex;
+  readonly TLSSocket: typeof TLSSocket;
+}
+
+let nodeTls: Promise<NodeTls> | undefined;
+
+function loadNodeTls(): Promise<NodeTls> {
+  return nodeTls ??= Promise.all([import("node:stream"), import("node:tls")]).then((
+    [stream, tls],
+  ) => ({ Duplex: stream.Duplex, TLSSocket: tls.TLSSocket }));
+}
+
+/**
+ * Starts the server side of TLS on an accepted connection.
+ *
+ * @param conn The accepted TCP connection.
+ * @param tls PEM certificate chain and key.
+ * @returns The connection; {@linkcode TlsServerConn.handshake} says when it is usable.
+ */
+export async function acceptTls(
+  conn: Deno.Conn,
+  tls: { readonly cert: string; readonly key: string },
+): Promise<TlsServerConn> {
+  return new TlsServerConn(conn, tls, await loadNodeTls());
+}
 
 /** What the HTTP/1.1 server reads and writes: a plain `Deno.Conn` or a TLS one. */
 export interface ByteConn {
@@ -27,8 +59,8 @@ export interface ByteConn {
 const HIGH_WATER = 64 * 1024;
 
 /** A `Deno.Conn` as the stream `node:tls` reads ciphertext from and writes it to. */
-function ciphertextStream(conn: Deno.Conn): Duplex {
-  return new Duplex({
+function ciphertextStream(conn: Deno.Conn, node: NodeTls): Duplex {
+  return new node.Duplex({
     read() {
       const buf = new Uint8Array(16 * 1024);
       conn.read(buf).then(
@@ -36,13 +68,13 @@ function ciphertextStream(conn: Deno.Conn): Duplex {
         (err) => this.destroy(err),
       );
     },
-    write(chunk: Uint8Array, _encoding, callback) {
+    write(chunk: Uint8Array, _encoding: string, callback: (err?: Error | null) => void) {
       writeAll(conn, chunk).then(() => callback(), callback);
     },
-    final(callback) {
+    final(callback: () => void) {
       conn.closeWrite().then(() => callback(), () => callback());
     },
-    destroy(err, callback) {
+    destroy(err: Error | null, callback: (err: Error | null) => void) {
       try {
         conn.close();
       } catch {
@@ -75,12 +107,17 @@ export class TlsServerConn implements ByteConn {
    *
    * @param conn The accepted TCP connection; closing this closes it.
    * @param tls PEM certificate chain and key.
+   * @param node The Node classes (see {@linkcode acceptTls}).
    */
-  constructor(conn: Deno.Conn, tls: { readonly cert: string; readonly key: string }) {
+  constructor(
+    conn: Deno.Conn,
+    tls: { readonly cert: string; readonly key: string },
+    node: NodeTls,
+  ) {
     this.#conn = conn;
     this.remoteAddr = conn.remoteAddr;
     this.localAddr = conn.localAddr;
-    const socket = new TLSSocket(ciphertextStream(conn), {
+    const socket = new node.TLSSocket(ciphertextStream(conn, node), {
       isServer: true,
       cert: tls.cert,
       key: tls.key,

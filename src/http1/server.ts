@@ -23,6 +23,7 @@ import { type Clock, systemClock } from "../clock.ts";
 import { AcceptLoop, type AcceptObserver, closeQuietly } from "../listen/accept_loop.ts";
 import type { Logger } from "../log.ts";
 import { clockSleep } from "../sleep.ts";
+import { DeadlineSweep, type Expiring, tickFor } from "./deadlines.ts";
 import { headEnd, parseRequestHead, type RequestHead, RequestHeadError } from "./request_head.ts";
 import { type BodyFraming, chunk, LAST_CHUNK, plainError, responseHead } from "./response_head.ts";
 import { acceptTls, type ByteConn } from "./tls_conn.ts";
@@ -119,6 +120,11 @@ export function serveHttp1(options: Http1ServerOptions, handler: Http1Handler): 
   // TLS runs over connections accepted here, not on `Deno.listenTls` (see tls_conn.ts).
   const listener = Deno.listen({ hostname: options.hostname, port: options.port });
   const clock = options.clock ?? systemClock;
+  const t = options.timeouts;
+  const deadlines = new DeadlineSweep(
+    clock,
+    tickFor(Math.min(t.tlsHandshakeMs, t.readHeaderMs, t.idleMs, t.writeMs)),
+  );
   const loop = new AcceptLoop(listener, {
     name: options.name,
     maxConnections: options.maxConnections,
@@ -128,7 +134,9 @@ export function serveHttp1(options: Http1ServerOptions, handler: Http1Handler): 
   });
   const connections = new Set<Http1Connection>();
   const accepting = loop.run(async (conn) => {
-    const connection = new Http1Connection(conn, options, clock, handler);
+    // Each response is one write: Nagle's wait for an ACK would only delay its tail.
+    (conn as Deno.TcpConn).setNoDelay(true);
+    const connection = new Http1Connection(conn, options, deadlines, handler);
     connections.add(connection);
     try {
       await connection.run();
@@ -155,6 +163,7 @@ export function serveHttp1(options: Http1ServerOptions, handler: Http1Handler): 
         cancel();
         // A write stuck on a client that does not read is not waited for.
         for (const c of connections) c.close();
+        deadlines.stop();
       })();
     },
   };
@@ -163,25 +172,31 @@ export function serveHttp1(options: Http1ServerOptions, handler: Http1Handler): 
 const FIRST_BUFFER = 4096;
 
 /** One client connection: requests read, handled and answered in turn. */
-class Http1Connection {
+class Http1Connection implements Expiring {
   #conn: ByteConn;
   readonly #o: Http1ServerOptions;
-  readonly #clock: Clock;
+  readonly #deadlines: DeadlineSweep;
+  /** The deadline armed, for the count when it expires. */
+  #deadline: Deadline = "read_header";
   readonly #handler: Http1Handler;
   readonly #done = Promise.withResolvers<void>();
   #buf: Uint8Array<ArrayBuffer> = new Uint8Array(FIRST_BUFFER);
   #filled = 0;
-  #cancelDeadline: () => void = () => {};
   #closed = false;
   #busy = false;
   #closeWhenIdle = false;
   /** Ends the body being streamed, if any. */
   #onClose: (() => void) | undefined;
 
-  constructor(conn: Deno.Conn, options: Http1ServerOptions, clock: Clock, handler: Http1Handler) {
+  constructor(
+    conn: Deno.Conn,
+    options: Http1ServerOptions,
+    deadlines: DeadlineSweep,
+    handler: Http1Handler,
+  ) {
     this.#conn = conn;
     this.#o = options;
-    this.#clock = clock;
+    this.#deadlines = deadlines;
     this.#handler = handler;
   }
 
@@ -205,7 +220,7 @@ class Http1Connection {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#cancelDeadline();
+    this.#deadlines.disarm(this);
     closeQuietly(this.#conn);
     this.#onClose?.();
   }
@@ -324,14 +339,14 @@ class Http1Connection {
         );
         return false;
       }
+      const noBody = head.method === "HEAD" || response.status === 204 ||
+        response.status === 304;
       const bytes = await response.arrayBuffer().then((b) => new Uint8Array(b), () => undefined);
       if (bytes === undefined) {
         const error = this.#o.onError(new Error("the response body failed"));
         await this.#write(plainError(error.status, await error.text()));
         return false;
       }
-      const noBody = head.method === "HEAD" || response.status === 204 ||
-        response.status === 304;
       const out = responseHead(
         response.status,
         response.headers,
@@ -444,17 +459,19 @@ class Http1Connection {
   }
 
   #arm(ms: number, deadline: Deadline): void {
-    this.#cancelDeadline();
-    this.#cancelDeadline = this.#clock.setTimer(ms, () => {
-      if (this.#closed) return;
-      this.#o.observer.timedOut(deadline);
-      this.close();
-    });
+    this.#deadline = deadline;
+    this.#deadlines.arm(this, ms);
   }
 
   #disarm(): void {
-    this.#cancelDeadline();
-    this.#cancelDeadline = () => {};
+    this.#deadlines.disarm(this);
+  }
+
+  /** The armed deadline passed: counted, and the connection closed. */
+  expire(): void {
+    if (this.#closed) return;
+    this.#o.observer.timedOut(this.#deadline);
+    this.close();
   }
 }
 

@@ -21,6 +21,8 @@ const TIMEOUTS: Http1Timeouts = {
   idleMs: 90_000,
   writeMs: 60_000,
 };
+/** Deadlines are swept every tenth of the shortest: one fires within two ticks of falling due. */
+const TICK = 1000;
 const ENC = new TextEncoder();
 const DEC = new TextDecoder();
 
@@ -216,9 +218,10 @@ Deno.test("http1: a slow client is cut at the header deadline, an idle one at th
     const slow = await connect(s.port);
     await slow.write(ENC.encode("GET /x HTTP/1.1\r\nHo"));
     await until(() => s.server.openConnections === 1, "the slow client accepted");
-    s.clock.advance(TIMEOUTS.readHeaderMs - 1);
+    s.clock.advance(TIMEOUTS.readHeaderMs - TICK);
     await slow.write(ENC.encode("s"));
-    s.clock.advance(1);
+    assert.deepEqual(s.timedOut, [], "not cut before the deadline, bytes or not");
+    s.clock.advance(2 * TICK);
     assert.equal(await readToEnd(slow), "");
     slow.close();
     assert.deepEqual(s.timedOut, ["read_header"]);
@@ -229,7 +232,7 @@ Deno.test("http1: a slow client is cut at the header deadline, an idle one at th
     await readResponses(idle, 1);
     s.clock.advance(TIMEOUTS.readHeaderMs);
     assert.equal(s.timedOut.length, 1, "the header deadline is over once the request was read");
-    s.clock.advance(TIMEOUTS.idleMs - TIMEOUTS.readHeaderMs);
+    s.clock.advance(TIMEOUTS.idleMs - TIMEOUTS.readHeaderMs + 2 * TICK);
     assert.equal(await readToEnd(idle), "");
     idle.close();
     assert.deepEqual(s.timedOut, ["read_header", "idle"]);
@@ -245,7 +248,7 @@ Deno.test("http1: a client that never starts TLS is cut at the handshake deadlin
   try {
     const silent = await connect(s.port);
     await until(() => s.server.openConnections === 1, "the silent client accepted");
-    s.clock.advance(TIMEOUTS.tlsHandshakeMs);
+    s.clock.advance(TIMEOUTS.tlsHandshakeMs + 2 * TICK);
     assert.equal(await readToEnd(silent), "");
     silent.close();
     assert.deepEqual(s.timedOut, ["tls_handshake"]);

@@ -64,7 +64,10 @@ Deno.test("deno task install without --dir writes into $PODS_API_INSTALL_DIR, an
     const byFlag = await task("--dir", `${dir}/flag`);
     assert.equal(byFlag.code, 0, byFlag.stderr);
     assert.match(byFlag.stdout, new RegExp(`^installed ${dir}/flag/pods-api:`));
-    assert.deepEqual([...Deno.readDirSync(`${dir}/env`)].map((e) => e.name), ["pods-api"]);
+    assert.deepEqual(
+      (await Array.fromAsync(Deno.readDir(`${dir}/env`))).map((e) => e.name),
+      ["pods-api"],
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -102,6 +102,8 @@ interface Observed {
   readonly seenToNs: number;
   /** The status was read by a relist's inspection (not given by an event). */
   readonly listed: boolean;
+  /** Made by an event: its item is built from the event's status, not listed. */
+  readonly byEvent: boolean;
   /** Inspect at the next relist: made or changed by an event, or its inspection failed. */
   readonly inspect: boolean;
 }
@@ -295,6 +297,7 @@ export class CriState {
         seenFromNs: window.fromNs,
         seenToNs: window.toNs,
         listed: read.status !== undefined,
+        byEvent: false,
         inspect: read.inspect,
       });
     }
@@ -325,6 +328,7 @@ export class CriState {
         seenFromNs: window.fromNs,
         seenToNs: window.toNs,
         listed: read.status !== undefined,
+        byEvent: false,
         inspect: read.inspect,
       });
       // An exit first read now is read once more at the next relist; this
@@ -503,7 +507,8 @@ export class CriState {
     same: (held: T, next: T) => boolean,
   ): "gone" | { status: T | undefined; inspect: boolean; keep: boolean } {
     if (inspected === "gone") return "gone";
-    const unchanged = known !== undefined && known.item.state === item.state &&
+    // Only a listed item is kept: one an event made is replaced by the list's.
+    const unchanged = known !== undefined && !known.byEvent && known.item.state === item.state &&
       known.item.createdAt === item.createdAt;
     if (typeof inspected === "object") {
       if (inspected.id !== id) {
@@ -587,7 +592,7 @@ export class CriState {
 
 /** A record as an event leaves it: observed at the event's stamp, to be read by the next relist. */
 function byEvent(stamp: number): Observed {
-  return { seenFromNs: stamp, seenToNs: stamp, listed: false, inspect: true };
+  return { seenFromNs: stamp, seenToNs: stamp, listed: false, byEvent: true, inspect: true };
 }
 
 /**

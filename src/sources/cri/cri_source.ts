@@ -74,8 +74,9 @@ export interface CriPodSourceOptions {
   metrics?: Pick<Metrics, "runtimeReachable" | "sourceItemsRejected" | "runtimeEvents">;
   log?: Logger;
   /**
-   * The wall clock the runtime stamps its events with: an event is taken
-   * into the view only when it is newer than the last list's end.
+   * The wall clock the runtime stamps its events with: what a list read
+   * was observed between its start and end on it, and an event moves a
+   * record only when stamped after that (see {@linkcode CriState}).
    * @default {systemClock}
    */
   clock?: Pick<Clock, "now">;

@@ -11,8 +11,8 @@
  *   pod's statuses (containerd 1.7+, CRI-O) into the view, as the kubelet's
  *   evented PLEG takes it into its pod cache, and only moves a record forward
  *   in the runtime's own time. Whatever it cannot be sure of (no statuses,
- *   the sandbox's own DELETED, something made while the last relist read) is
- *   left to a relist.
+ *   as containerd's sandbox DELETED; something made while the last relist
+ *   read) is left to a relist.
  *
  * Records made or changed by an event are inspected again at the next
  * relist, so a relist never keeps a status it did not read.
@@ -176,8 +176,8 @@ export class CriState {
   #rejected = new Set<string>();
   #window: ListWindow | undefined;
   /**
-   * Containers an event found gone since the last relist, with its stamp:
-   * an older event arriving late must not bring one back.
+   * Sandboxes and containers an event found gone since the last relist,
+   * with its stamp: an older event arriving late must not bring one back.
    */
   #goneAt = new Map<string, number>();
 
@@ -386,6 +386,8 @@ export class CriState {
    * the event leaves out, made before its stamp, is gone. Something the last
    * relist did not list is added only when made after that relist started;
    * when the event is stamped within its read, a relist is asked for too.
+   * The sandbox's own DELETED removes the pod when it carries the sandbox's
+   * status, as the kubelet takes it; without one (containerd) a relist does.
    *
    * @param event The event.
    * @returns What became of it.
@@ -402,13 +404,13 @@ export class CriState {
     const stamp = event.createdAt;
     if (stamp <= window.fromNs) return "covered";
     const sandboxId = sandbox.id;
-    // The sandbox's own removal is the relist's to make.
+    if (stamp <= (this.#goneAt.get(sandboxId) ?? -Infinity)) return "covered";
+    const known = this.#sandboxes.get(sandboxId);
     if (
       event.containerEventType === CONTAINER_EVENT_TYPE.deleted && event.containerId === sandboxId
     ) {
-      return "relist";
+      return this.#removeSandbox(sandboxId, known, stamp);
     }
-    const known = this.#sandboxes.get(sandboxId);
     let unsure = false;
     if (known === undefined && stamp <= window.toNs) {
       // Within the read: made before it started and not listed, it was gone.
@@ -453,6 +455,29 @@ export class CriState {
     }
     if (changed) this.#rebuildPod(uid);
     return unsure ? "relist" : "applied";
+  }
+
+  /**
+   * The sandbox's own DELETED that still carries its status (as the kubelet
+   * takes it, the pod leaves its cache): the sandbox and its containers are
+   * gone for good (a relist that listed the sandbox read before its
+   * removal), and no older event brings them back before the next relist.
+   */
+  #removeSandbox(id: string, known: SandboxRecord | undefined, stamp: number): EventOutcome {
+    if (known === undefined) {
+      this.#goneAt.set(id, stamp);
+      return "covered";
+    }
+    this.#sandboxes.delete(id);
+    this.#goneAt.set(id, stamp);
+    for (const [cid, record] of this.#containers) {
+      if (record.item.podSandboxId !== id) continue;
+      this.#containers.delete(cid);
+      this.#exitRecheck.delete(cid);
+      this.#goneAt.set(cid, stamp);
+    }
+    if (known.uid !== undefined) this.#rebuildPod(known.uid);
+    return "applied";
   }
 
   /**

@@ -178,19 +178,24 @@ export class RuntimeTruth {
     return [this.#event(c.sandboxId, CONTAINER_EVENT_TYPE.deleted, id, at)];
   }
 
-  /** RemovePodSandbox: its containers' DELETED, then its own, without a status. */
-  removeSandbox(id: string): ContainerEventResponse[] {
+  /**
+   * RemovePodSandbox: its containers' DELETED, then its own: without a
+   * status as containerd 1.7 sends it, or `withStatus` its last one (a
+   * runtime that reads the status before it removes the sandbox).
+   */
+  removeSandbox(id: string, withStatus = false): ContainerEventResponse[] {
     const events: ContainerEventResponse[] = [];
     for (const [cid, c] of this.#containers) {
       if (c.sandboxId === id) events.push(...this.removeContainer(cid));
     }
     const at = this.#tick();
+    const last = this.#sandboxes.get(id)!;
     this.#sandboxes.delete(id);
     events.push({
       containerId: id,
       containerEventType: CONTAINER_EVENT_TYPE.deleted,
       createdAt: at,
-      podSandboxStatus: null,
+      podSandboxStatus: withStatus ? last : null,
       containersStatuses: [],
     });
     return events;

@@ -7,7 +7,11 @@
 import assert from "node:assert/strict";
 import type { PodSnapshot } from "../../../src/model/pod.ts";
 import { CriState, type EventOutcome } from "../../../src/sources/cri/cri_state.ts";
-import { CONTAINER_STATE, type ContainerEventResponse } from "../../../src/sources/cri/mod.ts";
+import {
+  CONTAINER_EVENT_TYPE,
+  CONTAINER_STATE,
+  type ContainerEventResponse,
+} from "../../../src/sources/cri/mod.ts";
 import { Prng } from "../../_support/prng.ts";
 import { RuntimeTruth, type TruthRead } from "./_runtime_truth.ts";
 
@@ -62,7 +66,7 @@ function randomCall(
   if (roll === 6 && exited.length > 0) return truth.removeContainer(prng.pick(exited).id);
   if (roll >= 7) {
     const stopped = sandboxes.filter((id) => truth.sandboxState(id) === 1);
-    if (stopped.length > 0) return truth.removeSandbox(prng.pick(stopped));
+    if (stopped.length > 0) return truth.removeSandbox(prng.pick(stopped), prng.int(2) === 0);
   }
   return [];
 }
@@ -115,6 +119,8 @@ function containerRanks(view: readonly PodSnapshot[]): Map<string, number> {
 
 Deno.test("CriState's view after every relist is the view of that relist alone, whatever events came", () => {
   const outcomes = new Map<EventOutcome, number>();
+  /** What became of the sandboxes' DELETED that carried a status. */
+  const sandboxDeletes = new Map<EventOutcome, number>();
   let relists = 0;
   let eventsInWindow = 0;
   for (let seed = 1; seed <= SEEDS; seed++) {
@@ -125,7 +131,13 @@ Deno.test("CriState's view after every relist is the view of that relist alone, 
     let pending: ContainerEventResponse[] = [];
     let ranks = new Map<string, number>();
     const gone = new Set<string>();
+    let uids = new Set<string>();
+    const goneUids = new Set<string>();
     const check = (where: string) => {
+      const nowUids = new Set(state.view().map((p) => p.uid));
+      for (const uid of nowUids) assert.ok(!goneUids.has(uid), `${where}: pod ${uid} came back`);
+      for (const uid of uids) if (!nowUids.has(uid)) goneUids.add(uid);
+      uids = nowUids;
       const now = containerRanks(state.view());
       for (const [id, rank] of now) {
         assert.ok(!gone.has(id), `${where}: container ${id} came back`);
@@ -148,6 +160,12 @@ Deno.test("CriState's view after every relist is the view of that relist alone, 
           const outcome = state.applyEvent(e);
           outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
           if (e.podSandboxStatus === null) assert.equal(outcome, "relist", where);
+          if (
+            e.containerId === e.podSandboxStatus?.id &&
+            e.containerEventType === CONTAINER_EVENT_TYPE.deleted
+          ) {
+            sandboxDeletes.set(outcome, (sandboxDeletes.get(outcome) ?? 0) + 1);
+          }
           check(where);
         }
       } else {
@@ -184,4 +202,8 @@ Deno.test("CriState's view after every relist is the view of that relist alone, 
   for (const outcome of ["applied", "covered", "relist"] as const) {
     assert.ok((outcomes.get(outcome) ?? 0) > 100, `${outcome}: ${outcomes.get(outcome)}`);
   }
+  assert.ok(
+    (sandboxDeletes.get("applied") ?? 0) > 50,
+    `sandbox DELETED applied: ${sandboxDeletes.get("applied")}`,
+  );
 });

@@ -185,3 +185,24 @@ Deno.test("CriState leaves an event without statuses, or one before any relist, 
   assert.equal(state.applyEvent(bare), "relist");
   assert.deepEqual(served(state), ["uid-1 Pending"]);
 });
+
+Deno.test("CriState removes a pod at once on its sandbox's DELETED that carries the sandbox's status, and no late event brings it back", () => {
+  const truth = new RuntimeTruth(START_NS);
+  const state = newState();
+  relist(state, truth);
+  const run = truth.runSandbox("sb1", "uid-1", "web");
+  const create = truth.createContainer("app1", "sb1", "app", 0);
+  const stop = truth.stopSandbox("sb1");
+  const removal = truth.removeSandbox("sb1", true);
+  for (const e of [...run, ...create, ...stop]) state.applyEvent(e);
+  assert.equal(state.view().length, 1);
+  assert.deepEqual(removal.map((e) => state.applyEvent(e)), ["applied", "applied"]);
+  assert.deepEqual(state.view(), []);
+  // Late, out of order: the pod stays gone.
+  assert.deepEqual([...create, ...run].map((e) => state.applyEvent(e)), [
+    "covered",
+    "covered",
+    "covered",
+  ]);
+  assert.deepEqual(state.view(), []);
+});

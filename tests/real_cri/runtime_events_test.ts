@@ -85,6 +85,12 @@ async function listedUids(stub: PodsStub): Promise<Set<string>> {
   return new Set((list.value.pods ?? []).map((bytes) => decodePod(bytes).metadata.uid as string));
 }
 
+/** One watch event of the pod under test. */
+interface WatchedEvent {
+  readonly type: string;
+  readonly pod: PodObject;
+}
+
 interface PodStatusView {
   conditions?: { type: string; status: string }[];
   containerStatuses?: { name: string; state: Record<string, unknown> }[];
@@ -126,25 +132,21 @@ Deno.test({
     try {
       await using h = await harness;
       await waitGateOpen(h.daemon.gate);
-      const events: { type: string; pod: PodObject | undefined }[] = [];
+      const events: WatchedEvent[] = [];
       const stream = watchAll(h.v1alpha1, (type, bytes) => {
         const pod = bytes === undefined ? undefined : decodePod(bytes);
-        if (pod?.metadata.uid === uid) events.push({ type, pod });
+        if (pod !== undefined && pod.metadata.uid === uid) events.push({ type, pod });
       });
       /** Runs a step, then waits for a watch event of this pod that shows it. */
       const step = async (
         what: string,
         action: () => Promise<unknown>,
-        shows: (e: {
-          type: string;
-          pod: PodObject;
-        }) => boolean,
+        shows: (e: WatchedEvent) => boolean,
       ) => {
         const from = events.length;
         await action();
         await poll(
-          () =>
-            events.slice(from).some((e) => e.pod !== undefined && shows(e as never)) || undefined,
+          () => events.slice(from).some(shows) || undefined,
           { what: `the watcher to see: ${what}`, timeoutMs: STEP_TIMEOUT_MS, intervalMs: 10 },
         );
       };

@@ -41,17 +41,22 @@ opts=(
   -o "Dir::Cache::archives=$APT/archives"
   -o "Dir::Cache::pkgcache=$APT/pkgcache.bin"
   -o "Dir::Cache::srcpkgcache=$APT/srcpkgcache.bin"
-  -o "Dir::State::status=/var/lib/dpkg/status"
   -o "APT::Architecture=$(dpkg --print-architecture)"
   -o "Acquire::Languages=none"
   -o "APT::Sandbox::User=root"
 )
 say "apt-get update (trixie only, state in $APT)"
 apt-get "${opts[@]}" update -qq >&2
-say "apt-get download containerd"
-(cd "$APT/archives" && apt-get "${opts[@]}" download containerd >&2)
+say "apt-get download containerd/trixie"
+rm -f "$APT"/archives/containerd_*.deb
+(cd "$APT/archives" && apt-get "${opts[@]}" download containerd/trixie >&2)
 deb=$(ls -t "$APT"/archives/containerd_*.deb | head -n1)
 rm -rf "$ROOT"
 dpkg -x "$deb" "$ROOT"
-say "unpacked $(basename "$deb"): $("$ROOT/usr/bin/containerd" --version)"
+version=$("$ROOT/usr/bin/containerd" --version)
+case "$version" in
+  *" 1.7."*) ;;
+  *) say "unexpected containerd in $(basename "$deb"): $version"; exit 1 ;;
+esac
+say "unpacked $(basename "$deb"): $version"
 echo "$ROOT/usr"

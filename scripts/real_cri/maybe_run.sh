@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# maybe_run.sh - runs the real-containerd tests when this machine can (root,
-# containerd, runc and the CNI plugins installed); otherwise says why it
-# skips. With PODS_API_REQUIRE_REAL_CRI=1 (CI) a skip is a failure.
+# maybe_run.sh - runs the real-containerd tests (on containerd 1.6 and 1.7:
+# run_test.sh) when this machine can (root, containerd, runc and the CNI
+# plugins installed); otherwise says why it skips. With PODS_API_REQUIRE_REAL_CRI=1 (CI) a skip is a failure.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 why=""

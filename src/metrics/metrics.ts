@@ -319,7 +319,7 @@ export function createMetrics(registry: Registry): Metrics {
     runtimeEvents: new Counter({
       name: "pods_api_runtime_events_total",
       help:
-        "Container events from the runtime's GetContainerEvents stream, by outcome: applied (its statuses taken into the view at once), covered (older than the last relist, which read its change), relist (without statuses: woke a relist).",
+        "Container events from the runtime's GetContainerEvents stream, by outcome: applied (its statuses taken into the view at once), covered (overtaken: older than the last relist, which read its change, or than a removal already taken in), relist (woke a relist: without statuses, as containerd's sandbox DELETED, or naming something made while the last relist read).",
       labelNames: ["outcome"],
       registers,
     }),

@@ -28,6 +28,7 @@ import { type PodSource, SourceUnavailableError } from "../sources/mod.ts";
 import { abortableSleep, type Sleep } from "../sleep.ts";
 import { untilAborted } from "./_abort.ts";
 import { SyncGate } from "./sync_gate.ts";
+import { ViewBudget } from "./_view_budget.ts";
 
 /**
  * The reason the loop's own waits (the read's deadline, the spacing, a
@@ -150,8 +151,8 @@ export class Relister {
   readonly #listingWaiters = new Set<() => void>();
   /** A turn that hands on the source's view is waiting or queued, and has not run yet. */
   #viewQueued = false;
-  /** Clock time (ms) the source's view was last handed on by {@linkcode publishView}. */
-  #viewAt = -Infinity;
+  /** How soon the source's view may be handed on again by {@linkcode publishView}. */
+  readonly #viewBudget: ViewBudget;
   /** The signal of the last relist: ends a view's wait at shutdown. */
   #lastSignal: AbortSignal | undefined;
 
@@ -187,6 +188,7 @@ export class Relister {
       });
     }
     this.#maxBackoff = Math.max(options.period, options.maxBackoff ?? DEFAULT_MAX_BACKOFF);
+    this.#viewBudget = new ViewBudget(this.#minInterval);
     this.#sleep = options.sleep ?? abortableSleep;
     this.#gate = options.gate ?? new SyncGate({ sources: [this.#name], clock: options.clock });
     this.#marksGate = options.gate === undefined;
@@ -250,9 +252,10 @@ export class Relister {
 
   /**
    * Hands the source's own view (`source.view()`) to the sink without a
-   * read: the source took a change in itself. At most once per
-   * `minInterval`, as change-woken relists: changes taken in meanwhile wait
-   * and are handed on together (each costs the source no read, and the sink
+   * read: the source took a change in itself. A few at once after a quiet
+   * spell (`VIEW_BURST`, 10: the changes of one pod start each reach
+   * watchers at once), then at most once per `minInterval`, as change-woken
+   * relists: changes taken in meanwhile wait and are handed on together (each costs the source no read, and the sink
    * one pass over the view). It runs at once when no relist is in progress,
    * else queued behind them, so views still reach the sink in order; one
    * turn waiting covers every call (it reads the view when it runs). Before
@@ -270,7 +273,7 @@ export class Relister {
     }
     if (this.#viewQueued) return;
     this.#viewQueued = true;
-    const wait = this.#viewAt + this.#minInterval - this.#clock.now();
+    const wait = this.#viewBudget.wait(this.#clock.now());
     const hand = () => void this.#inTurn(() => this.#handView());
     if (wait <= 0) return hand();
     this.#sleep(wait, signal).then(hand, hand);
@@ -280,13 +283,14 @@ export class Relister {
   #handView(): void {
     this.#viewQueued = false;
     if (this.#failures > 0 || this.#lastSignal?.aborted) return;
-    this.#viewAt = this.#clock.now();
+    const at = this.#clock.now();
+    this.#viewBudget.take(at);
     let view: readonly PodSnapshot[];
     try {
       view = this.#source.view!();
       this.#sink(view);
     } catch (error) {
-      this.#failed(error, "sink", this.#viewAt);
+      this.#failed(error, "sink", at);
       return;
     }
     this.#metrics.sourcePods.set({ source: this.#name }, view.length);

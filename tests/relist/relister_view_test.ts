@@ -6,6 +6,7 @@ import type { Metrics } from "../../src/metrics/metrics.ts";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import type { PodSnapshot } from "../../src/model/pod.ts";
 import { Relister } from "../../src/relist/relister.ts";
+import { VIEW_BURST } from "../../src/relist/_view_budget.ts";
 import { type PodSource, SourceUnavailableError } from "../../src/sources/mod.ts";
 import { FakeClock, makeSnapshot } from "../_fixtures/pods.ts";
 import { metricValue } from "../_support/metric_value.ts";
@@ -126,24 +127,48 @@ Deno.test("Relister.publishView() while the source fails asks for a relist inste
   assert.equal(received.length, 1);
 });
 
-Deno.test("Relister.publishView() hands views on at most once per minInterval, the latest at the end", async () => {
+Deno.test("Relister.publishView() hands a few views on at once, then at most once per minInterval, the latest at the end", async () => {
   const { source, received, relister, sleeps, clock } = setup(100);
   const first = relister.relistOnce(signal);
   source.answer([makeSnapshot({ uid: "a" })]);
   await first;
-  source.held = [makeSnapshot({ uid: "b" })];
-  relister.publishView();
-  assert.equal(received.length, 2, "the first view goes at once");
+  // A kubelet's container start is a few changes a few ms apart: each goes at once.
+  for (let i = 0; i < VIEW_BURST; i++) {
+    source.held = [makeSnapshot({ uid: `b${i}` })];
+    relister.publishView();
+    assert.equal(received.length, 2 + i, `view ${i + 1} of a burst goes at once`);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
   clock.advance(30);
   source.held = [makeSnapshot({ uid: "c" })];
   relister.publishView();
   source.held = [makeSnapshot({ uid: "d" })];
   relister.publishView();
-  assert.equal(received.length, 2, "the next ones wait");
+  assert.equal(received.length, 1 + VIEW_BURST, "the next ones wait");
   assert.ok(sleeps.waiting.includes(70), "for what is left of the interval");
   clock.advance(70);
   sleeps.fire(70);
   await new Promise((resolve) => setTimeout(resolve, 0));
-  assert.deepEqual(received.slice(2), [source.held], "one view, the latest");
-  assert.equal(source.views, 2);
+  assert.deepEqual(received.slice(1 + VIEW_BURST), [source.held], "one view, the latest");
+  assert.equal(source.views, VIEW_BURST + 1);
+});
+
+Deno.test("Relister.publishView() earns one more immediate view per minInterval of quiet", async () => {
+  const { source, received, relister, sleeps, clock } = setup(100);
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+  const first = relister.relistOnce(signal);
+  source.answer([makeSnapshot({ uid: "a" })]);
+  await first;
+  for (let i = 0; i < VIEW_BURST; i++) {
+    relister.publishView();
+    await tick();
+  }
+  assert.equal(received.length, 1 + VIEW_BURST);
+  clock.advance(100);
+  relister.publishView();
+  await tick();
+  assert.equal(received.length, 2 + VIEW_BURST, "one earned in 100 ms goes at once");
+  relister.publishView();
+  assert.equal(received.length, 2 + VIEW_BURST, "the next waits");
+  assert.ok(sleeps.waiting.includes(100), `a whole interval: ${sleeps.waiting}`);
 });

@@ -1,16 +1,17 @@
 /**
  * The CRI pod source: reads the node's pods from the container runtime the
  * way the kubelet's generic PLEG does. Each {@linkcode CriPodSource.list}
- * lists sandboxes and containers (two calls), inspects only what is new or
- * changed state since the last list (and whatever failed inspection last
- * time), then rebuilds only the pods whose inputs changed. An unchanged pod is
- * returned as the very same {@linkcode PodSnapshot} object, so the cache can
- * skip it by identity: the work grows with what changed, not with the node.
+ * lists sandboxes and containers (two calls), inspects only what is new,
+ * changed, last told by an event or not read last time, then rebuilds only the
+ * pods whose inputs changed. An unchanged pod is returned as the very same
+ * {@linkcode PodSnapshot} object, so the cache can skip it by identity: the
+ * work grows with what changed, not with the node.
  *
  * Between lists, a runtime event that carries its pod's statuses (containerd
  * 1.7+, CRI-O) is taken into the view at once, as the kubelet's evented PLEG
  * takes it into its pod cache ({@linkcode CriPodSource.watchChanges}): each
- * change reaches watchers apart, without a list. The list stays the authority.
+ * change reaches watchers apart, without a list. The state and its rules live
+ * in {@linkcode CriState}; each list replaces it with what it read.
  *
  * @module
  */
@@ -20,40 +21,20 @@ import type { Logger } from "../../log.ts";
 import { silentLogger } from "../../log.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
 import type { PodSnapshot } from "../../model/pod.ts";
-import { snapshotOf } from "../../model/pod.ts";
+import { abortableSleep } from "../../sleep.ts";
 import { type PodSource, SourceUnavailableError } from "../mod.ts";
-import { sameItems } from "../same_items.ts";
+import { containerIdScheme, type RejectReason, UNNAMED_RUNTIME } from "./convert.ts";
+import { CriState, type Inspection, type InspectPlan } from "./cri_state.ts";
 import {
-  containerIdScheme,
-  containerPodUid,
-  convertPod,
-  isValidCriId,
-  sandboxPodUid,
-  UNNAMED_RUNTIME,
-} from "./convert.ts";
-import type { RejectReason } from "./convert.ts";
-import {
-  containerItemOf,
-  sameContainerStatus,
-  sameSandboxStatus,
-  sandboxItemOf,
-} from "./_event_items.ts";
-import {
-  type Container,
-  CONTAINER_EVENT_TYPE,
-  CONTAINER_STATE,
   type ContainerEventResponse,
   type ContainerStatus,
   CRI_STATUS,
   CriCallError,
   type CriCallOptions,
-  POD_SANDBOX_STATE,
-  type PodSandbox,
   type PodSandboxStatus,
   type RuntimeReader,
   type RuntimeService,
 } from "./_types.ts";
-import { abortableSleep } from "../../sleep.ts";
 
 /**
  * Default deadline of each CRI call one `list()` makes, in milliseconds:
@@ -93,63 +74,13 @@ export interface CriPodSourceOptions {
   metrics?: Pick<Metrics, "runtimeReachable" | "sourceItemsRejected" | "runtimeEvents">;
   log?: Logger;
   /**
-   * The wall clock the runtime stamps its events with: an event is taken
-   * into the view only when it is newer than the last list's end.
+   * The wall clock the runtime stamps its events with: what a list read
+   * was observed between its start and end on it, and an event moves a
+   * record only when stamped after that (see {@linkcode CriState}).
    * @default {systemClock}
    */
   clock?: Pick<Clock, "now">;
 }
-
-interface SandboxRecord {
-  readonly item: PodSandbox;
-  /** The pod UID it belongs to, or `undefined` when it names none validly. */
-  readonly uid: string | undefined;
-  readonly status: PodSandboxStatus | undefined;
-  /** Inspect at the next list (new, changed, or the last inspection failed). */
-  readonly inspect: boolean;
-}
-
-interface ContainerRecord {
-  readonly item: Container;
-  readonly status: ContainerStatus | undefined;
-  readonly inspect: boolean;
-}
-
-interface PodEntry {
-  /** The records the snapshot was built from (identity compared). */
-  readonly inputs: ReadonlySet<SandboxRecord | ContainerRecord>;
-  readonly snapshot: PodSnapshot | undefined;
-}
-
-interface PodInputs {
-  readonly sandboxes: SandboxRecord[];
-  readonly containers: ContainerRecord[];
-}
-
-/** The clock's resolution: a list's start is known to this much. */
-const NS_PER_MS = 1e6;
-
-/** How far on a container's state is: an event never moves one back (UNKNOWN: not at all). */
-function rank(state: number): number {
-  switch (state) {
-    case CONTAINER_STATE.created:
-      return 0;
-    case CONTAINER_STATE.running:
-      return 1;
-    case CONTAINER_STATE.exited:
-      return 2;
-    default:
-      return -1;
-  }
-}
-
-/** How far on a sandbox's state is: READY, then NOTREADY (for good). */
-function sandboxRank(state: number): number {
-  return state === POD_SANDBOX_STATE.notReady ? 1 : 0;
-}
-
-/** The last list's items once an event changed the records: nothing matches them. */
-const NO_ITEMS = { sandboxes: [], containers: [] } as const;
 
 /** Failure reasons that mean the runtime did not answer. */
 const NO_ANSWER_REASONS: ReadonlySet<string> = new Set(["unavailable", "timeout", "cancelled"]);
@@ -157,10 +88,13 @@ const NO_ANSWER_REASONS: ReadonlySet<string> = new Set(["unavailable", "timeout"
 /** The metric label of this source. */
 const SOURCE = "cri";
 
+/** The clock's resolution: a list's end is known to this much. */
+const NS_PER_MS = 1e6;
+
 /**
- * Reads pods from a CRI runtime. Concurrent `list()` calls (the periodic
- * relist and one woken by a runtime event) are queued, one at a time, as
- * each builds on what the previous one inspected.
+ * Reads pods from a CRI runtime into its {@linkcode CriState}. Reads never
+ * overlap (the relister runs one at a time); an event that arrives while one
+ * reads is taken in right after it is applied, against what it read.
  *
  * @example Usage
  * ```ts ignore
@@ -181,32 +115,15 @@ export class CriPodSource implements PodSource {
   readonly #concurrency: number;
   readonly #clock: Pick<Clock, "now">;
   #runtimeName: string | undefined;
-  #sandboxes = new Map<string, SandboxRecord>();
-  #containers = new Map<string, ContainerRecord>();
-  /** Exited containers to inspect once more (see `#recheckExit`). */
-  #exitRecheck = new Set<string>();
-  #pods = new Map<string, PodEntry>();
-  /** The last list returned: returned again while no pod is rebuilt, added or gone. */
-  #out: readonly PodSnapshot[] = [];
-  /** The items the last committed list was read from, in its order. */
-  #lastItems: { readonly sandboxes: readonly object[]; readonly containers: readonly object[] } = {
-    sandboxes: [],
-    containers: [],
-  };
-  /** Raw keys of items rejected at the last list, so each is counted once. */
-  #rejected = new Set<string>();
-  /**
-   * When the last list started, in ns since the epoch (the runtime's event
-   * stamps): it read the runtime after then, so an earlier event is no news.
-   */
-  #listedFromNs: number | undefined;
-  /**
-   * When the last list ended, in ns, rounded up to the clock's resolution:
-   * an event stamped after then is newer than all that list read.
-   */
-  #listedToNs = 0;
-
-  #queue: Promise<unknown> = Promise.resolve();
+  /** Made at the first list, once the runtime's name is known. */
+  #state: CriState | undefined;
+  /** Reads in progress. */
+  #reading = 0;
+  /** Events that arrived while a read was in progress, oldest first. */
+  #arrived: ContainerEventResponse[] = [];
+  /** Where events go: set by `watchChanges`. */
+  #onHint: (() => void) | undefined;
+  #onApplied: (() => void) | undefined;
 
   /**
    * @param options The runtime, node facts, deadlines, metrics and logger.
@@ -222,21 +139,17 @@ export class CriPodSource implements PodSource {
   }
 
   /**
-   * Lists the runtime's pods: one snapshot per pod UID. Snapshots of pods
-   * whose runtime data did not change are the same objects as last time.
+   * Lists the runtime's pods: one snapshot per pod UID, built from what this
+   * read found (see {@linkcode CriState.applyList}). Snapshots of pods whose
+   * runtime data did not change are the same objects as last time.
    *
    * @param signal Aborts the list.
    * @returns Every pod the runtime holds.
    * @throws {SourceUnavailableError} When the runtime cannot be read; `reason`
    * is `unavailable`, `timeout`, `cancelled`, `unimplemented` or `runtime_error`.
    */
-  list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
-    const run = this.#queue.then(() => this.#list(signal));
-    this.#queue = run.catch(() => {});
-    return run;
-  }
-
-  async #list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
+  async list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
+    this.#reading++;
     try {
       const result = await this.#listOnce(signal);
       this.#options.metrics?.runtimeReachable.set(1);
@@ -248,154 +161,51 @@ export class CriPodSource implements PodSource {
       const reachable = !NO_ANSWER_REASONS.has(error.reason);
       this.#options.metrics?.runtimeReachable.set(reachable ? 1 : 0);
       throw error;
+    } finally {
+      this.#reading--;
+      // After the view this read returns: events handed on after it.
+      if (this.#reading === 0 && this.#arrived.length > 0) {
+        queueMicrotask(() => this.#takeArrived());
+      }
     }
   }
 
   async #listOnce(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
     signal.throwIfAborted();
-    const startedNs = this.#nowNs();
+    const fromNs = this.#nowNs();
     const call = (): CriCallOptions => ({ signal, timeoutMs: this.#callTimeoutMs });
     if (this.#runtimeName === undefined) this.#runtimeName = await this.#askRuntimeName(call());
+    const state = this.#state ??= new CriState({
+      nodeName: this.#options.nodeName,
+      hostIPs: this.#options.hostIPs,
+      runtimeName: this.#runtimeName,
+      onReject: (reason, detail) => this.#reject(reason, detail),
+    });
     // The items of settled records that the runtime lists unchanged are
-    // kept below as they are: the client need not decode them again.
+    // kept as they are: the client need not decode them again.
     const [sandboxList, containerList] = await Promise.all([
       this.#runtime.listPodSandbox({}, {
         ...call(),
-        reuse: (id, state, createdAt) => settledItem(this.#sandboxes.get(id), state, createdAt),
+        reuse: (id, st, createdAt) => state.settledSandbox(id, st, createdAt),
       }),
       this.#runtime.listContainers({}, {
         ...call(),
-        reuse: (id, state, createdAt) => settledItem(this.#containers.get(id), state, createdAt),
+        reuse: (id, st, createdAt) => state.settledContainer(id, st, createdAt),
       }),
     ]);
-    const sandboxItems = sandboxList.items ?? [];
-    const containerItems = containerList.containers ?? [];
-    // Every item listed is the one held for it (settled: inspected, same
-    // state and creation time), in the order of the last list, and no exit is
-    // to be looked at again: the steps below would rebuild the same records
-    // and pods, and return the last list. A quiet runtime answers so at every
-    // relist; this is most of their cost saved (the maps, the grouping).
-    if (
-      this.#exitRecheck.size === 0 &&
-      sameItems(sandboxItems, this.#lastItems.sandboxes) &&
-      sameItems(containerItems, this.#lastItems.containers)
-    ) {
-      signal.throwIfAborted();
-      this.#listed(startedNs);
-      return this.#out;
-    }
-    const rejected = new Set<string>();
-    const reject = (key: string, reason: RejectReason, detail: string) => {
-      rejected.add(key);
-      if (!this.#rejected.has(key)) this.#reject(reason, detail);
-    };
-
-    // 1. Match listed items with known records: same state and creation time
-    // keeps the record (and its inspected status) as is.
-    const sandboxes = new Map<string, SandboxRecord>();
-    for (const item of sandboxItems) {
-      const id = item.id;
-      const known = this.#sandboxes.get(id);
-      // A known ID was validated when first seen.
-      if (known === undefined && !isValidCriId(id)) {
-        reject(`sandbox-id:${String(id)}`, "invalid_id", `sandbox ID ${JSON.stringify(id)}`);
-        continue;
-      }
-      if (sandboxes.has(id)) {
-        reject(`sandbox-dup:${id}`, "duplicate_id", `sandbox ${JSON.stringify(id)} listed twice`);
-        continue;
-      }
-      sandboxes.set(
-        id,
-        known && !known.inspect && known.item.state === item.state &&
-          known.item.createdAt === item.createdAt
-          ? known
-          : { item, uid: sandboxPodUid(item), status: known?.status, inspect: true },
-      );
-    }
-    const containers = new Map<string, ContainerRecord>();
-    for (const item of containerItems) {
-      const id = item.id;
-      const known = this.#containers.get(id);
-      if (known === undefined && !isValidCriId(id)) {
-        reject(`container-id:${String(id)}`, "invalid_id", `container ID ${JSON.stringify(id)}`);
-        continue;
-      }
-      if (containers.has(id)) {
-        reject(
-          `container-dup:${id}`,
-          "duplicate_id",
-          `container ${JSON.stringify(id)} listed twice`,
-        );
-        continue;
-      }
-      containers.set(
-        id,
-        known && !known.inspect && known.item.state === item.state &&
-          known.item.createdAt === item.createdAt
-          ? known
-          : { item, status: known?.status, inspect: true },
-      );
-    }
-
-    // 2. Inspect what is new or changed (and exits to look at once more).
-    const exitRecheck = new Set(this.#exitRecheck);
-    await this.#inspectAll(sandboxes, containers, exitRecheck, signal);
-
-    // 3. Group by pod UID; rebuild only pods whose set of records changed.
-    const groups = new Map<string, PodInputs>();
-    const uidBySandbox = new Map<string, string>();
-    for (const [id, record] of sandboxes) {
-      const uid = record.uid;
-      if (uid === undefined) {
-        reject(`sandbox-uid:${id}`, "invalid_identity", `sandbox ${JSON.stringify(id)} has no UID`);
-        continue;
-      }
-      uidBySandbox.set(id, uid);
-      const group = groups.get(uid);
-      if (group === undefined) groups.set(uid, { sandboxes: [record], containers: [] });
-      else group.sandboxes.push(record);
-    }
-    for (const record of containers.values()) {
-      const uid = uidBySandbox.get(record.item.podSandboxId) ?? containerPodUid(record.item);
-      if (uid !== undefined) groups.get(uid)?.containers.push(record);
-    }
-
-    const pods = new Map<string, PodEntry>();
-    const fresh: PodSnapshot[] = [];
-    let rebuilt = groups.size !== this.#pods.size;
-    for (const [uid, group] of groups) {
-      const known = this.#pods.get(uid);
-      const entry = known !== undefined && sameInputs(known.inputs, group)
-        ? known
-        : this.#build(uid, group);
-      if (entry !== known) rebuilt = true;
-      pods.set(uid, entry);
-      if (entry.snapshot !== undefined) fresh.push(entry.snapshot);
-    }
-    // Nothing changed: the very list of last time, so that the merge, the
-    // cache and the checks downstream see it is the same and pass it by.
-    const out = rebuilt ? fresh : this.#out;
-
-    // Commit, unless the list was given up on: its view will never be used,
-    // and the next list must build on what the last used one saw.
+    const sandboxes = sandboxList.items ?? [];
+    const containers = containerList.containers ?? [];
+    const plan = state.toInspect(sandboxes, containers);
+    const sandboxStatuses = new Map<string, Inspection<PodSandboxStatus>>();
+    const containerStatuses = new Map<string, Inspection<ContainerStatus>>();
+    await this.#inspectAll(plan, sandboxStatuses, containerStatuses, signal);
+    // A list given up on is not applied: the next one builds on the last used.
     signal.throwIfAborted();
-    this.#sandboxes = sandboxes;
-    this.#containers = containers;
-    for (const id of exitRecheck) if (!containers.has(id)) exitRecheck.delete(id);
-    this.#exitRecheck = exitRecheck;
-    this.#pods = pods;
-    this.#out = out;
-    this.#rejected = rejected;
-    this.#lastItems = { sandboxes: sandboxItems, containers: containerItems };
-    this.#listed(startedNs);
-    return out;
-  }
-
-  /** Records when the list just committed read the runtime: from `startedNs` to now. */
-  #listed(startedNs: number): void {
-    this.#listedFromNs = startedNs;
-    this.#listedToNs = this.#nowNs() + NS_PER_MS;
+    state.applyList(
+      { sandboxes, containers, sandboxStatuses, containerStatuses },
+      { fromNs, toNs: this.#nowNs() + NS_PER_MS },
+    );
+    return state.view();
   }
 
   #nowNs(): number {
@@ -409,183 +219,7 @@ export class CriPodSource implements PodSource {
    * @returns One snapshot per pod.
    */
   view(): readonly PodSnapshot[] {
-    return this.#out;
-  }
-
-  /**
-   * Takes one runtime event into the view, as the kubelet's evented PLEG
-   * takes it into its pod cache, between lists (queued with them). The event
-   * carries its sandbox's status and those of all its containers as of its
-   * stamp. Stamped after the last list ended, it is newer than all that list
-   * read: its statuses replace what is held for the sandbox, a held
-   * container of the sandbox made before the event and not in it is gone,
-   * and the sandbox's own DELETED event removes it and its containers.
-   * Stamped while the list read, it may be older than what the list saw, so
-   * it only moves things on: a sandbox READY to NOTREADY, a container
-   * CREATED, RUNNING, EXITED; and it adds nothing made before the list
-   * started (the list found it gone). Stamped before the list started, it is
-   * `covered` (the list read its change, or later ones). One without
-   * statuses, or with what a list would reject, is left to a `relist`.
-   * (One race is left, as in the kubelet: an event stamped while a list read,
-   * of a container made and removed within that read, shows it until its
-   * removal's event.)
-   *
-   * @returns What became of it.
-   */
-  #take(event: ContainerEventResponse): "applied" | "covered" | "relist" {
-    const sandbox = event.podSandboxStatus;
-    if (
-      this.#listedFromNs === undefined || sandbox === null || !isValidCriId(sandbox.id) ||
-      !event.containersStatuses.every((c) => isValidCriId(c.id))
-    ) {
-      return "relist";
-    }
-    if (event.createdAt <= this.#listedFromNs) return "covered";
-    const sure = event.createdAt > this.#listedToNs;
-    const sandboxId = sandbox.id;
-    const known = this.#sandboxes.get(sandboxId);
-    if (known === undefined && !sure) {
-      const made = this.#madeWhen(sandbox.createdAt);
-      if (made === "before") return "covered";
-      if (made === "unsure") return "relist";
-    }
-    let unsure = false;
-    let changed = false;
-    let uid: string | undefined;
-    if (
-      event.containerEventType === CONTAINER_EVENT_TYPE.deleted && event.containerId === sandboxId
-    ) {
-      uid = known?.uid;
-      changed = this.#sandboxes.delete(sandboxId);
-      if (this.#dropContainersOf(sandboxId, () => true)) changed = true;
-    } else {
-      const item = sandboxItemOf(sandbox);
-      uid = sandboxPodUid(item);
-      if (uid === undefined || (known !== undefined && known.uid !== uid)) return "relist";
-      const news = known === undefined ||
-        (sure
-          ? known.status === undefined || !sameSandboxStatus(known.status, sandbox)
-          : sandboxRank(item.state) > sandboxRank(known.item.state));
-      if (news) {
-        this.#sandboxes.set(sandboxId, { item, uid, status: sandbox, inspect: false });
-        changed = true;
-      }
-      const named = new Set<string>();
-      for (const status of event.containersStatuses) {
-        named.add(status.id);
-        const taken = this.#takeContainer(status, sandboxId, sure);
-        if (taken === "unsure") unsure = true;
-        else if (taken === "taken") changed = true;
-      }
-      const dropped = this.#dropContainersOf(
-        sandboxId,
-        (record) => !named.has(record.item.id) && record.item.createdAt <= event.createdAt,
-      );
-      if (dropped) changed = true;
-    }
-    if (changed) {
-      // The next list compares with the records, not with the last list's items.
-      this.#lastItems = NO_ITEMS;
-      if (uid !== undefined) this.#rebuildPod(uid);
-    }
-    return unsure ? "relist" : "applied";
-  }
-
-  /**
-   * Adds a container from an event's status, or replaces the one held (only
-   * to move it on, unless `sure` the event is newer than the last list).
-   *
-   * @returns `taken`, `same` (nothing new, or nothing it may change), or
-   * `unsure` when it could not tell whether the last list missed it.
-   */
-  #takeContainer(
-    status: ContainerStatus,
-    sandboxId: string,
-    sure: boolean,
-  ): "taken" | "same" | "unsure" {
-    const id = status.id;
-    const held = this.#containers.get(id);
-    if (held === undefined && !sure) {
-      const made = this.#madeWhen(status.createdAt);
-      if (made === "before") return "same";
-      if (made === "unsure") return "unsure";
-    } else if (
-      held !== undefined &&
-      (sure
-        ? held.status !== undefined && sameContainerStatus(held.status, status)
-        : !(rank(status.state) > rank(held.item.state)))
-    ) {
-      return "same";
-    }
-    this.#containers.set(id, { item: containerItemOf(status, sandboxId), status, inspect: false });
-    // A runtime may record an exit's reason a moment after the exit.
-    if (status.state === CONTAINER_STATE.exited && held?.item.state !== CONTAINER_STATE.exited) {
-      this.#exitRecheck.add(id);
-    }
-    return "taken";
-  }
-
-  /**
-   * Forgets the containers held in `sandboxId` that `isGone` picks.
-   *
-   * @returns Whether it forgot any.
-   */
-  #dropContainersOf(sandboxId: string, isGone: (record: ContainerRecord) => boolean): boolean {
-    let dropped = false;
-    for (const [id, record] of this.#containers) {
-      if (record.item.podSandboxId !== sandboxId || !isGone(record)) continue;
-      this.#containers.delete(id);
-      this.#exitRecheck.delete(id);
-      dropped = true;
-    }
-    return dropped;
-  }
-
-  /**
-   * When something the last list did not find was made: `before` it started
-   * (so it was gone by then), `after`, or `unsure` within the clock's
-   * millisecond of the start.
-   */
-  #madeWhen(createdAtNs: number): "before" | "unsure" | "after" {
-    const from = this.#listedFromNs!;
-    return createdAtNs < from ? "before" : createdAtNs < from + NS_PER_MS ? "unsure" : "after";
-  }
-
-  /**
-   * Rebuilds one pod from the records held, grouped as a list groups them,
-   * and puts its snapshot in the view (in its place, at the end when new, out
-   * when it has no sandbox left).
-   */
-  #rebuildPod(uid: string): void {
-    const group: PodInputs = { sandboxes: [], containers: [] };
-    for (const record of this.#sandboxes.values()) {
-      if (record.uid === uid) group.sandboxes.push(record);
-    }
-    if (group.sandboxes.length > 0) {
-      for (const record of this.#containers.values()) {
-        const owner = this.#sandboxes.get(record.item.podSandboxId)?.uid;
-        if ((owner ?? containerPodUid(record.item)) === uid) group.containers.push(record);
-      }
-    }
-    const known = this.#pods.get(uid);
-    const entry = group.sandboxes.length === 0
-      ? undefined
-      : known !== undefined && sameInputs(known.inputs, group)
-      ? known
-      : this.#build(uid, group);
-    if (entry === known) return;
-    if (entry === undefined) this.#pods.delete(uid);
-    else this.#pods.set(uid, entry);
-    const before = known?.snapshot;
-    const after = entry?.snapshot;
-    if (before === after) return;
-    const at = before === undefined ? -1 : this.#out.indexOf(before);
-    const out = [...this.#out];
-    if (at < 0) {
-      if (after !== undefined) out.push(after);
-    } else if (after === undefined) out.splice(at, 1);
-    else out[at] = after;
-    this.#out = out;
+    return this.#state?.view() ?? [];
   }
 
   async #askRuntimeName(options: CriCallOptions): Promise<string> {
@@ -594,123 +228,41 @@ export class CriPodSource implements PodSource {
     return containerIdScheme(version.runtimeName);
   }
 
-  /**
-   * Converts one pod. Problems found in its data are reported each time it is
-   * rebuilt, which happens only when its runtime data changed.
-   */
-  #build(uid: string, group: PodInputs): PodEntry {
-    const inputs = new Set<SandboxRecord | ContainerRecord>([
-      ...group.sandboxes,
-      ...group.containers,
-    ]);
-    const pod = convertPod(
-      group.sandboxes.map((r) => ({ sandbox: r.item, status: r.status })),
-      group.containers.map((r) => ({ container: r.item, status: r.status })),
-      {
-        nodeName: this.#options.nodeName,
-        hostIPs: this.#options.hostIPs,
-        runtimeName: this.#runtimeName,
-        onReject: (reason, detail) => this.#reject(reason, `pod ${uid}: ${detail}`),
-      },
-    );
-    return { inputs, snapshot: pod === undefined ? undefined : snapshotOf(pod) };
-  }
-
   #reject(reason: RejectReason, detail: string): void {
     this.#options.metrics?.sourceItemsRejected.inc({ source: SOURCE, reason });
     this.#log.warn("skipped invalid runtime data", { reason, detail });
   }
 
   /**
-   * A runtime may record an exit's reason (containerd: OOMKilled) a moment
-   * after the exit itself, so an exited container is inspected once more at
-   * the next list. Its record (and so its pod's snapshot) is replaced only if
-   * the exit's details changed.
-   */
-  async #recheckExit(
-    id: string,
-    record: ContainerRecord,
-    containers: Map<string, ContainerRecord>,
-    exitRecheck: Set<string>,
-    signal: AbortSignal,
-  ): Promise<void> {
-    const status = await this.#inspect(
-      () =>
-        this.#runtime.containerStatus({ containerId: id }, {
-          signal,
-          timeoutMs: this.#callTimeoutMs,
-        }),
-      id,
-    );
-    if (status === "failed") return;
-    exitRecheck.delete(id);
-    if (status === "gone" || status.status?.id !== id) return;
-    const before = record.status;
-    const after = status.status;
-    const same = before !== undefined && before.reason === after.reason &&
-      before.exitCode === after.exitCode && before.message === after.message &&
-      before.finishedAt === after.finishedAt;
-    if (!same) containers.set(id, { item: record.item, status: after, inspect: false });
-  }
-
-  /**
-   * Inspects what the list found new or changed, `concurrency` calls at a
-   * time, into this list's own maps and recheck set (the source's state is
-   * only replaced when the whole list succeeds). On the first error that
-   * fails the list, no further call starts, and it rejects only once the
-   * calls in flight have ended: a failed list leaves nothing running.
+   * Inspects what `plan` names, `concurrency` calls at a time, into the
+   * maps. On the first error that fails the list (the runtime unreachable),
+   * no further call starts, and it rejects only once the calls in flight
+   * have ended: a failed list leaves nothing running.
    */
   async #inspectAll(
-    sandboxes: Map<string, SandboxRecord>,
-    containers: Map<string, ContainerRecord>,
-    exitRecheck: Set<string>,
+    plan: InspectPlan,
+    sandboxStatuses: Map<string, Inspection<PodSandboxStatus>>,
+    containerStatuses: Map<string, Inspection<ContainerStatus>>,
     signal: AbortSignal,
   ): Promise<void> {
+    const options = { signal, timeoutMs: this.#callTimeoutMs };
     const jobs: (() => Promise<void>)[] = [];
-    for (const [id, record] of sandboxes) {
-      if (!record.inspect) continue;
+    for (const id of plan.sandboxIds) {
       jobs.push(async () => {
-        const status = await this.#inspect(
-          () =>
-            this.#runtime.podSandboxStatus(
-              { podSandboxId: id },
-              { signal, timeoutMs: this.#callTimeoutMs },
-            ),
+        const got = await this.#inspect(
+          () => this.#runtime.podSandboxStatus({ podSandboxId: id }, options),
           id,
         );
-        if (status === "gone") sandboxes.delete(id);
-        else if (status === "failed") sandboxes.set(id, { ...record, inspect: true });
-        else if (status.status?.id !== id) {
-          sandboxes.set(id, { ...record, inspect: true });
-          this.#reject("invalid_status", `status of sandbox ${JSON.stringify(id)} names another`);
-        } else sandboxes.set(id, { ...record, status: status.status, inspect: false });
+        sandboxStatuses.set(id, typeof got === "string" ? got : got.status ?? "failed");
       });
     }
-    for (const [id, record] of containers) {
-      if (!record.inspect) {
-        if (exitRecheck.has(id)) {
-          jobs.push(() => this.#recheckExit(id, record, containers, exitRecheck, signal));
-        }
-        continue;
-      }
+    for (const id of plan.containerIds) {
       jobs.push(async () => {
-        const status = await this.#inspect(
-          () =>
-            this.#runtime.containerStatus(
-              { containerId: id },
-              { signal, timeoutMs: this.#callTimeoutMs },
-            ),
+        const got = await this.#inspect(
+          () => this.#runtime.containerStatus({ containerId: id }, options),
           id,
         );
-        if (status === "gone") containers.delete(id);
-        else if (status === "failed") containers.set(id, { ...record, inspect: true });
-        else if (status.status?.id !== id) {
-          containers.set(id, { ...record, inspect: true });
-          this.#reject("invalid_status", `status of container ${JSON.stringify(id)} names another`);
-        } else {
-          containers.set(id, { item: record.item, status: status.status, inspect: false });
-          if (status.status.state === CONTAINER_STATE.exited) exitRecheck.add(id);
-        }
+        containerStatuses.set(id, typeof got === "string" ? got : got.status ?? "failed");
       });
     }
     let next = 0;
@@ -731,8 +283,8 @@ export class CriPodSource implements PodSource {
   /**
    * Runs one inspection. `gone`: the item vanished since the list (dropped
    * now, seen again if still listed). `failed`: any other per-item error (the
-   * previous status is kept and the item re-inspected next time). An error
-   * that means the runtime itself is unreachable fails the whole list.
+   * item is inspected again next time). An error that means the runtime
+   * itself is unreachable fails the whole list.
    */
   async #inspect<T>(fn: () => Promise<T>, id: string): Promise<T | "gone" | "failed"> {
     try {
@@ -749,12 +301,34 @@ export class CriPodSource implements PodSource {
     }
   }
 
+  /** Takes one event in, or holds it while a read is in progress. */
+  #take(event: ContainerEventResponse): void {
+    if (this.#reading > 0) {
+      this.#arrived.push(event);
+      return;
+    }
+    const state = this.#state;
+    const before = state?.view();
+    const outcome = state?.applyEvent(event) ?? "relist";
+    this.#options.metrics?.runtimeEvents.inc({ outcome });
+    if (state !== undefined && state.view() !== before) this.#onApplied?.();
+    if (outcome === "relist") this.#onHint?.();
+  }
+
+  /** Takes in the events that arrived during the reads just ended. */
+  #takeArrived(): void {
+    if (this.#reading > 0) return;
+    const arrived = this.#arrived;
+    this.#arrived = [];
+    for (const event of arrived) this.#take(event);
+  }
+
   /**
    * Subscribes to the runtime's container events. Each is taken into the
-   * view if it can be (see `#take`): `onApplied` is called when that changed
-   * the view; an event the last list already covered calls nothing; any other
-   * calls `onHint`, so the caller relists early. Without `onApplied`, every
-   * event is a hint. The list stays the authority. On UNIMPLEMENTED
+   * view if it can be ({@linkcode CriState.applyEvent}): `onApplied` is
+   * called when that changed the view; an event the last list already
+   * covered calls nothing; any other calls `onHint`, so the caller relists
+   * early. Without `onApplied`, every event is a hint. On UNIMPLEMENTED
    * (containerd 1.6) it logs once at info and returns; when the stream ends
    * or fails otherwise it asks for a relist (events may be lost meanwhile)
    * and resubscribes with backoff (250 ms doubling to 30 s).
@@ -771,6 +345,14 @@ export class CriPodSource implements PodSource {
   ): Promise<void> {
     let backoffMs = 250;
     const events = this.#options.metrics?.runtimeEvents;
+    if (onApplied !== undefined) {
+      this.#onHint = () => {
+        if (!signal.aborted) onHint();
+      };
+      this.#onApplied = () => {
+        if (!signal.aborted) onApplied();
+      };
+    }
     while (!signal.aborted) {
       try {
         for await (const event of this.#runtime.getContainerEvents({}, { signal })) {
@@ -778,22 +360,7 @@ export class CriPodSource implements PodSource {
           if (onApplied === undefined) {
             events?.inc({ outcome: "relist" });
             onHint();
-            continue;
-          }
-          // Queued with the lists: taken into the view the last one left.
-          const take = this.#queue.then(() => {
-            if (signal.aborted) return;
-            const before = this.#out;
-            const outcome = this.#take(event);
-            events?.inc({ outcome });
-            if (this.#out !== before) onApplied();
-            if (outcome === "relist") onHint();
-          });
-          this.#queue = take.catch((error) => {
-            events?.inc({ outcome: "relist" });
-            this.#log.warn("could not take a runtime event in; relisting", { error });
-            onHint();
-          });
+          } else if (!signal.aborted) this.#take(event);
         }
         if (signal.aborted) return;
         this.#log.debug("container event stream ended; resubscribing", { backoffMs });
@@ -813,28 +380,6 @@ export class CriPodSource implements PodSource {
       backoffMs = Math.min(backoffMs * 2, 30_000);
     }
   }
-}
-
-/**
- * A record's item when the list would keep the record as it is: inspected,
- * and listed again with the same state and creation time.
- */
-function settledItem<T extends { readonly state: number; readonly createdAt: number }>(
-  record: { readonly item: T; readonly inspect: boolean } | undefined,
-  state: number,
-  createdAt: number,
-): T | undefined {
-  return record !== undefined && !record.inspect && record.item.state === state &&
-      record.item.createdAt === createdAt
-    ? record.item
-    : undefined;
-}
-
-function sameInputs(known: ReadonlySet<object>, group: PodInputs): boolean {
-  if (known.size !== group.sandboxes.length + group.containers.length) return false;
-  for (const r of group.sandboxes) if (!known.has(r)) return false;
-  for (const r of group.containers) if (!known.has(r)) return false;
-  return true;
 }
 
 function isRuntimeDown(code: number): boolean {

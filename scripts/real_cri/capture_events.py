@@ -5,20 +5,22 @@ Usage (as root, beside a running containerd with the CRI plugin):
 
     /usr/bin/python3 scripts/real_cri/capture_events.py SOCKET > OUT.json
 
-Re-running it to refresh tests/_fixtures/cri_events_containerd_1_7.json:
+Re-running it to refresh tests/_fixtures/cri_events_containerd_1_7.json (the
+fixture was made with containerd 1.7.24~ds1-6+deb13u1, Debian 13's package,
+unpacked on Debian 12 without installing it; it needs libc6 >= 2.34 and
+bookworm's runc):
 
-    mkdir -p /tmp/ctrd17 && cd /tmp/ctrd17 && apt-get download containerd   # Debian 13's
-    dpkg -x containerd_*.deb /tmp/ctrd17/root                                # not installed
-    PATH=/tmp/ctrd17/root/usr/bin:$PATH REAL_CRI_SUBNET=10.66.0.0/16 \\
-        scripts/real_cri/up.sh /tmp/ctrd17/c.sock
-    /usr/bin/python3 scripts/real_cri/capture_events.py /tmp/ctrd17/c.sock \\
+    D=/tmp/ctrd17; mkdir -p $D/lists/partial
+    echo 'deb http://deb.debian.org/debian trixie main' > $D/trixie.list
+    APT="-o Dir::Etc::sourcelist=$D/trixie.list -o Dir::Etc::sourceparts=-
+         -o Dir::State::Lists=$D/lists"      # leaves the machine's apt state alone
+    apt-get $APT update && (cd $D && apt-get $APT download containerd)
+    dpkg -x $D/containerd_*.deb $D/root
+    export PATH=$D/root/usr/bin:$PATH        # containerd and its shim, 1.7
+    REAL_CRI_SUBNET=10.66.0.0/16 scripts/real_cri/up.sh $D/c.sock
+    /usr/bin/python3 scripts/real_cri/capture_events.py $D/c.sock \\
         > tests/_fixtures/cri_events_containerd_1_7.json
-    PATH=/tmp/ctrd17/root/usr/bin:$PATH scripts/real_cri/down.sh /tmp/ctrd17/c.sock
-
-(`apt-get download` of Debian 13's package from a Debian 12 machine needs a
-trixie source list of its own: pass `-o Dir::Etc::sourcelist=...`,
-`-o Dir::Etc::sourceparts=-` and `-o Dir::State::Lists=...` to `apt-get update`
-and `apt-get download`, so the machine's own apt state is left alone.)
+    scripts/real_cri/down.sh $D/c.sock --purge
 
 It uses an independent stack: Debian's python3-grpcio, and the project's
 proto/cri/api.proto (field numbers as upstream's) compiled by protoc into a

@@ -10,6 +10,14 @@
  * exits or is OOM-killed, a sandbox dies, a call fails, the runtime is down,
  * stored data is corrupted on purpose.
  *
+ * `GetContainerEvents` sends the events containerd 1.7 sends, in its order
+ * and with the statuses it puts in them (the sandbox's own CREATED, STARTED,
+ * STOPPED and DELETED, the last with no status), as captured in
+ * `tests/_fixtures/cri_events_containerd_1_7.json`. Unlike containerd 1.7,
+ * every subscription gets every event, and none is kept while there is no
+ * subscription (containerd 1.7 hands each event to one subscriber from a
+ * shared queue, which holds up to 1000 while nobody reads it).
+ *
  * @module
  */
 

@@ -259,7 +259,12 @@ export function podProblems(
   const meta = pod.metadata;
   const spec = obj(pod.spec);
   const status = obj(pod.status);
-  if (!UUID_V4_REGEXP.test(meta.uid)) problems.push(`uid "${meta.uid}" is not a v4 UUID`);
+  const configHash = meta.annotations?.["kubernetes.io/config.hash"];
+  if (configHash !== undefined) {
+    // A static pod: the kubelet makes its UID the config hash.
+    if (meta.uid !== configHash) problems.push(`uid "${meta.uid}" is not its config hash`);
+    if (!/^[0-9a-f]{32}$/.test(configHash)) problems.push("config hash is not 32 hex digits");
+  } else if (!UUID_V4_REGEXP.test(meta.uid)) problems.push(`uid "${meta.uid}" is not a v4 UUID`);
   if (!DNS_SUBDOMAIN_REGEXP.test(meta.name)) problems.push("name is not a DNS subdomain");
   if (!DNS_LABEL_REGEXP.test(meta.namespace)) problems.push("namespace is not a DNS label");
   for (const [k, v] of Object.entries(meta.labels ?? {})) {

@@ -289,6 +289,24 @@ Deno.test("SimCriBridge.sync() removes the sandboxes of deleted pods", async () 
   assert.equal(h.runtime.sandboxCount, now.size);
 });
 
+Deno.test("SimCriBridge.sync() runs the static pod under its config hash, as the kubelet does", async () => {
+  await using h = await Harness.start({ seed: 3, pods: 20, churn: 1 });
+  await h.bridge.sync(h.clock.now());
+  const staticPod = h.node.pods().find((p) =>
+    p.metadata.annotations?.["kubernetes.io/config.source"] === "file"
+  )!;
+  const hash = staticPod.metadata.annotations?.["kubernetes.io/config.hash"];
+  assert.equal(staticPod.metadata.uid, hash);
+  // The sandbox's UID is the one a mirror pod's `kubernetes.io/config.mirror`
+  // names: the runtime's view of the pod and the API server's meet on it.
+  const { items } = await h.client.listPodSandbox({});
+  const sandbox = items.find((s) => s.metadata?.name === staticPod.metadata.name)!;
+  assert.equal(sandbox.metadata?.uid, hash);
+  const listed = (await h.list()).find((s) => s.pod.metadata.name === staticPod.metadata.name)!;
+  assert.equal(listed.uid, hash);
+  assert.equal(listed.pod.metadata.annotations?.["kubernetes.io/config.mirror"], hash);
+});
+
 Deno.test("SimCriBridge.sync() retries the pods whose runtime calls failed", async () => {
   await using h = await Harness.start({ seed: 3, pods: 30, churn: 1 });
   await h.bridge.sync(h.clock.now());

@@ -71,6 +71,23 @@ Deno.test("SimulatedNode() generates valid, unique, realistic pods", () => {
   assert.ok(namespaces.has("payments") && namespaces.has("kube-system"));
 });
 
+Deno.test("SimulatedNode() gives its static pod the kubelet's UID: its config hash", () => {
+  const { node, clock } = makeNode({ pods: 40, churnPerSecond: 20 });
+  const staticPod = () => node.pods().find((p) => ownerKind(p) === "Node")!;
+  const first = staticPod();
+  const annotations = first.metadata.annotations ?? {};
+  assert.match(first.metadata.uid, /^[0-9a-f]{32}$/);
+  assert.equal(annotations["kubernetes.io/config.hash"], first.metadata.uid);
+  // The mirror pod in the API server carries the same value, which the API
+  // server source keys it by, so it merges with this pod.
+  assert.equal(annotations["kubernetes.io/config.mirror"], first.metadata.uid);
+  clock.advance(600_000);
+  node.advanceTo(clock.now());
+  assert.equal(staticPod().metadata.uid, first.metadata.uid, "the same manifest, the same UID");
+  const other = makeNode({ pods: 40, seed: 8 }).node.pods().find((p) => ownerKind(p) === "Node")!;
+  assert.notEqual(other.metadata.uid, first.metadata.uid, "another seed, another manifest");
+});
+
 Deno.test("SimulatedNode() places pods only in the namespaces it is given", () => {
   const { node } = makeNode({ pods: 80, namespaces: ["team-a", "kube-system"] });
   const namespaces = new Set(node.pods().map((p) => p.metadata.namespace));

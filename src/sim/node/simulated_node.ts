@@ -316,6 +316,11 @@ export class SimulatedNode {
     const t = w.template;
     let uid = p.uuid();
     while (this.#uids.has(uid)) uid = p.uuid();
+    // The kubelet makes a static pod's UID its config hash (what the
+    // `kubernetes.io/config.hash` annotation holds, and the mirror pod's
+    // `kubernetes.io/config.mirror`). The draw above still happens, so the
+    // other pods of a seed stay as they were.
+    if (t.kind === "Static") uid = w.hash;
     let job: PodIdentity["job"];
     if (t.kind === "CronJob") {
       let minute = Math.floor(atMs / MINUTE);

@@ -155,27 +155,12 @@ export function containerStatusOf(c: SimContainer): ContainerStatus {
 }
 
 /**
- * A container event as the feed holds it: the statuses are read when it is
- * sent (`statuses`), not when it happened.
- */
-export interface PendingEvent {
-  readonly containerId: string;
-  readonly containerEventType: number;
-  readonly createdAt: number;
-  /** The sandbox's status and its containers', as they are when called. */
-  readonly statuses: () => Pick<ContainerEventResponse, "podSandboxStatus" | "containersStatuses">;
-}
-
-/**
- * The runtime's container events, fanned out to every open subscription.
- * A subscription sends what has happened once the task that made the
- * changes has ended, with the statuses as they are then: the simulated
- * node's bridge makes a pod in several calls within one task (a sandbox,
- * then its IP and creation time), which a real runtime makes at once, so an
- * event's statuses never show a pod half made.
+ * The runtime's container events, fanned out to every open subscription in
+ * the order they were emitted. The first subscription is handed the event
+ * itself, every other one a copy, so no two callers share an object.
  */
 export class ContainerEventFeed {
-  readonly #listeners = new Set<(event: PendingEvent) => void>();
+  readonly #listeners = new Set<(event: ContainerEventResponse) => void>();
 
   /** Open subscriptions. */
   get subscribers(): number {
@@ -183,8 +168,12 @@ export class ContainerEventFeed {
   }
 
   /** @param event Passed to every subscription. */
-  emit(event: PendingEvent): void {
-    for (const listener of this.#listeners) listener(event);
+  emit(event: ContainerEventResponse): void {
+    let first = true;
+    for (const listener of this.#listeners) {
+      listener(first ? event : structuredClone(event));
+      first = false;
+    }
   }
 
   /**
@@ -194,9 +183,9 @@ export class ContainerEventFeed {
    * @returns The events, in order.
    */
   async *subscribe(signal: AbortSignal): AsyncGenerator<ContainerEventResponse> {
-    const queue: PendingEvent[] = [];
+    const queue: ContainerEventResponse[] = [];
     let wake: (() => void) | undefined;
-    const listener = (event: PendingEvent) => {
+    const listener = (event: ContainerEventResponse) => {
       queue.push(event);
       wake?.();
     };
@@ -205,15 +194,13 @@ export class ContainerEventFeed {
     signal.addEventListener("abort", onAbort);
     try {
       while (!signal.aborted) {
-        if (queue.length === 0) {
+        const event = queue.shift();
+        if (event === undefined) {
           await new Promise<void>((resolve) => wake = resolve);
           wake = undefined;
-          // Let the task that made the changes end first.
-          await new Promise((resolve) => setTimeout(resolve, 0));
           continue;
         }
-        const { statuses, ...event } = queue.shift()!;
-        yield { ...event, ...statuses() };
+        yield event;
       }
     } finally {
       this.#listeners.delete(listener);

@@ -10,6 +10,14 @@
  * exits or is OOM-killed, a sandbox dies, a call fails, the runtime is down,
  * stored data is corrupted on purpose.
  *
+ * `GetContainerEvents` sends the events containerd 1.7 sends, in its order
+ * and with the statuses it puts in them (the sandbox's own CREATED, STARTED,
+ * STOPPED and DELETED, the last with no status), as captured in
+ * `tests/_fixtures/cri_events_containerd_1_7.json`. Unlike containerd 1.7,
+ * every subscription gets every event, and none is kept while there is no
+ * subscription (containerd 1.7 hands each event to one subscriber from a
+ * shared queue, which holds up to 1000 while nobody reads it).
+ *
  * @module
  */
 
@@ -129,6 +137,8 @@ export class SimCriRuntime implements RuntimeService {
   readonly #events = new ContainerEventFeed();
   #lastNs = 0;
   #nextId = 1;
+  /** Events of an open {@linkcode SimCriRuntime.holdEventStatuses}, in order. */
+  #held: { event: ContainerEventResponse; sandboxId: string }[] | undefined;
 
   /** @param options Clock, runtime name, IP prefixes, events switch. */
   constructor(options: SimCriRuntimeOptions = {}) {
@@ -255,6 +265,34 @@ export class SimCriRuntime implements RuntimeService {
   }
 
   /**
+   * Runs `fn`, and sends the events it causes when it ends, each with its
+   * sandbox's and containers' statuses as they are then (or, for a sandbox
+   * gone by then, as they were when it happened). The simulated node's
+   * bridge makes a pod in several steps a real runtime takes in one
+   * (RunPodSandbox, then the pod's IP and times through the controls above):
+   * within a hold, no event shows a pod half made. Events of calls other
+   * callers make meanwhile are held too; a hold within a hold adds to it.
+   *
+   * @param fn The calls and controls.
+   * @returns What `fn` returns.
+   */
+  async holdEventStatuses<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#held !== undefined) return await fn();
+    const held: { event: ContainerEventResponse; sandboxId: string }[] = [];
+    this.#held = held;
+    try {
+      return await fn();
+    } finally {
+      this.#held = undefined;
+      for (const { event, sandboxId } of held) {
+        this.#events.emit(
+          this.#sandboxes.has(sandboxId) ? { ...event, ...this.#statusesOf(sandboxId) } : event,
+        );
+      }
+    }
+  }
+
+  /**
    * Gives a test direct access to a stored sandbox (for hostile data).
    *
    * @param podSandboxId The sandbox.
@@ -342,19 +380,22 @@ export class SimCriRuntime implements RuntimeService {
 
   /**
    * An event of a container (or of the sandbox itself) in sandbox
-   * `sandboxId`, stamped now; the statuses it carries (the sandbox's and
-   * every container's it still holds) are read when it is sent, or are
-   * those of now when the sandbox is gone by then.
+   * `sandboxId`, stamped now, with the statuses of now (the sandbox's and
+   * every container's it still holds; none at all once the sandbox is gone,
+   * as for its own DELETED), as containerd builds them when the change
+   * happens. Within {@linkcode SimCriRuntime.holdEventStatuses}, it is sent
+   * when the hold ends, with the statuses of then while the sandbox is held.
    */
   #emit(containerId: string, type: number, sandboxId: string): void {
     if (this.#events.subscribers === 0) return;
-    const now = this.#statusesOf(sandboxId);
-    this.#events.emit({
+    const event: ContainerEventResponse = {
       containerId,
       containerEventType: type,
       createdAt: this.#nowNs(),
-      statuses: () => this.#sandboxes.has(sandboxId) ? this.#statusesOf(sandboxId) : now,
-    });
+      ...this.#statusesOf(sandboxId),
+    };
+    if (this.#held !== undefined) this.#held.push({ event, sandboxId });
+    else this.#events.emit(event);
   }
 
   #statusesOf(sandboxId: string): Pick<
@@ -381,6 +422,17 @@ export class SimCriRuntime implements RuntimeService {
     c.exitCode = exitCode;
     c.reason = exitCode === 0 ? "Completed" : "Error";
     this.#emit(c.id, CONTAINER_EVENT_TYPE.stopped, c.sandboxId);
+  }
+
+  #stopSandbox(s: SimSandbox): void {
+    for (const c of this.#containers.values()) {
+      if (c.sandboxId === s.id) this.#stop(c, KILLED_EXIT_CODE);
+    }
+    this.#releaseIp(s);
+    if (s.state !== POD_SANDBOX_STATE.notReady) {
+      s.state = POD_SANDBOX_STATE.notReady;
+      this.#emit(s.id, CONTAINER_EVENT_TYPE.stopped, s.id);
+    }
   }
 
   // ---------------------------------------------------------------- RuntimeService
@@ -443,43 +495,43 @@ export class SimCriRuntime implements RuntimeService {
         ipc: ns?.ipc ?? NAMESPACE_MODE.pod,
       };
       this.#sandboxes.set(id, sandbox);
+      // containerd 1.7 sends both, each with the sandbox READY.
+      this.#emit(id, CONTAINER_EVENT_TYPE.created, id);
       this.#emit(id, CONTAINER_EVENT_TYPE.started, id);
       return { podSandboxId: id };
     });
   }
 
-  /** `StopPodSandbox`: stops its containers, releases its IP, NOTREADY. */
+  /**
+   * `StopPodSandbox`: stops its containers (a STOPPED event each), releases
+   * its IP, then NOTREADY with its own STOPPED event, in containerd's order.
+   */
   stopPodSandbox(request: MessageInit<PodSandboxIdRequest>): Promise<EmptyResponse> {
     return this.#run("stopPodSandbox", () => {
       const s = this.#sandboxes.get(request.podSandboxId ?? "");
-      if (s === undefined) return {};
-      for (const c of this.#containers.values()) {
-        if (c.sandboxId === s.id) this.#stop(c, KILLED_EXIT_CODE);
-      }
-      this.#releaseIp(s);
-      if (s.state !== POD_SANDBOX_STATE.notReady) {
-        s.state = POD_SANDBOX_STATE.notReady;
-        this.#emit(s.id, CONTAINER_EVENT_TYPE.stopped, s.id);
-      }
+      if (s !== undefined) this.#stopSandbox(s);
       return {};
     });
   }
 
-  /** `RemovePodSandbox`: removes it and its containers (idempotent). */
+  /**
+   * `RemovePodSandbox` (idempotent): stops it first if it is still READY, as
+   * containerd does, then removes its containers (a DELETED event each) and
+   * itself. Its own DELETED event carries no statuses: containerd sends it
+   * once the sandbox is gone, so the event names only its ID.
+   */
   removePodSandbox(request: MessageInit<PodSandboxIdRequest>): Promise<EmptyResponse> {
     return this.#run("removePodSandbox", () => {
       const s = this.#sandboxes.get(request.podSandboxId ?? "");
       if (s === undefined) return {};
+      this.#stopSandbox(s);
       for (const c of [...this.#containers.values()]) {
         if (c.sandboxId !== s.id) continue;
-        this.#stop(c, KILLED_EXIT_CODE);
         this.#containers.delete(c.id);
         this.#emit(c.id, CONTAINER_EVENT_TYPE.deleted, s.id);
       }
-      this.#releaseIp(s);
-      // Sent while the sandbox is still held: its status says which it was.
-      this.#emit(s.id, CONTAINER_EVENT_TYPE.deleted, s.id);
       this.#sandboxes.delete(s.id);
+      this.#emit(s.id, CONTAINER_EVENT_TYPE.deleted, s.id);
       return {};
     });
   }

@@ -211,7 +211,7 @@ export class SimCriBridge {
       const known = this.#pods.get(uid);
       if (known?.pod === pod) continue;
       try {
-        const made = await this.#reconcile(pod, known);
+        const made = await this.runtime.holdEventStatuses(() => this.#reconcile(pod, known));
         if (known === undefined) added++;
         else if (made) changed++;
       } catch (err) {

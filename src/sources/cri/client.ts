@@ -68,12 +68,16 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /**
  * Sockets tried by {@linkcode detectRuntimeEndpoint}, in order: containerd,
- * CRI-O (both usual paths), cri-dockerd (the same list as crictl's).
+ * CRI-O (both usual paths), k3s's embedded containerd, cri-dockerd. crictl's
+ * list (containerd, CRI-O, cri-dockerd) with k3s's socket after CRI-O: a k3s
+ * node serves CRI there and nowhere else, and a containerd of its own at the
+ * usual path (Docker's, say) is tried first as crictl would.
  */
 export const DEFAULT_RUNTIME_ENDPOINTS: readonly string[] = [
   "unix:///run/containerd/containerd.sock",
   "unix:///run/crio/crio.sock",
   "unix:///var/run/crio/crio.sock",
+  "unix:///run/k3s/containerd/containerd.sock",
   "unix:///var/run/cri-dockerd.sock",
 ];
 

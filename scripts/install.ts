@@ -81,6 +81,12 @@ function say(file: typeof Deno.stdout, text: string): void {
   file.writeSync(new TextEncoder().encode(text + "\n"));
 }
 
+/** The flags of `deno task install`. */
+export const INSTALL_OPTIONS = {
+  dir: { type: "string" },
+  prefix: { type: "string" },
+} as const;
+
 /** The environment variable naming the directory when neither `--dir` nor `--prefix` is given. */
 export const INSTALL_DIR_ENV = "PODS_API_INSTALL_DIR";
 
@@ -145,11 +151,7 @@ async function refusal(target: string, resolved: string): Promise<string | undef
 async function main(args: string[]): Promise<number> {
   let dir: string;
   try {
-    const { values } = parseArgs({
-      args,
-      options: { dir: { type: "string" }, prefix: { type: "string" } },
-      strict: true,
-    });
+    const { values } = parseArgs({ args, options: INSTALL_OPTIONS, strict: true });
     if (values.dir !== undefined && values.prefix !== undefined) {
       throw new TypeError("give --dir or --prefix, not both");
     }

@@ -25,6 +25,7 @@ import {
   simulateRuntimeHelp,
 } from "./src/sim/simulate_runtime_command.ts";
 import { createSources } from "./src/sources/create.ts";
+import { RuntimeSocketAccessError } from "./src/sources/cri/mod.ts";
 import { runtimeWaitReason, type RuntimeWaitStatus } from "./src/sources/runtime_wait.ts";
 import { StartupProbe } from "./src/metrics/startup_probe.ts";
 import { OwnSockets, type SocketIdentity } from "./src/server/unix_socket.ts";
@@ -197,6 +198,14 @@ export async function main(args: readonly string[]): Promise<number> {
           log.error("pods-api is not permitted to use this path", {
             error: e.message.replace(/, run again with.*$/s, ""),
             hint: "the binary allows the default socket and runtime paths; see docs/OPERATIONS.md",
+          });
+          return EXIT.usage;
+        }
+        if (e instanceof RuntimeSocketAccessError) {
+          // Waiting cannot grant a permission: exit 2, which systemd does not restart.
+          log.error("pods-api may not open the container runtime socket", {
+            socket: e.socketPath,
+            error: e.message,
           });
           return EXIT.usage;
         }

@@ -25,7 +25,12 @@
  * dl.deno.land, or takes from `DENORT_BIN` when that is set (Deno reads the
  * variable itself; this script passes the environment through and checks the
  * path first). When neither works the script says so in one line and exits 1.
- * Exit codes: 0 built, 1 build failed, 2 bad flags.
+ * A binary for this machine's target is then run (`version`): one that does
+ * not print `pods-api <the stamped version>` (a `DENORT_BIN` that is not the
+ * denort of this Deno version and target, say) is removed and the script
+ * exits 1 saying so; one for another target cannot be run here and is only
+ * reported as unchecked.
+ * Exit codes: 0 built, 1 build failed or the binary does not run, 2 bad flags.
  *
  * @module
  */
@@ -144,6 +149,38 @@ async function preflightDenort(): Promise<string | undefined> {
   return undefined;
 }
 
+/** How long the built binary may take to print its version before it counts as hung. */
+const VERSION_CHECK_LIMIT_MS = 60_000;
+
+/**
+ * Runs the built binary's `version`.
+ *
+ * @param binary The executable's path.
+ * @param version The version stamped into its bundle.
+ * @returns Why it does not run as pods-api, or `undefined` when it prints `pods-api <version>`.
+ */
+export async function checkBinaryRuns(
+  binary: string,
+  version: string,
+): Promise<string | undefined> {
+  const child = new Deno.Command(binary, {
+    args: ["version"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    clearEnv: true,
+  }).spawn();
+  const hung = setTimeout(() => child.kill("SIGKILL"), VERSION_CHECK_LIMIT_MS);
+  const { code, stdout, stderr } = await child.output().finally(() => clearTimeout(hung));
+  const out = new TextDecoder().decode(stdout);
+  if (code === 0 && out === `pods-api ${version}\n`) return undefined;
+  const said = cleanDenoOutput(new TextDecoder().decode(stderr)).split("\n")[0]?.trim() ||
+    out.split("\n")[0]?.trim() || "nothing";
+  return `"${binary} version" exited ${code} and printed ${JSON.stringify(said)}, not ` +
+    `"pods-api ${version}": DENORT_BIN must be the denort (not deno) of Deno ${Deno.version.deno} ` +
+    `for this target; the binary was removed`;
+}
+
 async function main(args: readonly string[]): Promise<number> {
   const encoder = new TextEncoder();
   const err = (line: string) => Deno.stderr.writeSync(encoder.encode(line + "\n"));
@@ -176,12 +213,20 @@ async function main(args: readonly string[]): Promise<number> {
     err(`compile: ${explainCompileFailure(result.stderr)}`);
     return 1;
   }
-  const size = (await Deno.stat(new URL(flags.output, ROOT_DIR))).size;
-  err(
-    `compile: wrote ${flags.output} (pods-api ${bundle.version}, ${
-      (size / 2 ** 20).toFixed(1)
-    } MiB)`,
-  );
+  const output = new URL(flags.output, ROOT_DIR);
+  const size = (await Deno.stat(output)).size;
+  const described = `pods-api ${bundle.version}, ${(size / 2 ** 20).toFixed(1)} MiB`;
+  if (flags.target !== undefined && flags.target !== Deno.build.target) {
+    err(`compile: wrote ${flags.output} (${described}; built for ${flags.target}, not run here)`);
+    return 0;
+  }
+  const broken = await checkBinaryRuns(output.pathname, bundle.version);
+  if (broken !== undefined) {
+    await Deno.remove(output);
+    err(`compile: ${broken}`);
+    return 1;
+  }
+  err(`compile: wrote ${flags.output} (${described})`);
   return 0;
 }
 

@@ -78,7 +78,7 @@ export const SERVE_FLAGS = {
     type: "string",
     default: "",
     help:
-      "CRI runtime endpoint, e.g. unix:///run/containerd/containerd.sock (default: autodetect containerd, CRI-O)",
+      "CRI runtime endpoint, e.g. unix:///run/containerd/containerd.sock (default: autodetect containerd, CRI-O, k3s, cri-dockerd)",
   },
   "runtime-request-timeout": {
     key: "runtimeRequestTimeoutMs",

@@ -257,6 +257,7 @@ export class GrpcChannel implements Disposable {
       throw new GrpcError(
         STATUS.UNAVAILABLE,
         `Cannot connect to ${describe(this.target)}: ${(err as Error).message}`,
+        { cause: err },
       );
     }
     const connection = new Http2Connection(conn, {

@@ -37,9 +37,10 @@ export class GrpcError extends Error {
   /**
    * @param code The status code.
    * @param message The status message (`grpc-message`).
+   * @param options The underlying error (a failed connect's, say).
    */
-  constructor(code: StatusCode, message: string) {
-    super(message);
+  constructor(code: StatusCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = "GrpcError";
     this.code = code;
   }

@@ -73,7 +73,11 @@ export async function serveSocket(
 ): Promise<ServedSocket> {
   const { path, role, own } = options;
   const { log, metrics } = deps;
-  const group = options.group === undefined ? {} : { group: options.group };
+  // The main socket's directory is the daemon's own; the compatibility socket's is the kubelet's.
+  const group = {
+    ...(options.group === undefined ? {} : { group: options.group }),
+    ownDirectory: role === "main",
+  };
   let listener: Deno.Listener | undefined;
   let ours: SocketIdentity | undefined;
   let serving = false;

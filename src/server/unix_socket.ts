@@ -15,6 +15,13 @@ export { identityOf, sameSocket, type SocketIdentity };
 export interface SocketPathOptions {
   /** Group that may connect (name or numeric id); `root` by default. */
   group?: string;
+  /**
+   * The directory is the daemon's own (the `--socket` directory, not the
+   * kubelet's): one that exists already is made 0750 with the socket's group
+   * too, when it holds nothing but sockets (a directory with anything else in
+   * it, `/run` say, is never changed). A new directory is made so either way.
+   */
+  ownDirectory?: boolean;
 }
 
 /**
@@ -124,6 +131,22 @@ export async function isLive(path: string): Promise<boolean> {
   }
 }
 
+/** 0750, and as root owned by root and the socket's group: members must reach the socket. */
+async function restrictDirectory(dir: string, gid: number): Promise<void> {
+  await Deno.chmod(dir, 0o750);
+  if (Deno.uid() === 0) await Deno.chown(dir, 0, gid);
+}
+
+/** Whether every entry of `dir` is a socket (an empty directory included). */
+async function holdsOnlySockets(dir: string): Promise<boolean> {
+  for await (const entry of Deno.readDir(dir)) {
+    if (entry.isDirectory || entry.isSymlink) return false;
+    const info = await lstatOrNull(join(dir, entry.name));
+    if (info !== null && !info.isSocket) return false;
+  }
+  return true;
+}
+
 /**
  * Makes the socket's directory, checks what is at the final path, and picks
  * a temporary name to bind to.
@@ -139,11 +162,13 @@ export async function prepareSocketPath(
 ): Promise<PreparedSocket> {
   const dir = dirname(path);
   const gid = await resolveGid(options.group ?? "root");
-  if ((await lstatOrNull(dir)) === null) {
+  const before = await lstatOrNull(dir);
+  if (before === null) {
     await Deno.mkdir(dir, { recursive: true, mode: 0o750 });
-    await Deno.chmod(dir, 0o750);
-    // Members of the socket's group must be able to reach it through the directory.
-    if (Deno.uid() === 0) await Deno.chown(dir, 0, gid);
+    await restrictDirectory(dir, gid);
+  } else if (options.ownDirectory === true && before.isDirectory && await holdsOnlySockets(dir)) {
+    // Made by someone else first (a hostPath DirectoryOrCreate is 0755): private all the same.
+    await restrictDirectory(dir, gid);
   }
   const existing = await lstatOrNull(path);
   if (existing !== null) {

@@ -17,6 +17,9 @@ import {
   CriPodSource,
   DEFAULT_LIST_CALL_TIMEOUT_MS,
   detectRuntimeEndpoint,
+  parseRuntimeEndpoint,
+  runtimeSocketAccessError,
+  socketDenial,
   type VersionResponse,
 } from "./cri/mod.ts";
 import { type PodSource, SourceUnavailableError } from "./mod.ts";
@@ -101,6 +104,10 @@ async function connectRuntime(
     return { client, ...described(v, config.runtimeEndpoint) };
   } catch (err) {
     client.close();
+    const denial = socketDenial(err);
+    if (denial !== undefined) {
+      throw runtimeSocketAccessError(parseRuntimeEndpoint(config.runtimeEndpoint).path, denial);
+    }
     throw new NoRuntimeError(
       `No container runtime answers at "${config.runtimeEndpoint}": ${(err as Error).message}`,
       { cause: err },
@@ -144,6 +151,8 @@ export function configuredOptionalSources(
  * @returns The sources (runtime first) and their cleanup.
  * @throws {NoRuntimeError} When no container runtime answers the Version handshake
  *   within `--runtime-wait-timeout`.
+ * @throws {RuntimeSocketAccessError} At once, when the runtime socket may not be
+ *   opened (Deno permissions or the system's): waiting cannot grant that.
  * @throws {TypeError} For a `--simulate` configuration (see `src/sim/`).
  */
 export async function createSources(

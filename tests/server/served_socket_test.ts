@@ -204,3 +204,54 @@ Deno.test("watchSocket() compat: losing the rebind race to a kubelet gives the p
     theirs?.close();
   }
 });
+
+Deno.test("serveSocket() main: an existing directory of sockets only is made 0750, like a new one", async (t) => {
+  await using r = await rig();
+  for (const made of ["missing", "existing 0755", "existing 0777 with a stale socket"]) {
+    await t.step(made, async () => {
+      const dir = `${r.dir}/${made.replaceAll(" ", "-")}`;
+      if (made !== "missing") {
+        await Deno.mkdir(dir);
+        await Deno.chmod(dir, made.includes("0777") ? 0o777 : 0o755);
+        if (made.includes("stale")) await deadSocket(`${dir}/pods-api.sock`);
+      }
+      const main = await serveSocket(
+        r.server,
+        { path: `${dir}/pods-api.sock`, role: "main" },
+        r.deps,
+      );
+      try {
+        assert.equal((await Deno.stat(dir)).mode! & 0o777, 0o750);
+        assert.equal(await ping(`${dir}/pods-api.sock`), "pong");
+      } finally {
+        await main.close();
+      }
+    });
+  }
+});
+
+Deno.test("serveSocket() leaves a directory that is not only the daemon's as it is", async (t) => {
+  await using r = await rig();
+  const cases = [
+    { name: "main, a directory holding other files", role: "main", file: true },
+    { name: "compat, the kubelet's directory", role: "compat", file: false },
+  ] as const;
+  for (const c of cases) {
+    await t.step(c.name, async () => {
+      const dir = `${r.dir}/${c.role}`;
+      await Deno.mkdir(dir);
+      await Deno.chmod(dir, 0o755);
+      if (c.file) await Deno.writeTextFile(`${dir}/other.conf`, "x");
+      const served = await serveSocket(
+        r.server,
+        { path: `${dir}/pods-api.sock`, role: c.role },
+        r.deps,
+      );
+      try {
+        assert.equal((await Deno.stat(dir)).mode! & 0o777, 0o755);
+      } finally {
+        await served.close();
+      }
+    });
+  }
+});

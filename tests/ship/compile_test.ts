@@ -332,18 +332,45 @@ Deno.test("compile.ts builds, or says in one line that denort is unreachable", a
   }
 });
 
-Deno.test("compile.ts embeds the stamped bundle and the scoped permissions", async () => {
+/** A target other than this machine's: its binary is not run by compile.ts. */
+const OTHER_TARGET = Deno.build.arch === "x86_64"
+  ? "aarch64-unknown-linux-gnu"
+  : "x86_64-unknown-linux-gnu";
+
+Deno.test("compile.ts removes a binary that does not run, and says why in one line", async () => {
   // This Deno stands in for denort: the result does not run as pods-api (a
-  // full deno ignores the embedded program), but `deno compile` itself runs
-  // with the real flags, and the payload can be inspected.
+  // full deno ignores the embedded program and refuses "version").
   const dir = await Deno.makeTempDir({ prefix: "pods-api-compile-" });
   try {
     const { code, stderr } = await runCompile(["--output", `${dir}/pods-api`], {
       DENORT_BIN: Deno.execPath(),
     });
+    assert.equal(code, 1, stderr);
+    assert.match(
+      stderr,
+      new RegExp(
+        `^compile: "${dir}/pods-api version" exited 1 and printed "error: unrecognized subcommand 'version'", not "pods-api \\S+": DENORT_BIN must be the denort \\(not deno\\) of Deno ${Deno.version.deno} for this target; the binary was removed\n$`,
+      ),
+    );
+    assert.deepEqual(await Array.fromAsync(Deno.readDir(dir), (e) => e.name), ["pods-api.js"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("compile.ts embeds the stamped bundle and the scoped permissions", async () => {
+  // This Deno stands in for denort, for another target so that the result is
+  // not run: `deno compile` itself runs with the real flags, and the payload
+  // can be inspected.
+  const dir = await Deno.makeTempDir({ prefix: "pods-api-compile-" });
+  try {
+    const { code, stderr } = await runCompile(
+      ["--output", `${dir}/pods-api`, "--target", OTHER_TARGET],
+      { DENORT_BIN: Deno.execPath() },
+    );
     assert.equal(code, 0, stderr);
     const wrote = new RegExp(
-      `^compile: wrote ${dir}/pods-api \\(pods-api (\\S+), [0-9.]+ MiB\\)\n$`,
+      `^compile: wrote ${dir}/pods-api \\(pods-api (\\S+), [0-9.]+ MiB; built for ${OTHER_TARGET}, not run here\\)\n$`,
     ).exec(stderr);
     assert.ok(wrote, stderr);
     const binary = await Deno.readFile(`${dir}/pods-api`);

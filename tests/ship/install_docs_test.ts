@@ -8,6 +8,7 @@
  * @module
  */
 
+import { INSTALL_OPTIONS } from "../../scripts/install.ts";
 import { parseBundleFlags } from "../../scripts/bundle.ts";
 import { DAEMON_V8_FLAGS } from "../../scripts/_v8_flags.ts";
 import assert from "node:assert/strict";
@@ -179,6 +180,7 @@ Deno.test("every flag the install documents name is real", () => {
     ...bundleCommand("d", "b").filter((a) => a.startsWith("--")).map((a) => a.split("=")[0]!),
     ...DAEMON_V8_FLAGS.map((f) => f.split("=")[0]!),
     ...imageFlags,
+    ...Object.keys(INSTALL_OPTIONS).map((f) => `--${f}`),
     ...OTHER_TOOLS,
   ]);
   // The README's install part; its client flags are the CLI's business (CLIENT_USAGE).

@@ -51,32 +51,64 @@ const UNIT = parseUnit(TEXT);
 const EXEC_START = one(UNIT, "Service", "ExecStart").split(/\s+/);
 const SYSTEMD_ANALYZE = requirePeer(PEERS.systemdAnalyze);
 
+/**
+ * `systemd-analyze verify --root=ROOT` of the unit, unchanged, installed in a
+ * temporary root that holds systemd's own units (verify needs sysinit.target
+ * and the like) and, with `standIn`, an executable at ExecStart's path: what
+ * the host has at that path (a leftover /usr/local/bin/pods-api) plays no part.
+ */
+async function verifyInRoot(standIn: boolean): Promise<{ code: number; output: string }> {
+  const root = await Deno.makeTempDir({ prefix: "pods-api-unit-root-" });
+  try {
+    await Deno.mkdir(`${root}/etc/systemd/system`, { recursive: true });
+    await Deno.mkdir(`${root}/usr/lib/systemd`, { recursive: true });
+    const copied = await new Deno.Command("cp", {
+      args: ["-a", "/usr/lib/systemd/system", `${root}/usr/lib/systemd/`],
+    }).output();
+    assert.equal(copied.code, 0, DECODER.decode(copied.stderr));
+    await Deno.writeTextFile(`${root}/etc/systemd/system/pods-api.service`, TEXT);
+    if (standIn) {
+      await Deno.mkdir(`${root}${dirname(EXEC_START[0]!)}`, { recursive: true });
+      await Deno.writeTextFile(`${root}${EXEC_START[0]}`, "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    }
+    const { code, stdout, stderr } = await new Deno.Command("systemd-analyze", {
+      args: [
+        "verify",
+        "--man=no",
+        `--root=${root}`,
+        `${root}/etc/systemd/system/pods-api.service`,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return { code, output: DECODER.decode(stdout) + DECODER.decode(stderr) };
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
 Deno.test({
   name: SYSTEMD_ANALYZE.name("pods-api.service passes systemd-analyze verify"),
   ignore: SYSTEMD_ANALYZE.ignore,
   async fn() {
     SYSTEMD_ANALYZE.check();
-    // verify requires ExecStart's binary to exist and be executable: check a
-    // copy whose ExecStart points at a stand-in executable, the rest unchanged.
-    const dir = await Deno.makeTempDir({ prefix: "pods-api-unit-" });
-    try {
-      const binary = `${dir}/pods-api`;
-      await Deno.writeTextFile(binary, "#!/bin/sh\nexit 0\n", { mode: 0o755 });
-      const copy = TEXT.replace(`ExecStart=${EXEC_START[0]} `, `ExecStart=${binary} `);
-      assert.notEqual(copy, TEXT);
-      await Deno.writeTextFile(`${dir}/pods-api.service`, copy);
-      const { code, stdout, stderr } = await new Deno.Command("systemd-analyze", {
-        args: ["verify", "--man=no", `${dir}/pods-api.service`],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const output = DECODER.decode(stdout) + DECODER.decode(stderr);
-      // verify exits 0 on unknown keys and bad values, and only warns: any output fails.
-      assert.equal(code, 0, output);
-      assert.equal(output, "");
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+    const { code, output } = await verifyInRoot(true);
+    // verify exits 0 on unknown keys and bad values, and only warns: any output fails.
+    assert.equal(code, 0, output);
+    assert.equal(output, "");
+  },
+});
+
+Deno.test({
+  name: SYSTEMD_ANALYZE.name(
+    "systemd-analyze verify of pods-api.service fails when ExecStart's binary is missing",
+  ),
+  ignore: SYSTEMD_ANALYZE.ignore,
+  async fn() {
+    SYSTEMD_ANALYZE.check();
+    const { code, output } = await verifyInRoot(false);
+    assert.notEqual(code, 0, output);
+    assert.match(output, new RegExp(`Command ${EXEC_START[0]} is not executable`));
   },
 });
 

@@ -13,6 +13,11 @@ import { SourceUnavailableError } from "../mod.ts";
 import { CRI_METHODS, type CriMethod } from "./_service.ts";
 import { type CriMessageCodec, criMessageCodec } from "./cri_codec.ts";
 import {
+  RuntimeSocketAccessError,
+  runtimeSocketAccessError,
+  socketDenial,
+} from "./socket_access.ts";
+import {
   CONTAINER_KEY,
   decodeListReusing,
   type ItemKeyFields,
@@ -68,12 +73,16 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /**
  * Sockets tried by {@linkcode detectRuntimeEndpoint}, in order: containerd,
- * CRI-O (both usual paths), cri-dockerd (the same list as crictl's).
+ * CRI-O (both usual paths), k3s's embedded containerd, cri-dockerd. crictl's
+ * list (containerd, CRI-O, cri-dockerd) with k3s's socket after CRI-O: a k3s
+ * node serves CRI there and nowhere else, and a containerd of its own at the
+ * usual path (Docker's, say) is tried first as crictl would.
  */
 export const DEFAULT_RUNTIME_ENDPOINTS: readonly string[] = [
   "unix:///run/containerd/containerd.sock",
   "unix:///run/crio/crio.sock",
   "unix:///var/run/crio/crio.sock",
+  "unix:///run/k3s/containerd/containerd.sock",
   "unix:///var/run/cri-dockerd.sock",
 ];
 
@@ -400,6 +409,9 @@ export interface DetectedRuntime {
  *
  * @param options Candidates, handshake deadline, logger.
  * @returns The endpoint and the runtime's version.
+ * @throws {RuntimeSocketAccessError} When none answers, a candidate exists
+ * but may not be opened (Deno permissions or the system's), and no other
+ * candidate is there that might still come up: waiting cannot help.
  * @throws {SourceUnavailableError} (`reason` "not_found") naming every
  * candidate and why it was not used, when none answers.
  */
@@ -407,6 +419,8 @@ export async function detectRuntimeEndpoint(
   options: DetectRuntimeOptions = {},
 ): Promise<DetectedRuntime> {
   const tried: string[] = [];
+  let refused: RuntimeSocketAccessError | undefined;
+  let present = false;
   for (const endpoint of options.candidates ?? DEFAULT_RUNTIME_ENDPOINTS) {
     let path: string;
     try {
@@ -417,6 +431,7 @@ export async function detectRuntimeEndpoint(
         continue;
       }
     } catch (err) {
+      // Not allowed to look is not "there": only a socket seen and refused stops the wait.
       tried.push(`"${endpoint}" (${err instanceof Deno.errors.NotFound ? "absent" : String(err)})`);
       continue;
     }
@@ -434,8 +449,12 @@ export async function detectRuntimeEndpoint(
       return { endpoint, version };
     } catch (err) {
       tried.push(`"${endpoint}" (${err instanceof Error ? err.message : String(err)})`);
+      const denial = socketDenial(err);
+      if (denial === undefined) present = true;
+      else refused ??= runtimeSocketAccessError(path, denial);
     }
   }
+  if (refused !== undefined && !present) throw refused;
   throw new SourceUnavailableError(`No container runtime answers: tried ${tried.join(", ")}`, {
     reason: "not_found",
   });

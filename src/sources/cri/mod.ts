@@ -34,5 +34,11 @@ export {
   DEFAULT_INSPECT_CONCURRENCY,
   DEFAULT_LIST_CALL_TIMEOUT_MS,
 } from "./cri_source.ts";
+export {
+  RuntimeSocketAccessError,
+  runtimeSocketAccessError,
+  type SocketDenial,
+  socketDenial,
+} from "./socket_access.ts";
 export { CRI_METHODS, type CriMethodName, RUNTIME_SERVICE_NAME } from "./_service.ts";
 export * from "./_types.ts";

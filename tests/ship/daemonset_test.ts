@@ -391,10 +391,83 @@ renderedTest(
     const role = overlay.docs.find((d) => d.kind === "ClusterRole") as unknown as {
       rules: { resources: string[]; verbs: string[] }[];
     };
-    assert.deepEqual(role.rules.flatMap((r) => r.verbs), ["get"]);
-    assert.ok(role.rules[0]!.resources.includes("nodes/pods"));
+    assert.deepEqual(role.rules, [{ apiGroups: [""], resources: ["nodes/pods"], verbs: ["get"] }]);
   },
 );
+
+/** The overlays in deploy/overlays, by directory name. */
+async function overlayNames(): Promise<string[]> {
+  const names: string[] = [];
+  for await (const e of Deno.readDir(`${DEPLOY}overlays`)) if (e.isDirectory) names.push(e.name);
+  assert.ok(names.length >= 4, names.join());
+  return names.sort();
+}
+
+/** An overlay's container args as the daemon parses them. */
+async function overlayConfig(rendered: Rendered) {
+  const container = rendered.daemonSet.spec.template.spec.containers[0]!;
+  const args = container.args.map((a) => a.replaceAll("$(NODE_NAME)", "node-1"));
+  return checkServeArgs((await runnableArgs(rendered, container, args)).slice(1));
+}
+
+renderedTest("every overlay serves every service on /run/pods-api/pods-api.sock", async (t) => {
+  for (const name of await overlayNames()) {
+    await t.step(name, async () => {
+      const config = await overlayConfig(await render(`overlays/${name}`));
+      assert.equal(config.socket, "/run/pods-api/pods-api.sock");
+    });
+  }
+});
+
+renderedTest(
+  "an overlay grants nodes/proxy only when its name says so, and only with get",
+  async (t) => {
+    for (const name of await overlayNames()) {
+      await t.step(name, async () => {
+        const rendered = await render(`overlays/${name}`);
+        const rules = rendered.docs.filter((d) => d.kind === "ClusterRole").flatMap((d) =>
+          (d as unknown as { rules: { resources: string[]; verbs: string[] }[] }).rules
+        );
+        const proxy = rules.filter((r) => r.resources.includes("nodes/proxy"));
+        assert.equal(proxy.length > 0, name.includes("nodes-proxy"), `${name}: nodes/proxy`);
+        for (const r of proxy) assert.deepEqual(r.verbs, ["get"]);
+      });
+    }
+  },
+);
+
+renderedTest(
+  "the kubelet-url-nodes-proxy overlay is kubelet-url plus get on nodes/proxy",
+  async () => {
+    const plain = await render("overlays/kubelet-url");
+    const proxy = await render("overlays/kubelet-url-nodes-proxy");
+    const added = proxy.docs.filter((d) =>
+      !plain.docs.some((p) => JSON.stringify(p) === JSON.stringify(d))
+    );
+    assert.deepEqual(added.map((d) => d.kind).sort(), ["ClusterRole", "ClusterRoleBinding"]);
+    const binding = added.find((d) => d.kind === "ClusterRoleBinding") as unknown as {
+      subjects: { name: string }[];
+    };
+    const account = proxy.docs.find((d) => d.kind === "ServiceAccount")!;
+    assert.deepEqual(binding.subjects.map((s) => s.name), [account.metadata.name]);
+  },
+);
+
+renderedTest("every overlay keeps --http-cert-dir on a writable host mount", async (t) => {
+  for (const name of ["base", ...(await overlayNames()).map((n) => `overlays/${n}`)]) {
+    await t.step(name, async () => {
+      const rendered = await render(name);
+      const config = await overlayConfig(rendered);
+      const pod = rendered.daemonSet.spec.template.spec;
+      const mount = pod.containers[0]!.volumeMounts
+        .filter((m) => config.httpCertDir.startsWith(`${m.mountPath}/`))
+        .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+      assert.ok(mount, `${config.httpCertDir} is on a mount`);
+      assert.notEqual(mount.readOnly, true, `${mount.mountPath} is writable`);
+      assert.ok(pod.volumes.find((v) => v.name === mount.name)?.hostPath, "kept on the node");
+    });
+  }
+});
 
 renderedTest(
   "the DaemonSet's init container has Deno read the bundle into the daemon's DENO_DIR",

@@ -10,12 +10,10 @@
  */
 
 import assert from "node:assert/strict";
-import { relative } from "node:path";
-import { parseAllDocuments } from "yaml";
 import { checkServeArgs } from "./_serve_args.ts";
 import { PEERS, requirePeer } from "../_support/peers.ts";
+import { DEPLOY, type EnvVar, expandArgs, kustomize, kustomizeWith } from "./_kustomize.ts";
 
-const DEPLOY = new URL("../../deploy/", import.meta.url).pathname;
 const KUBECTL = requirePeer(PEERS.kubectl);
 
 interface Doc {
@@ -30,46 +28,15 @@ interface Doc {
       spec: {
         serviceAccountName?: string;
         automountServiceAccountToken?: boolean;
-        containers: {
-          args: string[];
-          env: { valueFrom?: { fieldRef?: { fieldPath: string } } }[];
-        }[];
+        containers: { args: string[]; env: EnvVar[] }[];
       };
     };
   };
 }
 
-/** `kubectl kustomize DIR`, parsed. */
-async function render(dir: string): Promise<Doc[]> {
-  const r = await new Deno.Command("kubectl", {
-    args: ["kustomize", dir],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
-  return parseAllDocuments(new TextDecoder().decode(r.stdout)).map((d) => d.toJS() as Doc);
-}
-
-/** Renders `resource` (a directory of deploy/) with the component, as a user's kustomization would. */
-async function renderWithComponent(resource: string): Promise<Doc[]> {
-  const dir = await Deno.makeTempDir({ prefix: "pods-api-kustomize-" });
-  try {
-    const path = (p: string) => relative(dir, `${DEPLOY}${p}`);
-    await Deno.writeTextFile(
-      `${dir}/kustomization.yaml`,
-      [
-        "apiVersion: kustomize.config.k8s.io/v1beta1",
-        "kind: Kustomization",
-        `resources: [${path(resource)}]`,
-        `components: [${path("components/apiserver-source")}]`,
-        "",
-      ].join("\n"),
-    );
-    return await render(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+const render = (dir: string) => kustomize(dir) as Promise<Doc[]>;
+const renderWithComponent = (resource: string) =>
+  kustomizeWith(resource, ["components/apiserver-source"]) as Promise<Doc[]>;
 
 /** Checks what the component must have added to `docs`; returns the DaemonSet's args. */
 function checkComponent(docs: Doc[]): string[] {
@@ -106,9 +73,8 @@ function checkComponent(docs: Doc[]): string[] {
     "the node name comes from the downward API",
   );
   // The config map's file is not here; its keys are checked with the base (daemonset_test.ts).
-  const config = checkServeArgs(
-    args.filter((a) => !a.startsWith("--config=")).map((a) => a.replaceAll("$(NODE_NAME)", "n")),
-  );
+  const expanded = expandArgs(args, pod.containers[0]!.env, { "spec.nodeName": "node-1" });
+  const config = checkServeArgs(expanded.filter((a) => !a.startsWith("--config=")));
   assert.equal(config.apiserver, "in-cluster");
   assert.equal(config.socket, "/run/pods-api/pods-api.sock");
   return args;

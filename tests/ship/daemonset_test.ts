@@ -22,6 +22,7 @@ import { checkServeArgs } from "./_serve_args.ts";
 import { SERVE_FLAGS } from "../../src/config_flags.ts";
 import { DEFAULT_POD_RESOURCES_ENDPOINT } from "../../src/sources/podresources/mod.ts";
 import { PEERS, requirePeer } from "../_support/peers.ts";
+import { expandArgs, kustomizeWith } from "./_kustomize.ts";
 
 interface HostPathVolume {
   name: string;
@@ -163,16 +164,7 @@ function renderedTest(name: string, fn: (t: Deno.TestContext) => void | Promise<
 
 /** The container's arguments as the kubelet passes them ($(VAR) from env). */
 function expandedArgs(): string[] {
-  const vars = new Map<string, string>();
-  for (const e of CONTAINER.env ?? []) {
-    if (e.valueFrom?.fieldRef?.fieldPath === "spec.nodeName") vars.set(e.name, "node-1");
-  }
-  return CONTAINER.args.map((a) =>
-    a.replace(/\$\(([A-Z_]+)\)/g, (_, name: string) => {
-      assert.ok(vars.has(name), `$(${name}) is defined in env`);
-      return vars.get(name)!;
-    })
-  );
+  return expandArgs(CONTAINER.args, CONTAINER.env ?? [], { "spec.nodeName": "node-1" });
 }
 
 /** The args with --config pointing at a copy of the config map's file. */
@@ -359,7 +351,7 @@ renderedTest(
 renderedTest("the kubelet-pods-api overlay's args are serve flags", async () => {
   assert.ok("kubelet-pods-api-endpoint" in SERVE_FLAGS);
   const container = KUBELET_API.daemonSet.spec.template.spec.containers[0]!;
-  const args = container.args.map((a) => a.replace("$(NODE_NAME)", "node-1"));
+  const args = expandArgs(container.args, container.env ?? [], { "spec.nodeName": "node-1" });
   const config = checkServeArgs((await runnableArgs(KUBELET_API, container, args)).slice(1));
   assert.equal(config.socket, "/run/pods-api/pods-api.sock");
 });
@@ -381,7 +373,7 @@ renderedTest(
     };
     assert.equal(pod.automountServiceAccountToken, true);
     const container = pod.containers[0]!;
-    const args = container.args.map((a) => a.replaceAll("$(NODE_NAME)", "node-1"));
+    const args = expandArgs(container.args, container.env ?? [], { "spec.nodeName": "node-1" });
     const config = checkServeArgs((await runnableArgs(overlay, container, args)).slice(1));
     assert.equal(config.kubeletUrl, "https://node-1:10250");
     const ca = container.volumeMounts.find((m) =>
@@ -406,7 +398,7 @@ async function overlayNames(): Promise<string[]> {
 /** An overlay's container args as the daemon parses them. */
 async function overlayConfig(rendered: Rendered) {
   const container = rendered.daemonSet.spec.template.spec.containers[0]!;
-  const args = container.args.map((a) => a.replaceAll("$(NODE_NAME)", "node-1"));
+  const args = expandArgs(container.args, container.env ?? [], { "spec.nodeName": "node-1" });
   return checkServeArgs((await runnableArgs(rendered, container, args)).slice(1));
 }
 
@@ -493,5 +485,31 @@ renderedTest(
     assert.equal(init.securityContext.allowPrivilegeEscalation, false);
     assert.deepEqual(init.securityContext.capabilities, { drop: ["ALL"] });
     assert.ok(init.resources.limits.memory);
+  },
+);
+
+renderedTest(
+  "the metrics-on-node-ip component serves metrics and probes on the node's address, on every overlay",
+  async (t) => {
+    for (const name of ["base", ...(await overlayNames()).map((n) => `overlays/${n}`)]) {
+      await t.step(name, async () => {
+        const docs = await kustomizeWith(name, ["components/metrics-on-node-ip"]);
+        const ds = docs.find((d) => (d as DaemonSet).kind === "DaemonSet") as DaemonSet;
+        const pod = ds.spec.template.spec;
+        const container = pod.containers[0]!;
+        assert.equal(pod.hostNetwork, true, "the pod's address is the node's");
+        const args = expandArgs(container.args, container.env ?? [], {
+          "spec.nodeName": "node-1",
+          "status.podIP": "10.0.0.7",
+        });
+        const bind = args.find((a) => a.startsWith("--metrics-bind-address="));
+        assert.equal(bind, "--metrics-bind-address=10.0.0.7:9469");
+        for (const probe of [container.livenessProbe, container.readinessProbe]) {
+          assert.ok(probe);
+          assert.equal(probe.httpGet.host, undefined, "the kubelet probes the pod's address");
+          assert.equal(probe.httpGet.port, 9469);
+        }
+      });
+    }
   },
 );

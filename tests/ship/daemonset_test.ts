@@ -513,3 +513,44 @@ renderedTest(
     }
   },
 );
+
+renderedTest("OPERATIONS.md lists the base's mounts as kustomize renders them", async (t) => {
+  const ops = await Deno.readTextFile(new URL("../../docs/OPERATIONS.md", import.meta.url));
+  const start = ops.indexOf("- Mounts of the base");
+  assert.ok(start !== -1, "the mounts list");
+  const list = ops.slice(start, ops.indexOf("\n- ", start + 1));
+  /** The absolute paths in backticks of the sub-item that starts with `label:`. */
+  const paths = (label: string) => {
+    const item = new RegExp(`\\n {2}- ${label}: ([\\s\\S]*?)(?=\\n {2}- |\\n\\n)`).exec(list)?.[1];
+    assert.ok(item, `a "${label}" item`);
+    return [...item.matchAll(/`(\/[^`\s]*)`/g)].map((m) => m[1]!)
+      // The CRI-O alternative to /run/containerd is named, not mounted.
+      .filter((p) => p !== "/var/run/crio").sort();
+  };
+  const volume = (m: Mount) => POD.volumes.find((v) => v.name === m.name)!;
+  const cases = [
+    { label: "read-write", is: (m: Mount) => !volume(m).emptyDir && m.readOnly !== true },
+    { label: "read-only", is: (m: Mount) => m.readOnly === true },
+    { label: "`emptyDir`", is: (m: Mount) => volume(m).emptyDir !== undefined },
+  ];
+  for (const c of cases) {
+    await t.step(c.label, () => {
+      const rendered = CONTAINER.volumeMounts.filter(c.is).map((m) => m.mountPath).sort();
+      assert.deepEqual(paths(c.label), rendered);
+    });
+  }
+  await t.step("every mount is listed once", () => {
+    const listed = cases.flatMap((c) => paths(c.label));
+    assert.deepEqual(listed.sort(), CONTAINER.volumeMounts.map((m) => m.mountPath).sort());
+  });
+  await t.step("only the kubelet-url overlays mount /var/lib/kubelet/pki", async () => {
+    assert.ok(!CONTAINER.volumeMounts.some((m) => m.mountPath === "/var/lib/kubelet/pki"));
+    for (const name of await overlayNames()) {
+      const container = (await render(`overlays/${name}`)).daemonSet.spec.template.spec
+        .containers[0]!;
+      const pki = container.volumeMounts.find((m) => m.mountPath === "/var/lib/kubelet/pki");
+      assert.equal(pki !== undefined, name.startsWith("kubelet-url"), name);
+      if (pki) assert.equal(pki.readOnly, true);
+    }
+  });
+});

@@ -145,12 +145,144 @@ export const LISTENERS = ["socket", "http_api", "metrics"] as const;
 /** A listener of the daemon, as the connection metrics name it. */
 export type ListenerName = typeof LISTENERS[number];
 
+/**
+ * `server_api_version` values, in the order of {@linkcode ServerApiVersion}.
+ */
+export const SERVER_API_VERSIONS = ["v1alpha1", "v1", "podsapi_v1"] as const;
+
+/** Surfaces, in the order of {@linkcode Surface}. */
+export const SURFACES = [...SERVER_API_VERSIONS, "http"] as const;
+
+/**
+ * Go's names of the 17 gRPC status codes (`codes.Code.String()`), by code:
+ * the `status_code` label of the kubelet request counters.
+ */
+export const GRPC_CODE_NAMES = [
+  "OK",
+  "Canceled",
+  "Unknown",
+  "InvalidArgument",
+  "DeadlineExceeded",
+  "NotFound",
+  "AlreadyExists",
+  "PermissionDenied",
+  "ResourceExhausted",
+  "FailedPrecondition",
+  "Aborted",
+  "OutOfRange",
+  "Unimplemented",
+  "Internal",
+  "Unavailable",
+  "DataLoss",
+  "Unauthenticated",
+] as const;
+
+/** HTTP/2's error code names (RFC 9113 §7), by code: the `code` label of transport errors. */
+export const H2_ERROR_NAMES = [
+  "NO_ERROR",
+  "PROTOCOL_ERROR",
+  "INTERNAL_ERROR",
+  "FLOW_CONTROL_ERROR",
+  "SETTINGS_TIMEOUT",
+  "STREAM_CLOSED",
+  "FRAME_SIZE_ERROR",
+  "REFUSED_STREAM",
+  "CANCEL",
+  "COMPRESSION_ERROR",
+  "CONNECT_ERROR",
+  "ENHANCE_YOUR_CALM",
+  "INADEQUATE_SECURITY",
+  "HTTP_1_1_REQUIRED",
+] as const;
+
+/**
+ * The label values of every counter whose values are a closed set known
+ * before the first event, so each starts at 0 (as the kubelet's and
+ * go-grpc-prometheus' do) and `increase()` sees its first event. Counters
+ * not here take values only known at run time: a configured source's name
+ * (`source`), an errno (`acceptErrors`), an HTTP status (`httpRequests`),
+ * a reason a source derives from the error it met.
+ */
+export const SEEDED_LABEL_VALUES = {
+  requests: { server_api_version: SERVER_API_VERSIONS, status_code: GRPC_CODE_NAMES },
+  watchersDropped: { server_api_version: SURFACES },
+  rateLimited: { method: ["list", "get"] },
+  refused: {
+    surface: SURFACES,
+    reason: ["rate_limited", "not_synced", "shutting_down", "too_many_watchers"],
+  },
+  podEvents: { type: ["ADDED", "MODIFIED", "DELETED"] },
+  runtimeEvents: { outcome: ["applied", "covered", "relist"] },
+  invariantCorrections: {
+    kind: ["phase_empty", "phase_regression", "phase_terminal", "deletion_timestamp"],
+  },
+  socketProblems: { problem: ["recreated", "rebind_failed", "replaced", "taken"] },
+  transportErrors: [
+    { kind: ["protocol", "stream"], code: H2_ERROR_NAMES },
+    { kind: ["refused", "handler", "internal"], code: [""] },
+  ],
+  connectionsRefused: { listener: LISTENERS, reason: ["limit", "shutting_down"] },
+  connectionsTimedOut: {
+    listener: ["http_api", "metrics"],
+    deadline: ["tls_handshake", "read_header", "idle", "write"],
+  },
+  apiserverWatchRestarts: { reason: ["timeout", "stalled", "broken", "error", "gone"] },
+  apiserverRelists: { reason: ["initial", "gone"] },
+  apiserverWatchEvents: { type: ["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"] },
+  apiserverErrors: {
+    cause: [
+      "http_401",
+      "http_403",
+      "http_404",
+      "http_410",
+      "http_429",
+      "http_4xx",
+      "http_5xx",
+      "http_other",
+      "tls",
+      "dns",
+      "connect",
+      "timeout",
+      "invalid_json",
+      "too_large",
+      "credentials",
+    ],
+  },
+  podResourcesPolls: { call: ["list", "get_allocatable"] },
+  kubeletPodsApiReconnects: {
+    reason: [
+      "closed",
+      "failed_precondition",
+      "resource_exhausted",
+      "unavailable",
+      "unimplemented",
+      "error",
+    ],
+  },
+  kubeletPodsApiEvents: { type: ["added", "modified", "deleted"] },
+} as const satisfies Record<string, LabelSpace | readonly LabelSpace[]>;
+
+/** Each label's values; a counter's children are their cross product. */
+type LabelSpace = Readonly<Record<string, readonly string[]>>;
+
+/** Every combination of the label values of `spaces`. */
+function combinations(spaces: LabelSpace | readonly LabelSpace[]): Record<string, string>[] {
+  const list: readonly LabelSpace[] = Array.isArray(spaces) ? spaces : [spaces as LabelSpace];
+  return list.flatMap((space) =>
+    Object.entries(space).reduce<Record<string, string>[]>(
+      (acc, [label, values]) =>
+        acc.flatMap((partial) => values.map((value) => ({ ...partial, [label]: value }))),
+      [{}],
+    )
+  );
+}
+
 /** Creates the given children at 0, so `increase()` sees their first event. */
 function seeded<L extends string>(
   counter: Counter<L>,
-  children: readonly LabelValues<L>[],
+  spaces: LabelSpace | readonly LabelSpace[],
 ): Counter<L> {
-  for (const labels of children) counter.labels(labels);
+  for (const labels of combinations(spaces)) counter.labels(labels as LabelValues<L>);
   return counter;
 }
 
@@ -166,30 +298,42 @@ export function createMetrics(registry: Registry): Metrics {
   const registers = [registry];
   const requestLabels: RequestLabel[] = ["server_api_version", "status_code"];
   return {
-    requests: new Counter({
-      name: "kubelet_pod_requests_total",
-      help: "Cumulative number of requests to the Pods API.",
-      labelNames: requestLabels,
-      registers,
-    }),
-    requestsList: new Counter({
-      name: "kubelet_pod_requests_list_total",
-      help: "Number of requests to the ListPods endpoint.",
-      labelNames: requestLabels,
-      registers,
-    }),
-    requestsGet: new Counter({
-      name: "kubelet_pod_requests_get_total",
-      help: "Number of requests to the GetPod endpoint.",
-      labelNames: requestLabels,
-      registers,
-    }),
-    requestsWatch: new Counter({
-      name: "kubelet_pod_requests_watch_total",
-      help: "Number of requests to the WatchPods endpoint, counted when the stream ends.",
-      labelNames: requestLabels,
-      registers,
-    }),
+    requests: seeded(
+      new Counter({
+        name: "kubelet_pod_requests_total",
+        help: "Cumulative number of requests to the Pods API.",
+        labelNames: requestLabels,
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.requests,
+    ),
+    requestsList: seeded(
+      new Counter({
+        name: "kubelet_pod_requests_list_total",
+        help: "Number of requests to the ListPods endpoint.",
+        labelNames: requestLabels,
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.requests,
+    ),
+    requestsGet: seeded(
+      new Counter({
+        name: "kubelet_pod_requests_get_total",
+        help: "Number of requests to the GetPod endpoint.",
+        labelNames: requestLabels,
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.requests,
+    ),
+    requestsWatch: seeded(
+      new Counter({
+        name: "kubelet_pod_requests_watch_total",
+        help: "Number of requests to the WatchPods endpoint, counted when the stream ends.",
+        labelNames: requestLabels,
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.requests,
+    ),
     requestDuration: new Histogram({
       name: "pods_api_request_duration_seconds",
       help: "Time to answer a List or Get call (watches are long-lived and not timed).",
@@ -207,43 +351,55 @@ export function createMetrics(registry: Registry): Metrics {
       help: "Queued watch events replaced by a newer event of the same pod.",
       registers,
     }),
-    watchersDropped: new Counter({
-      name: "pods_api_watchers_dropped_total",
-      help: "Watch streams ended with RESOURCE_EXHAUSTED because their queue overflowed.",
-      labelNames: ["server_api_version"],
-      registers,
-    }),
+    watchersDropped: seeded(
+      new Counter({
+        name: "pods_api_watchers_dropped_total",
+        help: "Watch streams ended with RESOURCE_EXHAUSTED because their queue overflowed.",
+        labelNames: ["server_api_version"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.watchersDropped,
+    ),
     watchers: new Gauge({
       name: "pods_api_watchers",
       help: "Open watches, by surface (http for the HTTP API); --max-watchers bounds their sum.",
       labelNames: ["server_api_version"],
       registers,
     }),
-    rateLimited: new Counter({
-      name: "pods_api_rate_limited_total",
-      help: "List and Get calls (gRPC and HTTP) rejected by a token bucket, by method.",
-      labelNames: ["method"],
-      registers,
-    }),
-    refused: new Counter({
-      name: "pods_api_requests_refused_total",
-      help:
-        "Calls refused before being served, by surface (v1alpha1, v1, podsapi_v1, http) and reason (rate_limited, not_synced, shutting_down, too_many_watchers).",
-      labelNames: ["surface", "reason"],
-      registers,
-    }),
+    rateLimited: seeded(
+      new Counter({
+        name: "pods_api_rate_limited_total",
+        help: "List and Get calls (gRPC and HTTP) rejected by a token bucket, by method.",
+        labelNames: ["method"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.rateLimited,
+    ),
+    refused: seeded(
+      new Counter({
+        name: "pods_api_requests_refused_total",
+        help:
+          "Calls refused before being served, by surface (v1alpha1, v1, podsapi_v1, http) and reason (rate_limited, not_synced, shutting_down, too_many_watchers).",
+        labelNames: ["surface", "reason"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.refused,
+    ),
     httpRequests: new Counter({
       name: "pods_api_http_requests_total",
       help: "Requests to the Kubernetes-compatible HTTP API, by verb and HTTP status code.",
       labelNames: ["verb", "code"],
       registers,
     }),
-    podEvents: new Counter({
-      name: "pods_api_pod_events_total",
-      help: "Pod changes published to watchers, by event type.",
-      labelNames: ["type"],
-      registers,
-    }),
+    podEvents: seeded(
+      new Counter({
+        name: "pods_api_pod_events_total",
+        help: "Pod changes published to watchers, by event type.",
+        labelNames: ["type"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.podEvents,
+    ),
     cachePods: new Gauge({
       name: "pods_api_cache_pods",
       help: "Pods held in the cache.",
@@ -316,20 +472,26 @@ export function createMetrics(registry: Registry): Metrics {
       help: "1 when the container runtime answered the last relist.",
       registers,
     }),
-    runtimeEvents: new Counter({
-      name: "pods_api_runtime_events_total",
-      help:
-        "Container events from the runtime's GetContainerEvents stream, by outcome: applied (its statuses taken into the view at once), covered (overtaken: older than the last relist, which read its change, or than a removal already taken in), relist (woke a relist: without statuses, as containerd's sandbox DELETED, or naming something made while the last relist read).",
-      labelNames: ["outcome"],
-      registers,
-    }),
-    socketProblems: new Counter({
-      name: "pods_api_socket_problems_total",
-      help:
-        "API socket file found removed (recreated, rebind_failed), replaced by something that is not a socket (replaced), or by another live server's socket (taken).",
-      labelNames: ["problem"],
-      registers,
-    }),
+    runtimeEvents: seeded(
+      new Counter({
+        name: "pods_api_runtime_events_total",
+        help:
+          "Container events from the runtime's GetContainerEvents stream, by outcome: applied (its statuses taken into the view at once), covered (overtaken: older than the last relist, which read its change, or than a removal already taken in), relist (woke a relist: without statuses, as containerd's sandbox DELETED, or naming something made while the last relist read).",
+        labelNames: ["outcome"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.runtimeEvents,
+    ),
+    socketProblems: seeded(
+      new Counter({
+        name: "pods_api_socket_problems_total",
+        help:
+          "API socket file found removed (recreated, rebind_failed), replaced by something that is not a socket (replaced), or by another live server's socket (taken).",
+        labelNames: ["problem"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.socketProblems,
+    ),
     residentMemory: new Gauge({
       name: "pods_api_resident_memory_bytes",
       help: "Resident memory of the daemon, in bytes.",
@@ -356,13 +518,16 @@ export function createMetrics(registry: Registry): Metrics {
       help: "Client connections accepted on the API socket.",
       registers,
     }),
-    transportErrors: new Counter({
-      name: "pods_api_transport_errors_total",
-      help:
-        "Connections and streams ended for cause: protocol (GOAWAY), stream (RST_STREAM), internal (our code threw), refused (connection limit), handler (INTERNAL), with the HTTP/2 error code.",
-      labelNames: ["kind", "code"],
-      registers,
-    }),
+    transportErrors: seeded(
+      new Counter({
+        name: "pods_api_transport_errors_total",
+        help:
+          "Connections and streams ended for cause: protocol (GOAWAY), stream (RST_STREAM), internal (our code threw), refused (connection limit), handler (INTERNAL), with the HTTP/2 error code.",
+        labelNames: ["kind", "code"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.transportErrors,
+    ),
     connectionsRefused: seeded(
       new Counter({
         name: "pods_api_connections_refused_total",
@@ -371,9 +536,7 @@ export function createMetrics(registry: Registry): Metrics {
         labelNames: ["listener", "reason"],
         registers,
       }),
-      LISTENERS.flatMap((listener) =>
-        (["limit", "shutting_down"] as const).map((reason) => ({ listener, reason }))
-      ),
+      SEEDED_LABEL_VALUES.connectionsRefused,
     ),
     acceptErrors: new Counter({
       name: "pods_api_accept_errors_total",
@@ -390,54 +553,64 @@ export function createMetrics(registry: Registry): Metrics {
         labelNames: ["listener", "deadline"],
         registers,
       }),
-      (["http_api", "metrics"] as const).flatMap((listener) =>
-        (["tls_handshake", "read_header", "idle", "write"] as const).map((deadline) => ({
-          listener,
-          deadline,
-        }))
-      ),
+      SEEDED_LABEL_VALUES.connectionsTimedOut,
     ),
-    apiserverWatchRestarts: new Counter({
-      name: "pods_api_apiserver_watch_restarts_total",
-      help:
-        "API server watches opened again (from the last resourceVersion, no relist) after they ended: timeout (the server's timeoutSeconds), stalled (no end within timeoutSeconds plus grace), broken (the connection broke), error (a failed request), gone (410: a relist follows).",
-      labelNames: ["reason"],
-      registers,
-    }),
-    apiserverRelists: new Counter({
-      name: "pods_api_apiserver_relists_total",
-      help:
-        "Full lists of the node's pods from the API server: initial (start), gone (after 410 Gone).",
-      labelNames: ["reason"],
-      registers,
-    }),
-    apiserverWatchEvents: new Counter({
-      name: "pods_api_apiserver_watch_events_total",
-      help:
-        "Watch events received from the API server, by type (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR).",
-      labelNames: ["type"],
-      registers,
-    }),
+    apiserverWatchRestarts: seeded(
+      new Counter({
+        name: "pods_api_apiserver_watch_restarts_total",
+        help:
+          "API server watches opened again (from the last resourceVersion, no relist) after they ended: timeout (the server's timeoutSeconds), stalled (no end within timeoutSeconds plus grace), broken (the connection broke), error (a failed request), gone (410: a relist follows).",
+        labelNames: ["reason"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.apiserverWatchRestarts,
+    ),
+    apiserverRelists: seeded(
+      new Counter({
+        name: "pods_api_apiserver_relists_total",
+        help:
+          "Full lists of the node's pods from the API server: initial (start), gone (after 410 Gone).",
+        labelNames: ["reason"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.apiserverRelists,
+    ),
+    apiserverWatchEvents: seeded(
+      new Counter({
+        name: "pods_api_apiserver_watch_events_total",
+        help:
+          "Watch events received from the API server, by type (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR).",
+        labelNames: ["type"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.apiserverWatchEvents,
+    ),
     apiserverLastEvent: new Gauge({
       name: "pods_api_apiserver_last_event_timestamp_seconds",
       help:
         "Unix time of the last list or watch event (bookmarks included) from the API server; its age is time() minus this.",
       registers,
     }),
-    apiserverErrors: new Counter({
-      name: "pods_api_apiserver_errors_total",
-      help:
-        "Failed requests to the API server, by cause: http_401, http_403, http_429, http_5xx, http_4xx, tls, dns, connect, timeout, invalid_json, too_large, credentials.",
-      labelNames: ["cause"],
-      registers,
-    }),
-    podResourcesPolls: new Counter({
-      name: "pods_api_podresources_polls_total",
-      help:
-        "Calls to the kubelet's podresources API (list at the relist period, get_allocatable every minute).",
-      labelNames: ["call"],
-      registers,
-    }),
+    apiserverErrors: seeded(
+      new Counter({
+        name: "pods_api_apiserver_errors_total",
+        help:
+          "Failed requests to the API server, by cause: http_401, http_403, http_429, http_5xx, http_4xx, tls, dns, connect, timeout, invalid_json, too_large, credentials.",
+        labelNames: ["cause"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.apiserverErrors,
+    ),
+    podResourcesPolls: seeded(
+      new Counter({
+        name: "pods_api_podresources_polls_total",
+        help:
+          "Calls to the kubelet's podresources API (list at the relist period, get_allocatable every minute).",
+        labelNames: ["call"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.podResourcesPolls,
+    ),
     podResourcesErrors: new Counter({
       name: "pods_api_podresources_errors_total",
       help:
@@ -469,19 +642,25 @@ export function createMetrics(registry: Registry): Metrics {
       help: "1 while the watch on the kubelet's Pods API is open and past its initial list.",
       registers,
     }),
-    kubeletPodsApiReconnects: new Counter({
-      name: "pods_api_kubelet_pods_api_reconnects_total",
-      help:
-        "New WatchPods streams on the kubelet's Pods API after a synced one ended, by why it ended (closed, resource_exhausted, unavailable, failed_precondition, error).",
-      labelNames: ["reason"],
-      registers,
-    }),
-    kubeletPodsApiEvents: new Counter({
-      name: "pods_api_kubelet_pods_api_events_total",
-      help: "WatchPods events received from the kubelet's Pods API, by event type.",
-      labelNames: ["type"],
-      registers,
-    }),
+    kubeletPodsApiReconnects: seeded(
+      new Counter({
+        name: "pods_api_kubelet_pods_api_reconnects_total",
+        help:
+          "New WatchPods streams on the kubelet's Pods API after a synced one ended, by why it ended (closed, resource_exhausted, unavailable, failed_precondition, error).",
+        labelNames: ["reason"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.kubeletPodsApiReconnects,
+    ),
+    kubeletPodsApiEvents: seeded(
+      new Counter({
+        name: "pods_api_kubelet_pods_api_events_total",
+        help: "WatchPods events received from the kubelet's Pods API, by event type.",
+        labelNames: ["type"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.kubeletPodsApiEvents,
+    ),
     compatSocketServing: new Gauge({
       name: "pods_api_compat_socket_serving",
       help: "1 while the daemon serves v1alpha1.Pods on the kubelet's socket path.",
@@ -493,13 +672,16 @@ export function createMetrics(registry: Registry): Metrics {
         "Times another server (a kubelet) took the compatibility socket's path and the daemon gave it up.",
       registers,
     }),
-    invariantCorrections: new Counter({
-      name: "pods_api_invariant_corrections_total",
-      help:
-        "Pod updates adjusted to keep watch invariants (phase regressions, lost deletionTimestamp).",
-      labelNames: ["kind"],
-      registers,
-    }),
+    invariantCorrections: seeded(
+      new Counter({
+        name: "pods_api_invariant_corrections_total",
+        help:
+          "Pod updates adjusted to keep watch invariants (phase regressions, lost deletionTimestamp).",
+        labelNames: ["kind"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.invariantCorrections,
+    ),
   };
 }
 

@@ -22,6 +22,7 @@ import { checkServeArgs } from "./_serve_args.ts";
 import { SERVE_FLAGS } from "../../src/config_flags.ts";
 import { DEFAULT_POD_RESOURCES_ENDPOINT } from "../../src/sources/podresources/mod.ts";
 import { PEERS, requirePeer } from "../_support/peers.ts";
+import { expandArgs, kustomizeWith } from "./_kustomize.ts";
 
 interface HostPathVolume {
   name: string;
@@ -163,16 +164,7 @@ function renderedTest(name: string, fn: (t: Deno.TestContext) => void | Promise<
 
 /** The container's arguments as the kubelet passes them ($(VAR) from env). */
 function expandedArgs(): string[] {
-  const vars = new Map<string, string>();
-  for (const e of CONTAINER.env ?? []) {
-    if (e.valueFrom?.fieldRef?.fieldPath === "spec.nodeName") vars.set(e.name, "node-1");
-  }
-  return CONTAINER.args.map((a) =>
-    a.replace(/\$\(([A-Z_]+)\)/g, (_, name: string) => {
-      assert.ok(vars.has(name), `$(${name}) is defined in env`);
-      return vars.get(name)!;
-    })
-  );
+  return expandArgs(CONTAINER.args, CONTAINER.env ?? [], { "spec.nodeName": "node-1" });
 }
 
 /** The args with --config pointing at a copy of the config map's file. */
@@ -359,7 +351,7 @@ renderedTest(
 renderedTest("the kubelet-pods-api overlay's args are serve flags", async () => {
   assert.ok("kubelet-pods-api-endpoint" in SERVE_FLAGS);
   const container = KUBELET_API.daemonSet.spec.template.spec.containers[0]!;
-  const args = container.args.map((a) => a.replace("$(NODE_NAME)", "node-1"));
+  const args = expandArgs(container.args, container.env ?? [], { "spec.nodeName": "node-1" });
   const config = checkServeArgs((await runnableArgs(KUBELET_API, container, args)).slice(1));
   assert.equal(config.socket, "/run/pods-api/pods-api.sock");
 });
@@ -381,7 +373,7 @@ renderedTest(
     };
     assert.equal(pod.automountServiceAccountToken, true);
     const container = pod.containers[0]!;
-    const args = container.args.map((a) => a.replaceAll("$(NODE_NAME)", "node-1"));
+    const args = expandArgs(container.args, container.env ?? [], { "spec.nodeName": "node-1" });
     const config = checkServeArgs((await runnableArgs(overlay, container, args)).slice(1));
     assert.equal(config.kubeletUrl, "https://node-1:10250");
     const ca = container.volumeMounts.find((m) =>
@@ -391,10 +383,83 @@ renderedTest(
     const role = overlay.docs.find((d) => d.kind === "ClusterRole") as unknown as {
       rules: { resources: string[]; verbs: string[] }[];
     };
-    assert.deepEqual(role.rules.flatMap((r) => r.verbs), ["get"]);
-    assert.ok(role.rules[0]!.resources.includes("nodes/pods"));
+    assert.deepEqual(role.rules, [{ apiGroups: [""], resources: ["nodes/pods"], verbs: ["get"] }]);
   },
 );
+
+/** The overlays in deploy/overlays, by directory name. */
+async function overlayNames(): Promise<string[]> {
+  const names: string[] = [];
+  for await (const e of Deno.readDir(`${DEPLOY}overlays`)) if (e.isDirectory) names.push(e.name);
+  assert.ok(names.length >= 4, names.join());
+  return names.sort();
+}
+
+/** An overlay's container args as the daemon parses them. */
+async function overlayConfig(rendered: Rendered) {
+  const container = rendered.daemonSet.spec.template.spec.containers[0]!;
+  const args = expandArgs(container.args, container.env ?? [], { "spec.nodeName": "node-1" });
+  return checkServeArgs((await runnableArgs(rendered, container, args)).slice(1));
+}
+
+renderedTest("every overlay serves every service on /run/pods-api/pods-api.sock", async (t) => {
+  for (const name of await overlayNames()) {
+    await t.step(name, async () => {
+      const config = await overlayConfig(await render(`overlays/${name}`));
+      assert.equal(config.socket, "/run/pods-api/pods-api.sock");
+    });
+  }
+});
+
+renderedTest(
+  "an overlay grants nodes/proxy only when its name says so, and only with get",
+  async (t) => {
+    for (const name of await overlayNames()) {
+      await t.step(name, async () => {
+        const rendered = await render(`overlays/${name}`);
+        const rules = rendered.docs.filter((d) => d.kind === "ClusterRole").flatMap((d) =>
+          (d as unknown as { rules: { resources: string[]; verbs: string[] }[] }).rules
+        );
+        const proxy = rules.filter((r) => r.resources.includes("nodes/proxy"));
+        assert.equal(proxy.length > 0, name.includes("nodes-proxy"), `${name}: nodes/proxy`);
+        for (const r of proxy) assert.deepEqual(r.verbs, ["get"]);
+      });
+    }
+  },
+);
+
+renderedTest(
+  "the kubelet-url-nodes-proxy overlay is kubelet-url plus get on nodes/proxy",
+  async () => {
+    const plain = await render("overlays/kubelet-url");
+    const proxy = await render("overlays/kubelet-url-nodes-proxy");
+    const added = proxy.docs.filter((d) =>
+      !plain.docs.some((p) => JSON.stringify(p) === JSON.stringify(d))
+    );
+    assert.deepEqual(added.map((d) => d.kind).sort(), ["ClusterRole", "ClusterRoleBinding"]);
+    const binding = added.find((d) => d.kind === "ClusterRoleBinding") as unknown as {
+      subjects: { name: string }[];
+    };
+    const account = proxy.docs.find((d) => d.kind === "ServiceAccount")!;
+    assert.deepEqual(binding.subjects.map((s) => s.name), [account.metadata.name]);
+  },
+);
+
+renderedTest("every overlay keeps --http-cert-dir on a writable host mount", async (t) => {
+  for (const name of ["base", ...(await overlayNames()).map((n) => `overlays/${n}`)]) {
+    await t.step(name, async () => {
+      const rendered = await render(name);
+      const config = await overlayConfig(rendered);
+      const pod = rendered.daemonSet.spec.template.spec;
+      const mount = pod.containers[0]!.volumeMounts
+        .filter((m) => config.httpCertDir.startsWith(`${m.mountPath}/`))
+        .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+      assert.ok(mount, `${config.httpCertDir} is on a mount`);
+      assert.notEqual(mount.readOnly, true, `${mount.mountPath} is writable`);
+      assert.ok(pod.volumes.find((v) => v.name === mount.name)?.hostPath, "kept on the node");
+    });
+  }
+});
 
 renderedTest(
   "the DaemonSet's init container has Deno read the bundle into the daemon's DENO_DIR",
@@ -422,3 +487,70 @@ renderedTest(
     assert.ok(init.resources.limits.memory);
   },
 );
+
+renderedTest(
+  "the metrics-on-node-ip component serves metrics and probes on the node's address, on every overlay",
+  async (t) => {
+    for (const name of ["base", ...(await overlayNames()).map((n) => `overlays/${n}`)]) {
+      await t.step(name, async () => {
+        const docs = await kustomizeWith(name, ["components/metrics-on-node-ip"]);
+        const ds = docs.find((d) => (d as DaemonSet).kind === "DaemonSet") as DaemonSet;
+        const pod = ds.spec.template.spec;
+        const container = pod.containers[0]!;
+        assert.equal(pod.hostNetwork, true, "the pod's address is the node's");
+        const args = expandArgs(container.args, container.env ?? [], {
+          "spec.nodeName": "node-1",
+          "status.podIP": "10.0.0.7",
+        });
+        const bind = args.find((a) => a.startsWith("--metrics-bind-address="));
+        assert.equal(bind, "--metrics-bind-address=10.0.0.7:9469");
+        for (const probe of [container.livenessProbe, container.readinessProbe]) {
+          assert.ok(probe);
+          assert.equal(probe.httpGet.host, undefined, "the kubelet probes the pod's address");
+          assert.equal(probe.httpGet.port, 9469);
+        }
+      });
+    }
+  },
+);
+
+renderedTest("OPERATIONS.md lists the base's mounts as kustomize renders them", async (t) => {
+  const ops = await Deno.readTextFile(new URL("../../docs/OPERATIONS.md", import.meta.url));
+  const start = ops.indexOf("- Mounts of the base");
+  assert.ok(start !== -1, "the mounts list");
+  const list = ops.slice(start, ops.indexOf("\n- ", start + 1));
+  /** The absolute paths in backticks of the sub-item that starts with `label:`. */
+  const paths = (label: string) => {
+    const item = new RegExp(`\\n {2}- ${label}: ([\\s\\S]*?)(?=\\n {2}- |\\n\\n)`).exec(list)?.[1];
+    assert.ok(item, `a "${label}" item`);
+    return [...item.matchAll(/`(\/[^`\s]*)`/g)].map((m) => m[1]!)
+      // The CRI-O alternative to /run/containerd is named, not mounted.
+      .filter((p) => p !== "/var/run/crio").sort();
+  };
+  const volume = (m: Mount) => POD.volumes.find((v) => v.name === m.name)!;
+  const cases = [
+    { label: "read-write", is: (m: Mount) => !volume(m).emptyDir && m.readOnly !== true },
+    { label: "read-only", is: (m: Mount) => m.readOnly === true },
+    { label: "`emptyDir`", is: (m: Mount) => volume(m).emptyDir !== undefined },
+  ];
+  for (const c of cases) {
+    await t.step(c.label, () => {
+      const rendered = CONTAINER.volumeMounts.filter(c.is).map((m) => m.mountPath).sort();
+      assert.deepEqual(paths(c.label), rendered);
+    });
+  }
+  await t.step("every mount is listed once", () => {
+    const listed = cases.flatMap((c) => paths(c.label));
+    assert.deepEqual(listed.sort(), CONTAINER.volumeMounts.map((m) => m.mountPath).sort());
+  });
+  await t.step("only the kubelet-url overlays mount /var/lib/kubelet/pki", async () => {
+    assert.ok(!CONTAINER.volumeMounts.some((m) => m.mountPath === "/var/lib/kubelet/pki"));
+    for (const name of await overlayNames()) {
+      const container = (await render(`overlays/${name}`)).daemonSet.spec.template.spec
+        .containers[0]!;
+      const pki = container.volumeMounts.find((m) => m.mountPath === "/var/lib/kubelet/pki");
+      assert.equal(pki !== undefined, name.startsWith("kubelet-url"), name);
+      if (pki) assert.equal(pki.readOnly, true);
+    }
+  });
+});

@@ -22,7 +22,12 @@ import {
   READ_PATHS,
   SYS_APIS,
 } from "../../scripts/_permissions.ts";
-import { IMAGE_PATHS, imageEntrypoint, MAX_IMAGE_BYTES } from "../../scripts/image.ts";
+import {
+  DEFAULT_IMAGE_NAME,
+  IMAGE_PATHS,
+  imageEntrypoint,
+  MAX_IMAGE_BYTES,
+} from "../../scripts/image.ts";
 import { SERVE_FLAGS } from "../../src/config_flags.ts";
 import {
   RUNTIME_WAIT_INITIAL_DELAY_MS,
@@ -144,6 +149,7 @@ Deno.test("OPERATIONS.md's --kubelet-url examples are real flags reading permitt
 
 /** Flags of tools other than pods-api that the documents use. */
 const OTHER_TOOLS = new Set([
+  "--rm", // ctr run
   "--purge", // scripts/real_cri/down.sh
   "--now", // systemctl enable
   "--kubeconfig", // kubectl
@@ -262,4 +268,20 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+Deno.test("OPERATIONS.md's ctr smoke test runs version with the image's own Deno and bundle", () => {
+  const words = blockAfter("ctr-smoke").replace(/#.*$/gm, "").replace(/\\\n/g, " ").trim()
+    .split(/\s+/);
+  assert.deepEqual(words.slice(0, 5), ["ctr", "-n", "k8s.io", "run", "--rm"]);
+  assert.equal(words[5], DEFAULT_IMAGE_NAME);
+  const command = words.slice(7);
+  // ctr replaces the entrypoint: the command names the image's Deno and bundle itself.
+  assert.equal(command[0], imageEntrypoint()[0]);
+  assert.equal(command[0], IMAGE_PATHS.deno);
+  assert.deepEqual(command.slice(-2), [IMAGE_PATHS.bundle, "version"]);
+  // The same command as the bundle drop-in's ExecStartPre (tests/ship/bundle_test.ts runs it).
+  const dropIn = blockAfter("bundle-dropin").replace(/\\\n\s*/g, "");
+  const pre = /^ExecStartPre=-(.*)$/m.exec(dropIn)?.[1]?.trim().split(/\s+/);
+  assert.deepEqual(command, pre);
 });

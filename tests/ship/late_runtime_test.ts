@@ -31,7 +31,8 @@ function unitServeFlags(): string[] {
   const joined = UNIT.replace(/\\\n/g, " ");
   const words = (/^ExecStart=(.*)$/m.exec(joined)?.[1] ?? "").trim().split(/\s+/);
   assert.deepEqual(words.slice(0, 2), ["/usr/local/bin/pods-api", "serve"]);
-  return words.slice(2);
+  // Without the drop-ins' variables ($PODS_API_ARGS...), empty here.
+  return words.slice(2).filter((w) => !w.startsWith("$"));
 }
 
 /** The unit's flags with the node's paths moved under `dir` and the runtime named. */

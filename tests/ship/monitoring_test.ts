@@ -14,8 +14,8 @@ const PROMTOOL = "/usr/bin/promtool";
 
 const PEER = requirePeer(PEERS.promtool);
 
-async function promtool(args: string[]): Promise<string> {
-  const r = await new Deno.Command(PROMTOOL, { args, cwd: DIR, stdout: "piped", stderr: "piped" })
+async function promtool(args: string[], cwd = DIR): Promise<string> {
+  const r = await new Deno.Command(PROMTOOL, { args, cwd, stdout: "piped", stderr: "piped" })
     .output();
   const text = new TextDecoder().decode(r.stdout) + new TextDecoder().decode(r.stderr);
   assert.equal(r.code, 0, text);
@@ -39,7 +39,7 @@ const TESTS = (parse(await Deno.readTextFile(`${DIR}alerts_test.yaml`)) as {
   tests: RuleTest[];
 }).tests;
 const DASHBOARD = JSON.parse(await Deno.readTextFile(`${DIR}dashboard.json`)) as {
-  panels: { id: number; title: string; targets: { expr: string }[] }[];
+  panels: { id: number; title: string; targets: { expr: string; refId?: string }[] }[];
   templating: { list: { query?: unknown; definition?: string }[] };
 };
 
@@ -138,4 +138,136 @@ Deno.test("pods by phase and List latency are exported for the dashboard", async
     body,
     /^pods_api_request_duration_seconds_count\{server_api_version="v1alpha1",method="list"\} 1$/m,
   );
+});
+
+/** A panel query as Prometheus gets it: every node, a 5m rate interval. */
+function panelQuery(expr: string): string {
+  return expr.replaceAll("$__rate_interval", "5m").replaceAll('=~"$instance"', '=~".*"');
+}
+
+Deno.test({
+  name: PEER.name("the Errors panel counts failed calls, not watches the client ended (Canceled)"),
+  ignore: PEER.ignore,
+  async fn() {
+    PEER.check();
+    const panel = DASHBOARD.panels.find((p) => /errors/i.test(p.title));
+    assert.ok(panel, "an Errors panel");
+    const query = panel.targets.find((t) => t.expr.includes("kubelet_pod_requests_total"));
+    assert.ok(query, "the panel reads kubelet_pod_requests_total");
+    const dir = await Deno.makeTempDir({ prefix: "pods-api-panel-" });
+    try {
+      const series = (code: string, values: string) => ({
+        series:
+          `kubelet_pod_requests_total{job="pods-api", instance="node-1", server_api_version="v1alpha1", status_code="${code}"}`,
+        values,
+      });
+      const test = {
+        "evaluation_interval": "1m",
+        tests: [{
+          interval: "1m",
+          "input_series": [
+            series("OK", "0+600x10"),
+            // Every watch a client closes ends Canceled: 1 a second here.
+            series("Canceled", "0+60x10"),
+            series("Internal", "0+6x10"),
+            series("Unavailable", "0x10"),
+          ],
+          "promql_expr_test": [{
+            expr: panelQuery(query.expr),
+            "eval_time": "10m",
+            "exp_samples": [
+              { labels: '{status_code="Internal"}', value: 0.1 },
+              { labels: '{status_code="Unavailable"}', value: 0 },
+            ],
+          }],
+        }],
+      };
+      await Deno.writeTextFile(`${dir}/panel_test.yaml`, JSON.stringify(test));
+      assert.match(await promtool(["test", "rules", "panel_test.yaml"], dir), /SUCCESS/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test("podmonitor.yaml scrapes the DaemonSet's metrics port as job pods-api, one instance per node", async () => {
+  const monitor = parse(await Deno.readTextFile(`${DIR}podmonitor.yaml`)) as {
+    kind: string;
+    metadata: { namespace: string };
+    spec: {
+      jobLabel: string;
+      selector: { matchLabels: Record<string, string> };
+      podMetricsEndpoints: {
+        port: string;
+        path: string;
+        relabelings: { sourceLabels: string[]; targetLabel: string; action: string }[];
+      }[];
+    };
+  };
+  const ds = parse(await Deno.readTextFile(`${DIR}../base/daemonset.yaml`));
+  const template = ds.spec.template;
+  assert.equal(monitor.kind, "PodMonitor");
+  assert.equal(monitor.metadata.namespace, ds.metadata.namespace);
+  for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels)) {
+    assert.equal(template.metadata.labels[k], v, `the pods carry ${k}=${v}`);
+  }
+  // Every rule and panel selects job="pods-api".
+  assert.equal(template.metadata.labels[monitor.spec.jobLabel], "pods-api");
+  const [endpoint] = monitor.spec.podMetricsEndpoints;
+  assert.ok(endpoint);
+  const port = template.spec.containers[0].ports.find((p: { name: string }) =>
+    p.name === endpoint.port
+  );
+  assert.equal(port?.containerPort, 9469);
+  assert.equal(endpoint.path, "/metrics");
+  assert.deepEqual(endpoint.relabelings, [{
+    action: "replace",
+    sourceLabels: ["__meta_kubernetes_pod_node_name"],
+    targetLabel: "instance",
+  }]);
+});
+
+// Debian's promtool is built without Kubernetes service discovery, so the
+// scrape config is checked against the DaemonSet here, not by promtool.
+Deno.test("OPERATIONS.md's scrape config keeps the DaemonSet's metrics port and names each node", async () => {
+  const ops = await Deno.readTextFile(new URL("../../docs/OPERATIONS.md", import.meta.url));
+  const at = ops.indexOf("<!-- scrape-config -->");
+  assert.ok(at !== -1, "the scrape-config marker");
+  const block = /```yaml\n([\s\S]*?)```/.exec(ops.slice(at))?.[1];
+  assert.ok(block);
+  type Relabel = {
+    "source_labels": string[];
+    regex?: string;
+    action?: string;
+    "target_label"?: string;
+  };
+  const [job] = (parse(block) as {
+    "scrape_configs": {
+      "job_name": string;
+      "kubernetes_sd_configs": { role: string; namespaces: { names: string[] } }[];
+      "relabel_configs": Relabel[];
+    }[];
+  }).scrape_configs;
+  assert.ok(job);
+  assert.equal(job.job_name, "pods-api");
+  const ds = parse(await Deno.readTextFile(`${DIR}../base/daemonset.yaml`));
+  assert.deepEqual(job.kubernetes_sd_configs, [{
+    role: "pod",
+    namespaces: { names: [ds.metadata.namespace] },
+  }]);
+  const [keep, instance] = job.relabel_configs;
+  assert.deepEqual(keep?.source_labels, [
+    "__meta_kubernetes_pod_label_app_kubernetes_io_name",
+    "__meta_kubernetes_pod_container_port_name",
+  ]);
+  assert.equal(keep?.action, "keep");
+  const port = ds.spec.template.spec.containers[0].ports[0];
+  assert.equal(
+    keep?.regex,
+    `${ds.spec.template.metadata.labels["app.kubernetes.io/name"]};${port.name}`,
+  );
+  assert.deepEqual(instance, {
+    "source_labels": ["__meta_kubernetes_pod_node_name"],
+    "target_label": "instance",
+  });
 });

@@ -149,7 +149,7 @@ function advice(status: number, verb: PodVerb, origin: string): string {
     return `: the API server did not accept the credentials from ${origin} (expired or wrong token, or a client certificate it does not trust)`;
   }
   if (status === 403) {
-    return `: the identity lacks RBAC verb "${verb}" on "pods" at cluster scope (grant get, list, watch on pods: deploy/rbac-apiserver.yaml)`;
+    return `: the identity lacks RBAC verb "${verb}" on "pods" at cluster scope (grant get, list, watch on pods: deploy/components/apiserver-source)`;
   }
   if (status === 429) return ": the API server is shedding load";
   return "";

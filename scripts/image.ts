@@ -405,7 +405,10 @@ async function main(args: readonly string[]): Promise<number> {
       );
     const analysis = await analyseBundleForImage(host, bundle, `${work}/root`);
     if ("error" in analysis) throw new Error(`Deno's analysis of the bundle: ${analysis.error}`);
+    // Deno's databases, without the `node` symlink to Deno that it makes beside them (and
+    // makes again where it needs one): the image holds one program, under one name.
     await run("cp", ["-a", `${analysis.denoDir}/.`, `${context}/deno-dir/`]);
+    await run("find", [`${context}/deno-dir`, "-type", "l", "-delete"]);
     if (flags.contextOnly) {
       err(`image: staged ${DEFAULT_CONTEXT} for ${CONTAINERFILE} (pods-api ${version})`);
       return 0;

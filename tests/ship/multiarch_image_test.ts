@@ -130,6 +130,8 @@ Deno.test({
                 .concat(analysis, libraries).sort(),
             );
             for (const f of libraries) assert.match(f, /\.so(\.\d+)*$/, "a library, not a program");
+            const links = await sh("find", [rootfs, "-type", "l"]);
+            assert.equal(links, "", "no other name for a program");
           }
         },
       );

@@ -32,9 +32,10 @@ import { bundleCommand } from "../scripts/_permissions.ts";
 import { inRootCommand } from "../scripts/_image_root.ts";
 import {
   analyseBundleForImage,
-  hostPlatform,
+  hostArchitecture,
   imageEntrypoint,
   imageEnv,
+  platformInput,
 } from "../scripts/image.ts";
 import { v8FlagsArg } from "../scripts/_v8_flags.ts";
 import { cpuMs, readProc } from "./_proc_usage.ts";
@@ -212,7 +213,11 @@ function imageRootPath(): Promise<string> {
   imageRoot ??= (async () => {
     const { path } = await bundlePath();
     const root = `${await Deno.makeTempDir({ prefix: "pods-api-bench-image-" })}/root`;
-    const made = await analyseBundleForImage(await hostPlatform(Deno.execPath()), path, root);
+    const made = await analyseBundleForImage(
+      await platformInput(Deno.execPath(), hostArchitecture()),
+      path,
+      root,
+    );
     if ("error" in made) throw new Error(`The image's root was not made: ${made.error}`);
     return root;
   })();

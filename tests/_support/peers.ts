@@ -161,6 +161,18 @@ export const PEERS = {
     probe: () =>
       ["libc.so.6", "libgcc_s.so.1"].every((f) => exists(`/usr/aarch64-linux-gnu/lib/${f}`)),
   },
+  /** buildah, which builds the image from deploy/Containerfile. */
+  buildah: {
+    what: "buildah (/usr/bin/buildah)",
+    install: "apt-get install buildah",
+    probe: () => commandSucceeds("/usr/bin/buildah", ["--version"]),
+  },
+  /** The CNCF distribution registry (the image's push). */
+  dockerRegistry: {
+    what: "docker-registry (/usr/bin/docker-registry)",
+    install: "apt-get install docker-registry",
+    probe: () => commandSucceeds("/usr/bin/docker-registry", ["--version"]),
+  },
   /** qemu's static arm64 user-mode emulator. */
   qemuAarch64: {
     what: "qemu-aarch64-static (/usr/bin/qemu-aarch64-static)",

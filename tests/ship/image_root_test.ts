@@ -14,10 +14,11 @@ import { DatabaseSync } from "node:sqlite";
 import { runInRoot } from "../../scripts/_image_root.ts";
 import {
   analyseBundleForImage,
-  hostPlatform,
+  hostArchitecture,
   IMAGE_PATHS,
   imageEntrypoint,
   imageEnvRecord,
+  platformInput,
 } from "../../scripts/image.ts";
 
 /** A small bundle with one import, standing in for dist/pods-api.js. */
@@ -39,7 +40,11 @@ Deno.test("the image build leaves Deno's analysis of the bundle at its path in t
     const bundle = `${dir}/pods-api.js`;
     await Deno.writeTextFile(bundle, BUNDLE);
     const root = `${dir}/root`;
-    const made = await analyseBundleForImage(await hostPlatform(Deno.execPath()), bundle, root);
+    const made = await analyseBundleForImage(
+      await platformInput(Deno.execPath(), hostArchitecture()),
+      bundle,
+      root,
+    );
     assert.ok("denoDir" in made, "error" in made ? made.error : "");
     const { denoDir } = made;
     assert.equal(denoDir, `${root}${IMAGE_PATHS.denoDir}`);

@@ -1,261 +1,114 @@
 /**
- * scripts/image.ts: the OCI archive it writes is a valid image layout (every
- * blob named by its digest, diff_ids of the uncompressed layers), holds only
- * what it should (the binary's `ldd` libraries, the account files, Deno, the
- * bundle), carries the daemon's permissions in its entrypoint, is
- * reproducible, and can be pushed to a registry. Built here from a small
- * binary and a stub bundle; tests/real_cri/image_test.ts builds and runs the
- * real one.
+ * scripts/image.ts and deploy/Containerfile: the Containerfile says what the
+ * code says (entrypoint with the daemon's permissions, environment, user,
+ * paths, labels, COPY only); the staged context is what the Containerfile
+ * expects; buildah builds it into one manifest list for amd64 and arm64
+ * holding only those files, the same digests for the same timestamp, and
+ * pushes it to a registry. Built here from small stand-ins for Deno and the
+ * bundle; tests/ship/multiarch_image_test.ts and tests/real_cri/image_test.ts
+ * build and run the real one.
  *
  * @module
  */
 
-import { mallocEnvEntries } from "../../scripts/_malloc_env.ts";
 import assert from "node:assert/strict";
 import { daemonPermissionFlags } from "../../scripts/_permissions.ts";
-import { parseReference, pushImage } from "../../scripts/_registry_push.ts";
-import { tarArchive } from "../../scripts/_tar.ts";
+import { libraryDir, parseReadelf, stageContext } from "../../scripts/_image_context.ts";
 import { PEERS, requirePeer } from "../_support/peers.ts";
+import { poll } from "../_support/poll.ts";
 import {
-  accountFiles,
-  buildImage,
-  type BuildImageOptions,
+  buildahCommands,
+  CONTAINERFILE,
   DEFAULT_IMAGE_NAME,
-  foreignPlatform,
   hostArchitecture,
-  hostPlatform,
   IMAGE_PATHS,
   IMAGE_USER,
+  type ImageArchitecture,
   imageEntrypoint,
+  imageEnvRecord,
   parseImageFlags,
-  parseLdd,
-  sharedLibraries,
+  type PlatformInput,
+  platformInput,
+  pushCommand,
+  readArchive,
 } from "../../scripts/image.ts";
 
+const ROOT = new URL("../../", import.meta.url).pathname;
 const DECODER = new TextDecoder();
-/** A small dynamically linked binary stands in for Deno. */
-const BINARY = "/usr/bin/env";
 
-async function sh(cmd: string, args: string[], cwd?: string): Promise<string> {
-  const out = await new Deno.Command(cmd, { args, cwd, stdout: "piped", stderr: "piped" })
+/** The Containerfile's instructions: continuation lines joined, comments dropped. */
+function instructions(text: string): { op: string; args: string }[] {
+  return text.replace(/\\\n/g, " ").split("\n").map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("#"))
+    .map((l) => {
+      const space = l.indexOf(" ");
+      return { op: l.slice(0, space).toUpperCase(), args: l.slice(space + 1).trim() };
+    });
+}
+
+const CONTAINERFILE_TEXT = await Deno.readTextFile(`${ROOT}${CONTAINERFILE}`);
+const STEPS = instructions(CONTAINERFILE_TEXT);
+const args = (op: string) => STEPS.filter((s) => s.op === op).map((s) => s.args);
+
+async function sh(cmd: string, argv: string[]): Promise<string> {
+  const out = await new Deno.Command(cmd, { args: argv, stdout: "piped", stderr: "piped" })
     .output();
-  assert.equal(out.code, 0, DECODER.decode(out.stderr));
+  assert.equal(out.code, 0, `${cmd} ${argv.join(" ")}: ${DECODER.decode(out.stderr)}`);
   return DECODER.decode(out.stdout);
 }
 
-async function sha256File(path: string): Promise<string> {
-  return `sha256:${(await sh("sha256sum", [path])).split(" ")[0]}`;
-}
-
-async function build(dir: string, overrides: Partial<BuildImageOptions> = {}) {
-  await Deno.writeTextFile(`${dir}/pods-api.js`, 'var BUILD_VERSION = "9.9.9";\n');
-  return await buildImage({
-    name: "localhost/pods-api:9.9.9",
-    platforms: [await hostPlatform(BINARY)],
-    bundle: `${dir}/pods-api.js`,
-    output: `${dir}/image.tar`,
-    version: "9.9.9",
-    source: "https://example.com/pods-api",
-    revision: "0123456789abcdef",
-    created: new Date(1_700_000_000_000),
-    ...overrides,
+Deno.test("deploy/Containerfile says what the code and the docs say", async (t) => {
+  await t.step("FROM scratch, and COPY only: no stage runs a program", () => {
+    assert.deepEqual(STEPS.map((s) => s.op).filter((op) => op === "FROM"), ["FROM"]);
+    assert.deepEqual(args("FROM"), ["scratch"]);
+    assert.deepEqual(args("RUN"), []);
   });
-}
-
-Deno.test("parseLdd() lists the files the loader opens", async (t) => {
-  const cases = [
-    {
-      name: "libraries and the loader, no vDSO",
-      output: "\tlinux-vdso.so.1 (0x00007ffd)\n" +
-        "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f)\n" +
-        "\t/lib64/ld-linux-x86-64.so.2 (0x00007f)\n",
-      want: ["/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2"],
-    },
-    { name: "a static binary", output: "\tstatically linked\n", want: [] },
-    { name: "not dynamic", output: "\tnot a dynamic executable\n", want: [] },
-  ];
-  for (const c of cases) await t.step(c.name, () => assert.deepEqual(parseLdd(c.output), c.want));
-  await t.step("a missing library is an error", () => {
-    assert.throws(() => parseLdd("\tlibfoo.so.1 => not found\n"), /libfoo/);
+  await t.step("ENTRYPOINT is Deno with the daemon's permissions, CMD serve", () => {
+    assert.deepEqual(args("ENTRYPOINT").map((a) => JSON.parse(a)), [imageEntrypoint()]);
+    for (const flag of daemonPermissionFlags()) assert.ok(imageEntrypoint().includes(flag), flag);
+    assert.ok(!imageEntrypoint().some((a) => a === "-A" || a === "--allow-all"));
+    assert.deepEqual(args("CMD").map((a) => JSON.parse(a)), [["serve"]]);
+  });
+  await t.step("ENV is the image's environment", () => {
+    const env = Object.fromEntries(
+      args("ENV").flatMap((a) => a.split(/\s+/)).map((kv) => kv.split("=", 2) as [string, string]),
+    );
+    assert.deepEqual(env, imageEnvRecord());
+  });
+  await t.step("USER is the non-root user of deploy/rootfs/etc/passwd and group", async () => {
+    assert.deepEqual(args("USER"), [`${IMAGE_USER.uid}:${IMAGE_USER.gid}`]);
+    const passwd = await Deno.readTextFile(`${ROOT}deploy/rootfs/etc/passwd`);
+    const group = await Deno.readTextFile(`${ROOT}deploy/rootfs/etc/group`);
+    const { name, uid, gid } = IMAGE_USER;
+    assert.match(passwd, new RegExp(`^${name}:x:${uid}:${gid}:`, "m"));
+    assert.match(group, new RegExp(`^${name}:x:${gid}:`, "m"));
+  });
+  await t.step("COPY puts Deno, the bundle and the analysis at the code's paths", () => {
+    const copies = args("COPY");
+    assert.ok(copies.includes(`\${TARGETARCH}/deno ${IMAGE_PATHS.deno}`), copies.join("\n"));
+    assert.ok(copies.includes(`pods-api.js ${IMAGE_PATHS.bundle}`));
+    const { uid, gid } = IMAGE_USER;
+    assert.ok(copies.includes(`--chown=${uid}:${gid} deno-dir/ ${IMAGE_PATHS.denoDir}/`));
+  });
+  await t.step("LABELs: version, revision and source from ARGs with defaults", () => {
+    const labels = args("LABEL").join(" ");
+    for (const [label, arg] of [["version", "VERSION"], ["revision", "REVISION"]]) {
+      assert.ok(labels.includes(`org.opencontainers.image.${label}="\${${arg}}"`), label);
+    }
+    assert.ok(labels.includes('org.opencontainers.image.source="${SOURCE}"'));
+    assert.ok(args("ARG").some((a) => /^SOURCE=https:\/\/\S+$/.test(a)), "a source by default");
   });
 });
 
-Deno.test("tarArchive() writes what GNU tar reads back", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const long = `${"d".repeat(90)}/${"e".repeat(60)}/file`;
-    await Deno.writeFile(
-      `${dir}/t.tar`,
-      tarArchive([
-        { type: "dir", path: "tmp", mode: 0o1777 },
-        { type: "file", path: "a/b.txt", mode: 0o644, data: new TextEncoder().encode("hi\n") },
-        { type: "symlink", path: "a/link", target: "b.txt" },
-        { type: "file", path: long, mode: 0o755, data: new Uint8Array(513) },
-      ]),
-    );
-    const listing = (await sh("tar", ["--numeric-owner", "-tvf", `${dir}/t.tar`])).trim()
-      .split("\n").map((l) => l.replace(/\s+\d{4}-\d\d-\d\d \d\d:\d\d/, "").split(/\s+/));
-    assert.deepEqual(listing, [
-      ["drwxrwxrwt", "0/0", "0", "tmp/"],
-      ["-rw-r--r--", "0/0", "3", "a/b.txt"],
-      ["lrwxrwxrwx", "0/0", "0", "a/link", "->", "b.txt"],
-      ["-rwxr-xr-x", "0/0", "513", long],
-    ]);
-    await sh("tar", ["-xf", `${dir}/t.tar`, "a/b.txt"], dir);
-    assert.equal(await Deno.readTextFile(`${dir}/a/b.txt`), "hi\n");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
-
-Deno.test("buildImage() writes a valid OCI image layout holding only what it needs", async (t) => {
-  const dir = await Deno.makeTempDir({ prefix: "pods-api-image-" });
-  try {
-    const image = await build(dir);
-    const out = `${dir}/out`;
-    await Deno.mkdir(out);
-    await sh("tar", ["-xf", `${dir}/image.tar`], out);
-    const blob = (digest: string) => `${out}/blobs/sha256/${digest.slice(7)}`;
-    const json = async (path: string) => JSON.parse(await Deno.readTextFile(path));
-
-    const index = await json(`${out}/index.json`);
-    const [entry] = index.manifests;
-    const imageIndex = await json(blob(entry.digest));
-    const [platformEntry] = imageIndex.manifests;
-    const manifest = await json(blob(platformEntry.digest));
-    const config = await json(blob(manifest.config.digest));
-
-    await t.step("layout, index and docker manifest name the image", async () => {
-      assert.deepEqual(await json(`${out}/oci-layout`), { imageLayoutVersion: "1.0.0" });
-      assert.equal(entry.mediaType, "application/vnd.oci.image.index.v1+json");
-      assert.equal(entry.digest, image.indexDigest);
-      assert.equal(platformEntry.digest, image.platforms[0]!.manifestDigest);
-      assert.deepEqual(platformEntry.platform, { architecture: hostArchitecture(), os: "linux" });
-      assert.equal(entry.annotations["io.containerd.image.name"], "localhost/pods-api:9.9.9");
-      assert.equal(entry.annotations["org.opencontainers.image.ref.name"], "9.9.9");
-      const [docker] = await json(`${out}/manifest.json`);
-      assert.deepEqual(docker.RepoTags, ["localhost/pods-api:9.9.9"]);
-    });
-
-    await t.step("every blob is named by its digest, sizes match", async () => {
-      for await (const e of Deno.readDir(`${out}/blobs/sha256`)) {
-        assert.equal(await sha256File(`${out}/blobs/sha256/${e.name}`), `sha256:${e.name}`);
-      }
-      for (const d of [manifest.config, ...manifest.layers]) {
-        assert.equal((await Deno.stat(blob(d.digest))).size, d.size);
-      }
-    });
-
-    const layerFiles: string[][] = [];
-    await t.step("diff_ids are the digests of the uncompressed layers", async () => {
-      assert.equal(config.rootfs.diff_ids.length, 3);
-      for (const [i, layer] of manifest.layers.entries()) {
-        assert.equal(layer.mediaType, "application/vnd.oci.image.layer.v1.tar+gzip");
-        await sh("sh", ["-c", `gzip -dc '${blob(layer.digest)}' > '${dir}/layer${i}.tar'`]);
-        assert.equal(await sha256File(`${dir}/layer${i}.tar`), config.rootfs.diff_ids[i]);
-        layerFiles.push(
-          (await sh("tar", ["-tf", `${dir}/layer${i}.tar`])).trim().split("\n")
-            .filter((p) => !p.endsWith("/")),
-        );
-      }
-    });
-
-    await t.step("layers: the binary's libraries and accounts; Deno; the bundle", async () => {
-      const libs = await sharedLibraries(BINARY);
-      assert.ok(libs.length > 0);
-      assert.deepEqual(
-        layerFiles[0]!.sort(),
-        [...libs.map((p) => p.slice(1)), "etc/passwd", "etc/group"].sort(),
-      );
-      assert.deepEqual(layerFiles[1], [IMAGE_PATHS.deno.slice(1)]);
-      assert.deepEqual(layerFiles[2], [IMAGE_PATHS.bundle.slice(1)]);
-      const accounts = accountFiles();
-      assert.match(accounts.passwd, new RegExp(`^${IMAGE_USER.name}:x:${IMAGE_USER.uid}:`, "m"));
-      assert.match(accounts.group, new RegExp(`^${IMAGE_USER.name}:x:${IMAGE_USER.gid}:`, "m"));
-    });
-
-    await t.step("config: non-root user, entrypoint with the daemon's permissions, labels", () => {
-      assert.equal(config.os, "linux");
-      assert.equal(config.created, "2023-11-14T22:13:20Z");
-      assert.equal(config.config.User, `${IMAGE_USER.uid}:${IMAGE_USER.gid}`);
-      assert.deepEqual(config.config.Entrypoint, imageEntrypoint());
-      assert.deepEqual(config.config.Cmd, ["serve"]);
-      for (const entry of mallocEnvEntries()) assert.ok(config.config.Env.includes(entry), entry);
-      assert.ok(config.config.Env.includes(`DENO_DIR=${IMAGE_PATHS.denoDir}`));
-      const entrypoint: string[] = config.config.Entrypoint;
-      assert.equal(entrypoint[0], IMAGE_PATHS.deno);
-      assert.equal(entrypoint.at(-1), IMAGE_PATHS.bundle);
-      for (const flag of daemonPermissionFlags()) assert.ok(entrypoint.includes(flag), flag);
-      assert.ok(!entrypoint.some((a) => a === "-A" || a === "--allow-all"));
-      assert.deepEqual(config.config.Labels["org.opencontainers.image.version"], "9.9.9");
-      assert.deepEqual(
-        config.config.Labels["org.opencontainers.image.source"],
-        "https://example.com/pods-api",
-      );
-      assert.equal(config.config.Labels["org.opencontainers.image.revision"], "0123456789abcdef");
-    });
-
-    await t.step("sizes are the layers' sums", () => {
-      const built = image.platforms[0]!;
-      assert.equal(
-        built.compressedBytes,
-        manifest.layers.reduce((n: number, l: { size: number }) => n + l.size, 0),
-      );
-      assert.ok(built.uncompressedBytes > built.compressedBytes);
-    });
-
-    await t.step("the same inputs give the same digests", async () => {
-      const again = await build(dir, { output: `${dir}/again.tar` });
-      assert.equal(again.indexDigest, image.indexDigest);
-    });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
-
-Deno.test("buildImage() ships a Deno cache as layer 4, owned by the image's user", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "pods-api-image-" });
-  try {
-    const cache = `${dir}/deno-dir`;
-    await Deno.mkdir(`${cache}/npm`, { recursive: true });
-    await Deno.writeTextFile(`${cache}/dep_analysis_cache_v2`, "analysis");
-    await Deno.writeTextFile(`${cache}/b_cache`, "b");
-    const without = await build(dir, { output: `${dir}/without.tar` });
-    const image = await build(dir, { denoDir: cache });
-    const out = `${dir}/out`;
-    await Deno.mkdir(out);
-    await sh("tar", ["-xf", `${dir}/image.tar`], out);
-    const json = async (digest: string) =>
-      JSON.parse(await Deno.readTextFile(`${out}/blobs/sha256/${digest.slice(7)}`));
-    const manifest = await json(image.platforms[0]!.manifestDigest);
-    assert.equal(manifest.layers.length, 4);
-    const last = `${out}/blobs/sha256/${manifest.layers[3].digest.slice(7)}`;
-    const listing = (await sh("tar", ["--numeric-owner", "-tvzf", last])).trim().split("\n")
-      .map((l) => {
-        const [mode, owner, , , , path] = l.split(/\s+/);
-        return [mode, owner, path];
-      });
-    const own = `${IMAGE_USER.uid}/${IMAGE_USER.gid}`;
-    const inImage = IMAGE_PATHS.denoDir.slice(1);
-    assert.deepEqual(listing, [
-      ["drwxr-xr-x", "0/0", "var/"],
-      ["drwxr-xr-x", "0/0", "var/cache/"],
-      ["drwxr-xr-x", "0/0", "var/cache/pods-api/"],
-      ["drwxr-xr-x", own, `${inImage}/`],
-      ["-rw-r--r--", own, `${inImage}/b_cache`],
-      ["-rw-r--r--", own, `${inImage}/dep_analysis_cache_v2`],
-      ["drwxr-xr-x", own, `${inImage}/npm/`],
-    ]);
-    assert.equal(
-      await sh("tar", ["-xzOf", last, `${inImage}/dep_analysis_cache_v2`]),
-      "analysis",
-    );
-    assert.notEqual(image.indexDigest, without.indexDigest);
-    const again = await build(dir, { denoDir: cache, output: `${dir}/again.tar` });
-    assert.equal(again.indexDigest, image.indexDigest);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+Deno.test("parseReadelf() reads the interpreter and the needed libraries", () => {
+  const output = "      [Requesting program interpreter: /lib64/ld-linux-x86-64.so.2]\n" +
+    " 0x0000000000000001 (NEEDED)             Shared library: [libdl.so.2]\n" +
+    " 0x0000000000000001 (NEEDED)             Shared library: [libc.so.6]\n";
+  assert.deepEqual(parseReadelf(output), {
+    interpreter: "/lib64/ld-linux-x86-64.so.2",
+    needed: ["libdl.so.2", "libc.so.6"],
+  });
+  assert.deepEqual(parseReadelf("There is no dynamic section in this file.\n"), { needed: [] });
 });
 
 Deno.test("parseImageFlags() takes the documented flags", () => {
@@ -265,160 +118,211 @@ Deno.test("parseImageFlags() takes the documented flags", () => {
     "--push",
     "reg.example.com:5000/p:1",
     "--plain-http",
+    "--context-only",
   ]);
   assert.equal(flags.output, "x.tar");
   assert.equal(flags.push, "reg.example.com:5000/p:1");
   assert.equal(flags.plainHttp, true);
+  assert.equal(flags.contextOnly, true);
   assert.deepEqual(flags.platforms, ["amd64", "arm64"], "both platforms by default");
   assert.deepEqual(parseImageFlags(["--platforms", "linux/arm64"]).platforms, ["arm64"]);
   assert.throws(() => parseImageFlags(["--platforms", "riscv64"]), /--platforms/);
   assert.throws(() => parseImageFlags(["--nope"]), /Unknown flag/);
+  assert.throws(() => parseImageFlags(["--deno", "x"]), /Unknown flag/);
   assert.throws(() => parseImageFlags(["--name", "no-tag"]), /repository:tag/);
   assert.throws(() => parseImageFlags(["--name", "localhost:5000/pods-api"]), /repository:tag/);
-  assert.equal(
-    parseImageFlags(["--name=localhost:5000/pods-api:1"]).name,
-    "localhost:5000/pods-api:1",
-  );
 });
 
-Deno.test("parseReference() needs a registry host", () => {
-  assert.deepEqual(parseReference("localhost:5000/pods-api:0.1.0"), {
-    host: "localhost:5000",
-    repository: "pods-api",
-    tag: "0.1.0",
-  });
-  assert.deepEqual(parseReference("reg.example.com/team/pods-api"), {
-    host: "reg.example.com",
-    repository: "team/pods-api",
-    tag: "latest",
-  });
-  assert.throws(() => parseReference("pods-api:0.1.0"), /name the registry/);
+Deno.test("pushCommand() pushes every platform, TLS unless local or --plain-http", () => {
+  const remote = pushCommand("l", "reg.example.com/team/pods-api:1", { authFile: "/a.json" });
+  assert.deepEqual(remote, [
+    "manifest",
+    "push",
+    "--quiet",
+    "--all",
+    "--authfile=/a.json",
+    "l",
+    "docker://reg.example.com/team/pods-api:1",
+  ]);
+  assert.ok(pushCommand("l", "localhost:5000/p:1").includes("--tls-verify=false"));
+  assert.ok(pushCommand("l", "127.0.0.1/p:1").includes("--tls-verify=false"));
+  assert.ok(pushCommand("l", "r.example/p:1", { plainHttp: true }).includes("--tls-verify=false"));
 });
 
-Deno.test("pushImage() uploads missing blobs, then the manifest, with Basic auth", async () => {
-  const blobs = new Map<string, Uint8Array>();
-  const manifests = new Map<string, { type: string; body: Uint8Array }>();
-  const log: string[] = [];
-  const existing = "sha256:" + "0".repeat(64);
-  blobs.set(existing, new Uint8Array());
-  const auth = `Basic ${btoa("me:secret")}`;
-  await using server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    async (req) => {
-      const url = new URL(req.url);
-      log.push(`${req.method} ${url.pathname}`);
-      if (req.headers.get("authorization") !== auth) {
-        return new Response("", {
-          status: 401,
-          headers: { "www-authenticate": 'Basic realm="r"' },
-        });
-      }
-      if (url.pathname === "/v2/") return new Response("{}");
-      const blob = /^\/v2\/(.+)\/blobs\/(sha256:[0-9a-f]{64})$/.exec(url.pathname);
-      if (req.method === "HEAD" && blob) {
-        return new Response(null, {
-          status: blobs.has(blob[2]!) ? 200 : 404,
-        });
-      }
-      if (req.method === "POST" && url.pathname === "/v2/team/pods-api/blobs/uploads/") {
-        return new Response(null, { status: 202, headers: { location: "/upload/1?state=x" } });
-      }
-      if (req.method === "PUT" && url.pathname === "/upload/1") {
-        const digest = url.searchParams.get("digest")!;
-        blobs.set(digest, new Uint8Array(await req.arrayBuffer()));
-        return new Response(null, { status: 201 });
-      }
-      const manifest = /^\/v2\/team\/pods-api\/manifests\/(.+)$/.exec(url.pathname);
-      if (req.method === "PUT" && manifest) {
-        manifests.set(manifest[1]!, {
-          type: req.headers.get("content-type") ?? "",
-          body: new Uint8Array(await req.arrayBuffer()),
-        });
-        return new Response(null, {
-          status: 201,
-          headers: { "docker-content-digest": "sha256:m" },
-        });
-      }
-      return new Response("", { status: 404 });
-    },
-  );
-  const data = new TextEncoder().encode("layer");
-  const digest = `sha256:${
-    Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", data)), (b) =>
-      b.toString(16).padStart(2, "0")).join("")
-  }`;
-  const manifest = new TextEncoder().encode('{"schemaVersion":2}');
-  const result = await pushImage(`127.0.0.1:${server.addr.port}/team/pods-api:0.1.0`, {
-    blobs: [{ digest: existing, data: new Uint8Array() }, { digest, data }],
-    manifest,
-    username: "me",
-    password: "secret",
-  });
-  assert.deepEqual(result, {
-    reference: `127.0.0.1:${server.addr.port}/team/pods-api:0.1.0`,
-    digest: "sha256:m",
-    uploaded: 1,
-  });
-  assert.deepEqual(blobs.get(digest), data);
-  assert.deepEqual(manifests.get("0.1.0")?.body, manifest);
-  assert.equal(manifests.get("0.1.0")?.type, "application/vnd.oci.image.manifest.v1+json");
-  assert.equal(log[0], "GET /v2/");
-});
+const BUILD_PEER = requirePeer(
+  PEERS.buildah,
+  PEERS.root,
+  PEERS.readelf,
+  PEERS.arm64Libraries,
+  PEERS.dockerRegistry,
+);
 
-Deno.test("pushImage() says the registry is unreachable", async () => {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr;
-  listener.close();
-  await assert.rejects(
-    pushImage(`127.0.0.1:${port}/pods-api:0.1.0`, { blobs: [], manifest: new Uint8Array() }),
-    /Registry 127\.0\.0\.1:\d+ is unreachable/,
-  );
-});
-
-const CROSS = "/usr/aarch64-linux-gnu/lib";
-const ARM64_PEER = requirePeer(PEERS.arm64Libraries, PEERS.readelf);
+/** Stand-ins: a small dynamic binary for each architecture's Deno. */
+function standIn(architecture: ImageArchitecture): string {
+  return architecture === hostArchitecture()
+    ? "/usr/bin/env"
+    : `${libraryDir(architecture)}/libc.so.6`;
+}
 
 Deno.test({
-  name: ARM64_PEER.name(
-    "buildImage() writes one index for amd64 and arm64, sharing the bundle's layer",
+  name: BUILD_PEER.name(
+    "buildah builds deploy/Containerfile for amd64 and arm64, only the staged files, reproducibly",
   ),
-  ignore: ARM64_PEER.ignore,
-  async fn() {
-    ARM64_PEER.check();
+  ignore: BUILD_PEER.ignore,
+  sanitizeResources: false,
+  async fn(t) {
+    BUILD_PEER.check();
     const dir = await Deno.makeTempDir({ prefix: "pods-api-image-" });
+    const name = "localhost/pods-api-test:9.9.9";
+    let registry: Deno.ChildProcess | undefined;
     try {
-      // Debian's arm64 libc stands in for an arm64 Deno: an ELF with an interpreter and NEEDED.
-      const arm = await foreignPlatform(`${CROSS}/libc.so.6`, "arm64");
-      assert.deepEqual(arm.libraries.map((l) => l.path), ["/lib/ld-linux-aarch64.so.1"]);
+      const platforms: PlatformInput[] = [];
+      for (const arch of ["amd64", "arm64"] as const) {
+        platforms.push(await platformInput(standIn(arch), arch));
+      }
       await Deno.writeTextFile(`${dir}/pods-api.js`, 'var BUILD_VERSION = "9.9.9";\n');
-      const image = await buildImage({
-        name: "localhost/pods-api:9.9.9",
-        platforms: [await hostPlatform(BINARY), arm],
-        bundle: `${dir}/pods-api.js`,
-        output: `${dir}/image.tar`,
-        version: "9.9.9",
-        source: "https://example.com/pods-api",
-        created: new Date(1_700_000_000_000),
-      });
-      const out = `${dir}/out`;
-      await Deno.mkdir(out);
-      await sh("tar", ["-xf", `${dir}/image.tar`], out);
+      const context = `${dir}/context`;
+      await stageContext(context, platforms, `${dir}/pods-api.js`);
+      await Deno.writeTextFile(`${context}/deno-dir/dep_analysis_cache_v2`, "analysis");
+      const build = async (tag: string, timestamp: number) => {
+        const storage = [
+          "--storage-driver=vfs",
+          `--root=${dir}/${tag}/storage`,
+          `--runroot=${dir}/${tag}/run`,
+        ];
+        const output = `${dir}/${tag}.tar`;
+        for (
+          const command of buildahCommands({
+            name,
+            context,
+            output,
+            platforms: ["amd64", "arm64"],
+            timestamp,
+            buildArgs: { VERSION: "9.9.9", REVISION: "0123abc" },
+          })
+        ) await sh("buildah", [...storage, ...command]);
+        return { storage, output, ...await readArchive(output, `${dir}/${tag}-read`) };
+      };
+      const image = await build("a", 1_700_000_000);
+      const layout = `${dir}/a-read`;
       const json = async (digest: string) =>
-        JSON.parse(await Deno.readTextFile(`${out}/blobs/sha256/${digest.slice(7)}`));
+        JSON.parse(await Deno.readTextFile(`${layout}/blobs/sha256/${digest.slice(7)}`));
       const index = await json(image.indexDigest);
-      assert.deepEqual(
-        index.manifests.map((m: { platform: unknown }) => m.platform),
-        [{ architecture: hostArchitecture(), os: "linux" }, { architecture: "arm64", os: "linux" }],
-      );
-      const manifests = await Promise.all(
-        index.manifests.map((m: { digest: string }) => json(m.digest)),
-      );
-      const configs = await Promise.all(manifests.map((m) => json(m.config.digest)));
-      assert.deepEqual(configs.map((c) => c.architecture), [hostArchitecture(), "arm64"]);
-      assert.deepEqual(configs[0].config.Entrypoint, configs[1].config.Entrypoint);
-      assert.equal(manifests[0].layers[2].digest, manifests[1].layers[2].digest, "one bundle blob");
-      assert.notEqual(manifests[0].layers[0].digest, manifests[1].layers[0].digest);
+
+      await t.step("one manifest list: amd64, then arm64", () => {
+        assert.deepEqual(
+          index.manifests.map((m: { platform: { architecture: string } }) => m.platform),
+          [{ architecture: "amd64", os: "linux" }, { architecture: "arm64", os: "linux" }],
+        );
+      });
+
+      for (const [i, arch] of (["amd64", "arm64"] as const).entries()) {
+        await t.step(`${arch}: config, and a root holding only the staged files`, async () => {
+          const manifest = await json(index.manifests[i].digest);
+          const config = await json(manifest.config.digest);
+          assert.equal(config.architecture, arch);
+          assert.equal(config.created, "2023-11-14T22:13:20Z");
+          assert.equal(config.config.User, `${IMAGE_USER.uid}:${IMAGE_USER.gid}`);
+          assert.deepEqual(config.config.Entrypoint, imageEntrypoint());
+          assert.deepEqual(config.config.Cmd, ["serve"]);
+          assert.deepEqual(
+            config.config.Env,
+            Object.entries(imageEnvRecord()).map(([k, v]) => `${k}=${v}`),
+          );
+          const labels = config.config.Labels;
+          assert.equal(labels["org.opencontainers.image.version"], "9.9.9");
+          assert.equal(labels["org.opencontainers.image.revision"], "0123abc");
+          assert.match(labels["org.opencontainers.image.source"], /^https:\/\//);
+          const listing: { mode: string; owner: string; path: string }[] = [];
+          for (const layer of manifest.layers) {
+            const path = `${layout}/blobs/sha256/${layer.digest.slice(7)}`;
+            listing.push(
+              ...(await sh("tar", ["--numeric-owner", "-tvzf", path])).trim().split("\n")
+                .map((l) => l.split(/\s+/)).map(([mode, owner, , , , path]) => ({
+                  mode: mode!,
+                  owner: owner!,
+                  path: path!.replace(/\/$/, ""),
+                })),
+            );
+          }
+          const files = listing.filter((e) => !e.mode.startsWith("d")).map((e) => `/${e.path}`);
+          assert.deepEqual(
+            files.sort(),
+            [
+              "/etc/passwd",
+              "/etc/group",
+              IMAGE_PATHS.deno,
+              IMAGE_PATHS.bundle,
+              `${IMAGE_PATHS.denoDir}/dep_analysis_cache_v2`,
+              ...platforms[i]!.libraries.map((l) => l.path),
+            ].sort(),
+          );
+          const owner = (path: string) => listing.find((e) => e.path === path.slice(1))?.owner;
+          const user = `${IMAGE_USER.uid}/${IMAGE_USER.gid}`;
+          assert.equal(owner(IMAGE_PATHS.denoDir), user);
+          assert.equal(owner(`${IMAGE_PATHS.denoDir}/dep_analysis_cache_v2`), user);
+          assert.equal(owner("/var/cache"), "0/0");
+          assert.equal(listing.find((e) => e.path === "tmp")?.mode, "drwxrwxrwt");
+        });
+      }
+
+      await t.step("the same context and timestamp build the same digests", async () => {
+        const again = await build("b", 1_700_000_000);
+        assert.deepEqual(again.platforms, image.platforms);
+        assert.equal(again.indexDigest, image.indexDigest);
+        // Control: another timestamp is another image.
+        const later = await build("c", 1_700_000_001);
+        assert.notEqual(later.indexDigest, image.indexDigest);
+      });
+
+      await t.step("--push puts the same manifest list in a registry", async () => {
+        const port = (() => {
+          const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+          l.close();
+          return l.addr.port;
+        })();
+        await Deno.writeTextFile(
+          `${dir}/registry.yml`,
+          `version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: ${dir}/registry\nhttp:\n  addr: 127.0.0.1:${port}\n`,
+        );
+        registry = new Deno.Command("/usr/bin/docker-registry", {
+          args: ["serve", `${dir}/registry.yml`],
+          stdout: "null",
+          stderr: "null",
+        }).spawn();
+        const base = `http://127.0.0.1:${port}/v2/`;
+        await poll(() =>
+          fetch(base).then(async (r) => {
+            await r.body?.cancel();
+            return r.ok ? true : undefined;
+          }, () => undefined), {
+          what: "the registry",
+          timeoutMs: 30_000,
+          intervalMs: 100,
+        });
+        await sh("buildah", [
+          ...image.storage,
+          ...pushCommand(name, `127.0.0.1:${port}/team/pods-api:9.9.9`),
+        ]);
+        const got = await fetch(`${base}team/pods-api/manifests/9.9.9`, {
+          headers: { accept: "application/vnd.oci.image.index.v1+json" },
+        });
+        await got.body?.cancel();
+        assert.equal(got.status, 200);
+        assert.equal(got.headers.get("docker-content-digest"), image.indexDigest);
+        for (const p of image.platforms) {
+          const m = await fetch(`${base}team/pods-api/manifests/${p.manifestDigest}`, {
+            method: "HEAD",
+            headers: { accept: "application/vnd.oci.image.manifest.v1+json" },
+          });
+          assert.equal(m.status, 200, p.architecture);
+        }
+      });
     } finally {
+      if (registry !== undefined) {
+        registry.kill("SIGTERM");
+        await registry.status;
+      }
       await Deno.remove(dir, { recursive: true });
     }
   },

@@ -165,18 +165,23 @@ const OTHER_TOOLS = new Set([
   "--fields", // pods-api client commands
   "--socket-dir", // deno task compile
   "--target",
+  "--platform",
+  "--build-arg",
+  "--manifest",
+  "--all",
+  "--timestamp", // docker buildx build, podman build, buildah
 ]);
 
 Deno.test("every flag the install documents name is real", () => {
   const imageFlags = [
     "--output",
     "--name",
-    "--deno",
     "--bundle",
     "--source",
     "--push",
     "--plain-http",
     "--platforms",
+    "--context-only",
   ];
   // `deno task bundle`'s own flag, real if the bundle script takes it.
   assert.equal(parseBundleFlags(["--no-minify"]).minify, false);

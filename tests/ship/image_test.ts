@@ -92,7 +92,7 @@ Deno.test("deploy/Containerfile says what the code and the docs say", async (t) 
   });
   await t.step("LABELs: version, revision and source from ARGs with defaults", () => {
     const labels = args("LABEL").join(" ");
-    for (const [label, arg] of [["version", "VERSION"], ["revision", "REVISION"]]) {
+    for (const [label, arg] of [["version", "VERSION"], ["revision", "REVISION"]] as const) {
       assert.ok(labels.includes(`org.opencontainers.image.${label}="\${${arg}}"`), label);
     }
     assert.ok(labels.includes('org.opencontainers.image.source="${SOURCE}"'));

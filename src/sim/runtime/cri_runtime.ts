@@ -22,12 +22,10 @@
  */
 
 import {
-  ContainerEventFeed,
   containerOf,
   containerStatusOf,
   copyMap,
   fnvHex,
-  found,
   matches,
   sandboxOf,
   sandboxStatusOf,
@@ -46,7 +44,6 @@ import {
   type ContainerStatusResponse,
   type CreateContainerRequest,
   type CreateContainerResponse,
-  CRI_METHODS,
   CRI_STATUS,
   CriCallError,
   type CriMethodName,
@@ -73,6 +70,8 @@ import {
 } from "../../sources/cri/mod.ts";
 import { IpPool } from "../_ip_pool.ts";
 import { SIMULATED_RUNTIME_NAME } from "../simulated_runtime_name.ts";
+import { CallFaults } from "./_call_faults.ts";
+import { KILLED_EXIT_CODE, SimRuntimeState } from "./_runtime_state.ts";
 
 export type { SimContainer, SimSandbox };
 
@@ -96,12 +95,6 @@ export interface SimCriRuntimeOptions {
   eventStatuses?: boolean;
 }
 
-/** Every RuntimeService method name, for the call counters. */
-const METHODS = Object.keys(CRI_METHODS) as CriMethodName[];
-
-/** Exit code of a container stopped by StopContainer or with its sandbox (SIGKILL). */
-const KILLED_EXIT_CODE = 137;
-
 /**
  * An in-memory CRI runtime. Every read returns fresh objects, as decoding a
  * gRPC answer does, so callers cannot rely on object identity by accident.
@@ -118,44 +111,53 @@ const KILLED_EXIT_CODE = 137;
  * ```
  */
 export class SimCriRuntime implements RuntimeService {
-  /** Calls per method since creation or {@linkcode SimCriRuntime.resetCalls}. */
-  readonly calls: Record<CriMethodName, number>;
   /** Whether GetContainerEvents is served (false: UNIMPLEMENTED). */
   eventsImplemented: boolean;
-  /** Whether events carry the statuses of their sandbox and its containers. */
-  eventStatuses: boolean;
-  /** While true, every call fails with UNAVAILABLE (the runtime is down). */
-  down = false;
-  readonly #clock: Clock;
   readonly #runtimeName: string;
   readonly #ipv6Prefix: string | undefined;
-  readonly #sandboxes = new Map<string, SimSandbox>();
-  readonly #containers = new Map<string, SimContainer>();
-  readonly #ips: IpPool;
-  readonly #failures = new Map<CriMethodName, { code: number; times: number; message: string }>();
-  readonly #stalls = new Set<CriMethodName>();
-  readonly #events = new ContainerEventFeed();
-  #lastNs = 0;
-  #nextId = 1;
-  /** Events of an open {@linkcode SimCriRuntime.holdEventStatuses}, in order. */
-  #held: { event: ContainerEventResponse; sandboxId: string }[] | undefined;
+  readonly #state: SimRuntimeState;
+  readonly #faults = new CallFaults();
 
   /** @param options Clock, runtime name, IP prefixes, events switch. */
   constructor(options: SimCriRuntimeOptions = {}) {
-    this.#clock = options.clock ?? systemClock;
+    this.#state = new SimRuntimeState({
+      clock: options.clock ?? systemClock,
+      ips: new IpPool({ prefix: options.ipv4Prefix ?? "10.88" }),
+      eventStatuses: options.eventStatuses ?? true,
+    });
     this.#runtimeName = options.runtimeName ?? SIMULATED_RUNTIME_NAME;
-    this.#ips = new IpPool({ prefix: options.ipv4Prefix ?? "10.88" });
     this.#ipv6Prefix = options.ipv6Prefix;
     this.eventsImplemented = options.eventsImplemented ?? true;
-    this.eventStatuses = options.eventStatuses ?? true;
-    this.calls = Object.fromEntries(METHODS.map((m) => [m, 0])) as Record<CriMethodName, number>;
+  }
+
+  /** Calls per method since creation or {@linkcode SimCriRuntime.resetCalls}. */
+  get calls(): Record<CriMethodName, number> {
+    return this.#faults.calls;
+  }
+
+  /** While true, every call fails with UNAVAILABLE (the runtime is down). */
+  get down(): boolean {
+    return this.#faults.down;
+  }
+
+  set down(value: boolean) {
+    this.#faults.down = value;
+  }
+
+  /** Whether events carry the statuses of their sandbox and its containers. */
+  get eventStatuses(): boolean {
+    return this.#state.eventStatuses;
+  }
+
+  set eventStatuses(value: boolean) {
+    this.#state.eventStatuses = value;
   }
 
   // ---------------------------------------------------------------- controls
 
   /** Sets every call counter back to 0. */
   resetCalls(): void {
-    for (const m of METHODS) this.calls[m] = 0;
+    this.#faults.resetCalls();
   }
 
   /**
@@ -170,11 +172,7 @@ export class SimCriRuntime implements RuntimeService {
     code: number,
     options: { times?: number; message?: string } = {},
   ): void {
-    this.#failures.set(method, {
-      code,
-      times: options.times ?? 1,
-      message: options.message ?? "injected failure",
-    });
+    this.#faults.failNext(method, code, options);
   }
 
   /**
@@ -184,7 +182,7 @@ export class SimCriRuntime implements RuntimeService {
    * @param method The method.
    */
   stallNext(method: CriMethodName): void {
-    this.#stalls.add(method);
+    this.#faults.stallNext(method);
   }
 
   /**
@@ -198,15 +196,15 @@ export class SimCriRuntime implements RuntimeService {
     containerId: string,
     options: { exitCode: number; reason?: string; message?: string },
   ): void {
-    const c = this.#container(containerId);
+    const c = this.#state.container(containerId);
     if (c.state === CONTAINER_STATE.exited) return;
     c.state = CONTAINER_STATE.exited;
-    if (c.startedAt === 0) c.startedAt = this.#nowNs();
-    c.finishedAt = this.#nowNs();
+    if (c.startedAt === 0) c.startedAt = this.#state.nowNs();
+    c.finishedAt = this.#state.nowNs();
     c.exitCode = options.exitCode;
     c.reason = options.reason ?? (options.exitCode === 0 ? "Completed" : "Error");
     c.message = options.message ?? "";
-    this.#emit(c.id, CONTAINER_EVENT_TYPE.stopped, c.sandboxId);
+    this.#state.emit(c.id, CONTAINER_EVENT_TYPE.stopped, c.sandboxId);
   }
 
   /**
@@ -235,13 +233,13 @@ export class SimCriRuntime implements RuntimeService {
    * @param state A `POD_SANDBOX_STATE` value.
    */
   setSandboxState(podSandboxId: string, state: number): void {
-    const s = this.#sandbox(podSandboxId);
+    const s = this.#state.sandbox(podSandboxId);
     if (s.state === state) return;
     s.state = state;
     const type = state === POD_SANDBOX_STATE.ready
       ? CONTAINER_EVENT_TYPE.started
       : CONTAINER_EVENT_TYPE.stopped;
-    this.#emit(s.id, type, s.id);
+    this.#state.emit(s.id, type, s.id);
   }
 
   /**
@@ -258,8 +256,8 @@ export class SimCriRuntime implements RuntimeService {
     podSandboxId: string,
     ips: { ip: string; additionalIps?: readonly string[] },
   ): void {
-    const s = this.#sandbox(podSandboxId);
-    this.#releaseIp(s);
+    const s = this.#state.sandbox(podSandboxId);
+    this.#state.releaseIp(s);
     s.ip = ips.ip;
     s.additionalIps = [...(ips.additionalIps ?? [])];
   }
@@ -276,20 +274,8 @@ export class SimCriRuntime implements RuntimeService {
    * @param fn The calls and controls.
    * @returns What `fn` returns.
    */
-  async holdEventStatuses<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.#held !== undefined) return await fn();
-    const held: { event: ContainerEventResponse; sandboxId: string }[] = [];
-    this.#held = held;
-    try {
-      return await fn();
-    } finally {
-      this.#held = undefined;
-      for (const { event, sandboxId } of held) {
-        this.#events.emit(
-          this.#sandboxes.has(sandboxId) ? { ...event, ...this.#statusesOf(sandboxId) } : event,
-        );
-      }
-    }
+  holdEventStatuses<T>(fn: () => Promise<T>): Promise<T> {
+    return this.#state.hold(fn);
   }
 
   /**
@@ -299,7 +285,7 @@ export class SimCriRuntime implements RuntimeService {
    * @param edit Changes it in place.
    */
   tamperSandbox(podSandboxId: string, edit: (sandbox: SimSandbox) => void): void {
-    edit(this.#sandbox(podSandboxId));
+    edit(this.#state.sandbox(podSandboxId));
   }
 
   /**
@@ -309,26 +295,20 @@ export class SimCriRuntime implements RuntimeService {
    * @param edit Changes it in place.
    */
   tamperContainer(containerId: string, edit: (container: SimContainer) => void): void {
-    edit(this.#container(containerId));
+    edit(this.#state.container(containerId));
   }
 
   /** Number of sandboxes held. */
   get sandboxCount(): number {
-    return this.#sandboxes.size;
+    return this.#state.sandboxes.size;
   }
 
   /** Number of containers held. */
   get containerCount(): number {
-    return this.#containers.size;
+    return this.#state.containers.size;
   }
 
   // ---------------------------------------------------------------- helpers
-
-  #nowNs(): number {
-    const ns = Math.max(this.#clock.now() * 1e6, this.#lastNs + 1000);
-    this.#lastNs = ns;
-    return ns;
-  }
 
   /**
    * An ID for the next `CreateContainer` (used once; ignored if taken). The
@@ -337,109 +317,11 @@ export class SimCriRuntime implements RuntimeService {
    */
   preferredContainerId: string | undefined;
 
-  #newId(kind: string): string {
-    return fnvHex(`${kind}/${this.#nextId++}`, 64);
-  }
-
-  #enter(method: CriMethodName): void {
-    this.calls[method]++;
-    if (this.down) {
-      throw new CriCallError("connection refused", { code: CRI_STATUS.unavailable, method });
-    }
-    const failure = this.#failures.get(method);
-    if (failure !== undefined) {
-      if (--failure.times <= 0) this.#failures.delete(method);
-      throw new CriCallError(failure.message, { code: failure.code, method });
-    }
-  }
-
-  #sandbox(id: string, method = "PodSandboxStatus"): SimSandbox {
-    return found(this.#sandboxes.get(id), "sandbox", id, method);
-  }
-
-  #container(id: string, method = "ContainerStatus"): SimContainer {
-    return found(this.#containers.get(id), "container", id, method);
-  }
-
-  #allocateIp(): string {
-    try {
-      return this.#ips.allocate();
-    } catch {
-      throw new CriCallError("no IP addresses left", {
-        code: CRI_STATUS.internal,
-        method: "RunPodSandbox",
-      });
-    }
-  }
-
-  #releaseIp(s: SimSandbox): void {
-    this.#ips.release(s.ip);
-    s.ip = "";
-    s.additionalIps = [];
-  }
-
-  /**
-   * An event of a container (or of the sandbox itself) in sandbox
-   * `sandboxId`, stamped now, with the statuses of now (the sandbox's and
-   * every container's it still holds; none at all once the sandbox is gone,
-   * as for its own DELETED), as containerd builds them when the change
-   * happens. Within {@linkcode SimCriRuntime.holdEventStatuses}, it is sent
-   * when the hold ends, with the statuses of then while the sandbox is held.
-   */
-  #emit(containerId: string, type: number, sandboxId: string): void {
-    if (this.#events.subscribers === 0) return;
-    const event: ContainerEventResponse = {
-      containerId,
-      containerEventType: type,
-      createdAt: this.#nowNs(),
-      ...this.#statusesOf(sandboxId),
-    };
-    if (this.#held !== undefined) this.#held.push({ event, sandboxId });
-    else this.#events.emit(event);
-  }
-
-  #statusesOf(sandboxId: string): Pick<
-    ContainerEventResponse,
-    "podSandboxStatus" | "containersStatuses"
-  > {
-    const sandbox = this.#sandboxes.get(sandboxId);
-    if (!this.eventStatuses || sandbox === undefined) {
-      return { podSandboxStatus: null, containersStatuses: [] };
-    }
-    const containersStatuses = [];
-    for (const c of this.#containers.values()) {
-      if (c.sandboxId === sandboxId) containersStatuses.push(containerStatusOf(c));
-    }
-    return { podSandboxStatus: sandboxStatusOf(sandbox), containersStatuses };
-  }
-
-  #stop(c: SimContainer, exitCode: number): void {
-    if (c.state === CONTAINER_STATE.exited) return;
-    const now = this.#nowNs();
-    if (c.state === CONTAINER_STATE.created) c.startedAt = 0;
-    c.state = CONTAINER_STATE.exited;
-    c.finishedAt = now;
-    c.exitCode = exitCode;
-    c.reason = exitCode === 0 ? "Completed" : "Error";
-    this.#emit(c.id, CONTAINER_EVENT_TYPE.stopped, c.sandboxId);
-  }
-
-  #stopSandbox(s: SimSandbox): void {
-    for (const c of this.#containers.values()) {
-      if (c.sandboxId === s.id) this.#stop(c, KILLED_EXIT_CODE);
-    }
-    this.#releaseIp(s);
-    if (s.state !== POD_SANDBOX_STATE.notReady) {
-      s.state = POD_SANDBOX_STATE.notReady;
-      this.#emit(s.id, CONTAINER_EVENT_TYPE.stopped, s.id);
-    }
-  }
-
   // ---------------------------------------------------------------- RuntimeService
 
   /** `Version`. */
   version(_request: MessageInit<VersionRequest> = {}): Promise<VersionResponse> {
-    return this.#run("version", () => ({
+    return this.#faults.run("version", () => ({
       version: "0.1.0",
       runtimeName: this.#runtimeName,
       runtimeVersion: "0.1.0",
@@ -449,7 +331,7 @@ export class SimCriRuntime implements RuntimeService {
 
   /** `Status`: always ready. */
   status(_request: MessageInit<StatusRequest> = {}): Promise<StatusResponse> {
-    return this.#run("status", () => ({
+    return this.#faults.run("status", () => ({
       status: {
         conditions: [
           { type: "RuntimeReady", status: true, reason: "", message: "" },
@@ -462,7 +344,7 @@ export class SimCriRuntime implements RuntimeService {
 
   /** `RunPodSandbox`: a READY sandbox with an IP (none for host network). */
   runPodSandbox(request: MessageInit<RunPodSandboxRequest>): Promise<RunPodSandboxResponse> {
-    return this.#run("runPodSandbox", () => {
+    return this.#faults.run("runPodSandbox", () => {
       const config = request.config;
       const meta = config?.metadata;
       if (!meta?.name || !meta.uid || !meta.namespace) {
@@ -473,8 +355,8 @@ export class SimCriRuntime implements RuntimeService {
       }
       const ns = config?.linux?.securityContext?.namespaceOptions;
       const hostNetwork = ns?.network === NAMESPACE_MODE.node;
-      const id = this.#newId("sandbox");
-      const ip = hostNetwork ? "" : this.#allocateIp();
+      const id = this.#state.newId("sandbox");
+      const ip = hostNetwork ? "" : this.#state.allocateIp();
       const sandbox: SimSandbox = {
         id,
         name: meta.name,
@@ -482,7 +364,7 @@ export class SimCriRuntime implements RuntimeService {
         namespace: meta.namespace,
         attempt: meta.attempt ?? 0,
         state: POD_SANDBOX_STATE.ready,
-        createdAt: this.#nowNs(),
+        createdAt: this.#state.nowNs(),
         labels: copyMap(config?.labels),
         annotations: copyMap(config?.annotations),
         runtimeHandler: request.runtimeHandler ?? "",
@@ -494,10 +376,10 @@ export class SimCriRuntime implements RuntimeService {
         pid: ns?.pid ?? NAMESPACE_MODE.container,
         ipc: ns?.ipc ?? NAMESPACE_MODE.pod,
       };
-      this.#sandboxes.set(id, sandbox);
+      this.#state.sandboxes.set(id, sandbox);
       // containerd 1.7 sends both, each with the sandbox READY.
-      this.#emit(id, CONTAINER_EVENT_TYPE.created, id);
-      this.#emit(id, CONTAINER_EVENT_TYPE.started, id);
+      this.#state.emit(id, CONTAINER_EVENT_TYPE.created, id);
+      this.#state.emit(id, CONTAINER_EVENT_TYPE.started, id);
       return { podSandboxId: id };
     });
   }
@@ -507,9 +389,9 @@ export class SimCriRuntime implements RuntimeService {
    * its IP, then NOTREADY with its own STOPPED event, in containerd's order.
    */
   stopPodSandbox(request: MessageInit<PodSandboxIdRequest>): Promise<EmptyResponse> {
-    return this.#run("stopPodSandbox", () => {
-      const s = this.#sandboxes.get(request.podSandboxId ?? "");
-      if (s !== undefined) this.#stopSandbox(s);
+    return this.#faults.run("stopPodSandbox", () => {
+      const s = this.#state.sandboxes.get(request.podSandboxId ?? "");
+      if (s !== undefined) this.#state.stopSandbox(s);
       return {};
     });
   }
@@ -521,17 +403,17 @@ export class SimCriRuntime implements RuntimeService {
    * once the sandbox is gone, so the event names only its ID.
    */
   removePodSandbox(request: MessageInit<PodSandboxIdRequest>): Promise<EmptyResponse> {
-    return this.#run("removePodSandbox", () => {
-      const s = this.#sandboxes.get(request.podSandboxId ?? "");
+    return this.#faults.run("removePodSandbox", () => {
+      const s = this.#state.sandboxes.get(request.podSandboxId ?? "");
       if (s === undefined) return {};
-      this.#stopSandbox(s);
-      for (const c of [...this.#containers.values()]) {
+      this.#state.stopSandbox(s);
+      for (const c of [...this.#state.containers.values()]) {
         if (c.sandboxId !== s.id) continue;
-        this.#containers.delete(c.id);
-        this.#emit(c.id, CONTAINER_EVENT_TYPE.deleted, s.id);
+        this.#state.containers.delete(c.id);
+        this.#state.emit(c.id, CONTAINER_EVENT_TYPE.deleted, s.id);
       }
-      this.#sandboxes.delete(s.id);
-      this.#emit(s.id, CONTAINER_EVENT_TYPE.deleted, s.id);
+      this.#state.sandboxes.delete(s.id);
+      this.#state.emit(s.id, CONTAINER_EVENT_TYPE.deleted, s.id);
       return {};
     });
   }
@@ -540,8 +422,8 @@ export class SimCriRuntime implements RuntimeService {
   podSandboxStatus(
     request: MessageInit<PodSandboxStatusRequest>,
   ): Promise<PodSandboxStatusResponse> {
-    return this.#run("podSandboxStatus", () => {
-      return { status: sandboxStatusOf(this.#sandbox(request.podSandboxId ?? "")) };
+    return this.#faults.run("podSandboxStatus", () => {
+      return { status: sandboxStatusOf(this.#state.sandbox(request.podSandboxId ?? "")) };
     });
   }
 
@@ -549,10 +431,10 @@ export class SimCriRuntime implements RuntimeService {
   listPodSandbox(
     request: MessageInit<ListPodSandboxRequest> = {},
   ): Promise<ListPodSandboxResponse> {
-    return this.#run("listPodSandbox", () => {
+    return this.#faults.run("listPodSandbox", () => {
       const f = request.filter;
       const items = [];
-      for (const s of this.#sandboxes.values()) {
+      for (const s of this.#state.sandboxes.values()) {
         if (f?.id && s.id !== f.id) continue;
         if (f?.state && s.state !== (f.state.state ?? 0)) continue;
         if (!matches(s.labels, f?.labelSelector)) continue;
@@ -564,8 +446,8 @@ export class SimCriRuntime implements RuntimeService {
 
   /** `CreateContainer`: CREATED, in a READY sandbox. */
   createContainer(request: MessageInit<CreateContainerRequest>): Promise<CreateContainerResponse> {
-    return this.#run("createContainer", () => {
-      const s = this.#sandbox(request.podSandboxId ?? "", "CreateContainer");
+    return this.#faults.run("createContainer", () => {
+      const s = this.#state.sandbox(request.podSandboxId ?? "", "CreateContainer");
       if (s.state !== POD_SANDBOX_STATE.ready) {
         throw new CriCallError(`sandbox "${s.id}" is not running`, {
           code: CRI_STATUS.failedPrecondition,
@@ -582,10 +464,10 @@ export class SimCriRuntime implements RuntimeService {
       const image = config.image?.image ?? "";
       const preferred = this.preferredContainerId;
       this.preferredContainerId = undefined;
-      const id = preferred !== undefined && !this.#containers.has(preferred)
+      const id = preferred !== undefined && !this.#state.containers.has(preferred)
         ? preferred
-        : this.#newId("container");
-      this.#containers.set(id, {
+        : this.#state.newId("container");
+      this.#state.containers.set(id, {
         id,
         sandboxId: s.id,
         name: config.metadata.name,
@@ -593,7 +475,7 @@ export class SimCriRuntime implements RuntimeService {
         image,
         imageRef: `sha256:${fnvHex(`image/${image}`, 64)}`,
         state: CONTAINER_STATE.created,
-        createdAt: this.#nowNs(),
+        createdAt: this.#state.nowNs(),
         startedAt: 0,
         finishedAt: 0,
         exitCode: 0,
@@ -604,15 +486,15 @@ export class SimCriRuntime implements RuntimeService {
         logPath: config.logPath ?? "",
         memoryLimitBytes: config.linux?.resources?.memoryLimitInBytes ?? 0,
       });
-      this.#emit(id, CONTAINER_EVENT_TYPE.created, s.id);
+      this.#state.emit(id, CONTAINER_EVENT_TYPE.created, s.id);
       return { containerId: id };
     });
   }
 
   /** `StartContainer`: CREATED → RUNNING. */
   startContainer(request: MessageInit<ContainerIdRequest>): Promise<EmptyResponse> {
-    return this.#run("startContainer", () => {
-      const c = this.#container(request.containerId ?? "", "StartContainer");
+    return this.#faults.run("startContainer", () => {
+      const c = this.#state.container(request.containerId ?? "", "StartContainer");
       if (c.state !== CONTAINER_STATE.created) {
         throw new CriCallError(`container "${c.id}" is not in created state`, {
           code: CRI_STATUS.failedPrecondition,
@@ -620,29 +502,29 @@ export class SimCriRuntime implements RuntimeService {
         });
       }
       c.state = CONTAINER_STATE.running;
-      c.startedAt = this.#nowNs();
-      this.#emit(c.id, CONTAINER_EVENT_TYPE.started, c.sandboxId);
+      c.startedAt = this.#state.nowNs();
+      this.#state.emit(c.id, CONTAINER_EVENT_TYPE.started, c.sandboxId);
       return {};
     });
   }
 
   /** `StopContainer`: RUNNING → EXITED (137, as after the grace period). */
   stopContainer(request: MessageInit<StopContainerRequest>): Promise<EmptyResponse> {
-    return this.#run("stopContainer", () => {
-      const c = this.#container(request.containerId ?? "", "StopContainer");
-      this.#stop(c, KILLED_EXIT_CODE);
+    return this.#faults.run("stopContainer", () => {
+      const c = this.#state.container(request.containerId ?? "", "StopContainer");
+      this.#state.stop(c, KILLED_EXIT_CODE);
       return {};
     });
   }
 
   /** `RemoveContainer` (idempotent). */
   removeContainer(request: MessageInit<ContainerIdRequest>): Promise<EmptyResponse> {
-    return this.#run("removeContainer", () => {
-      const c = this.#containers.get(request.containerId ?? "");
+    return this.#faults.run("removeContainer", () => {
+      const c = this.#state.containers.get(request.containerId ?? "");
       if (c === undefined) return {};
-      this.#stop(c, KILLED_EXIT_CODE);
-      this.#containers.delete(c.id);
-      this.#emit(c.id, CONTAINER_EVENT_TYPE.deleted, c.sandboxId);
+      this.#state.stop(c, KILLED_EXIT_CODE);
+      this.#state.containers.delete(c.id);
+      this.#state.emit(c.id, CONTAINER_EVENT_TYPE.deleted, c.sandboxId);
       return {};
     });
   }
@@ -651,10 +533,10 @@ export class SimCriRuntime implements RuntimeService {
   listContainers(
     request: MessageInit<ListContainersRequest> = {},
   ): Promise<ListContainersResponse> {
-    return this.#run("listContainers", () => {
+    return this.#faults.run("listContainers", () => {
       const f = request.filter;
       const containers = [];
-      for (const c of this.#containers.values()) {
+      for (const c of this.#state.containers.values()) {
         if (f?.id && c.id !== f.id) continue;
         if (f?.podSandboxId && c.sandboxId !== f.podSandboxId) continue;
         if (f?.state && c.state !== (f.state.state ?? 0)) continue;
@@ -667,8 +549,8 @@ export class SimCriRuntime implements RuntimeService {
 
   /** `ContainerStatus`. */
   containerStatus(request: MessageInit<ContainerStatusRequest>): Promise<ContainerStatusResponse> {
-    return this.#run("containerStatus", () => {
-      return { status: containerStatusOf(this.#container(request.containerId ?? "")) };
+    return this.#faults.run("containerStatus", () => {
+      return { status: containerStatusOf(this.#state.container(request.containerId ?? "")) };
     });
   }
 
@@ -681,28 +563,18 @@ export class SimCriRuntime implements RuntimeService {
     _request: MessageInit<GetEventsRequest>,
     options: { signal: AbortSignal },
   ): AsyncGenerator<ContainerEventResponse> {
-    this.#enter("getContainerEvents");
+    this.#faults.enter("getContainerEvents");
     if (!this.eventsImplemented) {
       throw new CriCallError("method GetContainerEvents not implemented", {
         code: CRI_STATUS.unimplemented,
         method: "GetContainerEvents",
       });
     }
-    yield* this.#events.subscribe(options.signal);
+    yield* this.#state.events.subscribe(options.signal);
   }
 
   /** Number of open GetContainerEvents subscriptions. */
   get eventSubscribers(): number {
-    return this.#events.subscribers;
-  }
-
-  #run<T>(method: CriMethodName, fn: () => T): Promise<T> {
-    try {
-      this.#enter(method);
-      if (this.#stalls.delete(method)) return new Promise<T>(() => {});
-      return Promise.resolve(fn());
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return this.#state.events.subscribers;
   }
 }

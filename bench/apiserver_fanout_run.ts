@@ -1,5 +1,5 @@
 /**
- * What N node agents cost the API server (SPEC §17, issue 21): each agent
+ * What N node agents cost the API server (DESIGN.md §17, issue 21): each agent
  * watching the API server itself (`list` + `watch` with
  * `fieldSelector=spec.nodeName=<node>`, as k8sattributes, Vector or Falco
  * do) against the same N agents reading pods-api's HTTP API while pods-api

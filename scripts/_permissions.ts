@@ -9,7 +9,7 @@
  * unscoped and why:
  * - `--allow-net` is whole: Deno scopes UNIX sockets by exact path only
  *   (`unix:/a/b.sock`, no directories), the daemon binds a random temporary
- *   name and renames it into place (SPEC §2), and `--metrics-bind-address`
+ *   name and renames it into place (DESIGN.md §2), and `--metrics-bind-address`
  *   and the kubelet URL are flags. Which sockets can be created is still
  *   bounded by the write scope below, and systemd's
  *   `RestrictAddressFamilies` / the pod's network bound the rest.
@@ -31,7 +31,7 @@ import { v8FlagsArg } from "./_v8_flags.ts";
 
 export { CLIENT_SCOPE };
 
-/** The socket's directory by default (SPEC §16: the daemon's own home). */
+/** The socket's directory by default (DESIGN.md §16: the daemon's own home). */
 export const DEFAULT_SOCKET_DIR = "/run/pods-api";
 
 /**

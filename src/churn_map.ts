@@ -13,15 +13,13 @@
  * one table to the old generation, each dead table keeps the next one alive
  * through the scavenges, and with it every value it held, which is then
  * promoted. An object's property dictionary is replaced without such links.
- * Measured with 100 watchers and 200 changes a second (BENCHMARKS.md, "the
- * collector"): what outlived the young generation in 5 s fell from 27.5 to
- * 15.7 MB with the watchers' queues on this map.
+ * With the watchers' queues on this map, much less outlives the young
+ * generation under live churn (BENCHMARKS.md, "Design figures").
  *
- * The price is in every lookup: an event's set, get and delete by UID took
- * 0.2-0.26 µs against a Map's 0.1-0.13 in a microbenchmark, small beside the
- * microseconds an event costs. Integer keys fare much worse in an object
- * (0.46-0.69 µs for one request's stream by id, against a Map's 0.1-0.2):
- * a connection's streams have their own table (`src/h2/_stream_table.ts`),
+ * The price is in every lookup: about twice a Map's per set, get and
+ * delete, small beside what an event costs. Integer keys fare much worse in
+ * an object: a connection's streams have their own table
+ * (`src/h2/_stream_table.ts`),
  * and strings do not, because hashing a 36-character UID in JavaScript
  * costs more than the whole Map operation.
  *

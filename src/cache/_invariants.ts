@@ -1,5 +1,5 @@
 /**
- * The per-pod watch invariants of SPEC §6.4 that depend on content, enforced
+ * The per-pod watch invariants of DESIGN.md §6.4 that depend on content, enforced
  * on the way into the cache so every reader (List, Get and each watcher) sees
  * the same corrected history.
  *

@@ -1,5 +1,5 @@
 /**
- * Where a client finds the daemon when nothing names a socket (SPEC §16
+ * Where a client finds the daemon when nothing names a socket (DESIGN.md §16
  * "Clients"): the daemon's own path, else the kubelet's Pods API path (where
  * the daemon also answers on older nodes, and the kubelet itself on 1.37+).
  *
@@ -9,7 +9,7 @@
 import { SERVE_FLAGS } from "../config_flags.ts";
 import { KUBELET_PODS_API_SOCKET } from "../sources/kubelet_podsapi/mod.ts";
 
-/** The daemon's own socket by default (`serve --socket`), outside `/var/lib/kubelet/` (SPEC §16). */
+/** The daemon's own socket by default (`serve --socket`), outside `/var/lib/kubelet/` (DESIGN.md §16). */
 export const DEFAULT_SOCKET: string = SERVE_FLAGS.socket.default;
 
 /** The kubelet's Pods API socket: the fallback when the daemon's own path has no socket. */

@@ -1,5 +1,5 @@
 /**
- * Calls of `podsapi.v1.PodQuery` (SPEC §14) on a {@linkcode PodsClient}'s
+ * Calls of `podsapi.v1.PodQuery` (DESIGN.md §14) on a {@linkcode PodsClient}'s
  * connection: selected lists, lookups by name, container ID and IP,
  * tombstones, and watches that resume from a token. A daemon without the
  * service (a kubelet) answers UNIMPLEMENTED; callers fall back to

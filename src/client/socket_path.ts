@@ -1,7 +1,7 @@
 /**
  * Which socket a client command talks to: `--socket`, else
  * `PODS_API_SOCKET`, else the `socket` key of the daemon's config file, else
- * the daemon's own default path, else the kubelet's Pods API path (SPEC §16).
+ * the daemon's own default path, else the kubelet's Pods API path (DESIGN.md §16).
  * The config file is the one `--config` names, else
  * `/etc/pods-api/config.yaml` when it exists (the path the systemd unit uses).
  *

@@ -96,7 +96,7 @@ export interface EventHubOptions {
   metrics: Metrics;
 }
 
-/** The default per-watcher queue bound (SPEC §6.5). */
+/** The default per-watcher queue bound (DESIGN.md §6.5). */
 export const DEFAULT_QUEUE_LIMIT = numericDefault("watch-queue-size");
 
 const CLOSED: SubscriptionItem = Object.freeze({ state: "closed" });

@@ -14,7 +14,7 @@ import { FieldMaskError, quotePath } from "./field_mask_error.ts";
 
 /**
  * Paths every projection keeps, asked for or not: a client must always be able
- * to tell pods apart (SPEC §5).
+ * to tell pods apart (DESIGN.md §5).
  */
 export const ALWAYS_KEPT_PATHS: readonly string[] = Object.freeze([
   "metadata.uid",

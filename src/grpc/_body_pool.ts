@@ -1,11 +1,10 @@
 /**
  * Buffers for large response messages a caller decodes at once and lets go
- * of: the CRI client's list answers (51 KB and 161 KB at 110 pods, a few MB
- * at 1000, several times a second). A fresh buffer per answer was a large
- * block for the runtime to make and the collector to free on every relist;
- * with these kept, a quiet relist cost 11 % less CPU at 110 pods (1.74
- * against 1.95 ms) and 17 % less at 1000 (9.36 against 11.30 ms), medians of
- * three interleaved pairs.
+ * of: the CRI client's list answers (tens of KB per node of a hundred pods,
+ * MBs at a thousand, several times a second). A fresh buffer per answer was
+ * a large block for the runtime to make and the collector to free on every
+ * relist; keeping them makes a quiet relist measurably cheaper
+ * (BENCHMARKS.md, "Design figures").
  *
  * A buffer is lent for one message and comes back only through
  * {@linkcode BodyPool.give}, after whatever read it kept nothing of it: a

@@ -36,14 +36,13 @@ const GOLDEN = 0x9e3779b9;
  * in each replaced table a link to its successor (for live iterators). Once a
  * full collection has moved one table to the old generation, each dead table
  * keeps the next one alive through the scavenges, and every stream it held,
- * which is then promoted: measured at 1000 pods under GetPod c=4
- * (BENCHMARKS.md, "the collector"), every request's stream, call and headers
- * were promoted and a mark-compact ran every 300 ms. These two arrays are made
- * once and only grow (when a connection has more streams open at once than
- * ever before); a slot is written in place. A microbenchmark of one request
- * (set, two gets, a delete, three long-lived streams in the table) took
- * 80-106 ns here against a Map's 92-217 and a null-prototype object's
- * 460-690 (which the table replaces).
+ * which is then promoted: under GetPod at 1000 pods every request's stream,
+ * call and headers were promoted, and mark-compacts ran several times a
+ * second. These two arrays are made once and only grow (when a connection
+ * has more streams open at once than ever before); a slot is written in
+ * place. One request's operations on it cost about what a `Map`'s do and far
+ * less than a null-prototype object's, which it replaces (BENCHMARKS.md,
+ * "Design figures").
  */
 export class StreamTable<V extends object> implements ReadonlyStreamTable<V> {
   #ids = new Int32Array(INITIAL_SLOTS);

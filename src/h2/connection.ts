@@ -59,8 +59,8 @@ export {
 /**
  * A connection's read buffer at first: room for what a watcher or a unary
  * client sends (a request, SETTINGS, PINGs, WINDOW_UPDATEs). Every
- * connection holds one while its read waits, so 100 watchers syncing at
- * once held 3.2 MB when each started at 32 KiB.
+ * connection holds one while its read waits, so a larger first size is
+ * multiplied by every watcher connected.
  */
 const FIRST_READ_BUFFER_BYTES = 4 * 1024;
 /**

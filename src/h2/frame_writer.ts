@@ -31,20 +31,18 @@ export interface FrameWriterHost {
 /**
  * The buffer of a loop that writes many small messages (watch events, unary
  * responses of a few pods): a connection holds one only while it writes, and
- * all of them write at once when many watchers sync together (100 watchers
- * of 1000 pods held 6.4 MB at 64 KiB each).
+ * all of them write at once when many watchers sync together, so its size is
+ * multiplied by the watchers syncing (BENCHMARKS.md, "Design figures").
  */
 const WRITE_BUFFER_BYTES = 16 * 1024;
 /**
  * Write buffers not in use, shared by every connection: a connection holds
- * one only while it writes, so a thousand idle watchers pin none. As many as
- * the small ones (at most 2 MiB kept): a watcher's initial list goes out in
- * several loops, one per window the client grants, and 100 watchers syncing
- * at once each hold a buffer through their loop's writes. With 8 spare,
- * each loop past the eighth made a new 16 KiB buffer; 100 Go watchers
- * syncing 1000 pods, interleaved pairs: 2.22-2.25 µs of CPU per event with
- * 8, 2.00-2.05 with 128 (and a connection's WINDOW_UPDATE walking its
- * streams without an array).
+ * one only while it writes, so a thousand idle watchers pin none. Enough for
+ * a fan-out (at most 2 MiB kept): a watcher's initial list goes out in
+ * several loops, one per window the client grants, and watchers syncing at
+ * once each hold a buffer through their loop's writes; with only a few
+ * spare, every loop past them made a new buffer, and the fan-out's CPU per
+ * event showed it (BENCHMARKS.md, "Design figures").
  */
 const SPARE_BUFFERS: Uint8Array<ArrayBuffer>[] = [];
 const MAX_SPARE_BUFFERS = 128;
@@ -54,28 +52,27 @@ const MAX_SPARE_BUFFERS = 128;
  * fewer socket writes, so less of their per-call work and garbage. Not
  * larger than a UNIX socket's default send buffer (208 KiB): a write that
  * does not fit is partial, and Deno then waits for the socket to be
- * writable again. ListPods of 1000 pods (2 MB) at c=1, interleaved runs:
- * 327-381 µs of CPU per request with 128 KiB, 352-429 with 256 KiB, 395-415
- * with 1 MiB; at c=4 the sizes were alike. Only such loops take one: a
- * watcher's backlog of many small events (its initial list) does not, so a
- * fan-out to many watchers holds a small buffer per writing connection (100
- * Go watchers syncing 1000 pods peaked 17-26 MB higher when it took this one).
+ * writable again; of the sizes tried, 128 KiB cost ListPods the least CPU
+ * (BENCHMARKS.md, "Design figures"). Only such loops take one: a watcher's
+ * backlog of many small events (its initial list) does not, so a fan-out to
+ * many watchers holds a small buffer per writing connection (taking the
+ * large one there raised the fan-out's peak RSS by tens of MB).
  */
 const LARGE_WRITE_BUFFER_BYTES = 128 * 1024;
 const LARGE_BODY_BYTES = 64 * 1024;
 const SPARE_LARGE_BUFFERS: Uint8Array<ArrayBuffer>[] = [];
 /**
- * As many as the small ones: with 2, four clients listing at once made two
- * new large buffers per round of responses, and the collector then ran for
- * a fifth of the daemon's CPU. At most 1 MiB kept.
+ * One per client listing at once, for a few: with 2, four clients listing
+ * at once made two new large buffers per round of responses, and the
+ * collector's share of the daemon's CPU rose with them. At most 1 MiB kept.
  */
 const MAX_SPARE_LARGE_BUFFERS = 8;
 /**
  * The buffer of a loop with little to write: a live watch event or two, a
  * control frame, a small response. After each relist every watcher's
- * connection writes at once; with only the 16 KiB buffers (8 spare), 100
- * watchers of 200 changes a second made 100 new buffers per relist, and
- * the collector had 39 % of the daemon's CPU.
+ * connection writes at once; with only the 16 KiB buffers, each of those
+ * writes made a new buffer under live churn, and the collector took a large
+ * share of the daemon's CPU (BENCHMARKS.md, "Design figures").
  */
 const SMALL_WRITE_BUFFER_BYTES = 4 * 1024;
 const SPARE_SMALL_BUFFERS: Uint8Array<ArrayBuffer>[] = [];

@@ -1,5 +1,5 @@
 /**
- * The Kubernetes-compatible HTTP surface (SPEC §15), read only, on the
+ * The Kubernetes-compatible HTTP surface (DESIGN.md §15), read only, on the
  * daemon's own HTTP/1.1 server (bounded connections, Go's deadlines): the kubelet's `/pods`, the API server's pod paths with
  * selectors, paging, resourceVersion and watch (with bookmarks), discovery
  * and `Table` output, so that kubectl and client libraries work unchanged.

@@ -3,12 +3,12 @@
  * way the kubelet combines its pod sources (spec) with the runtime (status):
  * spec and metadata come from the richest source that has the pod (the
  * kubelet's Pods API, then the API server, then the kubelet's `/pods`, then a
- * static manifest, then the fake source, then CRI; SPEC §17: the API
+ * static manifest, then the fake source, then CRI; DESIGN.md §17: the API
  * server's spec and metadata, the runtime's status for what the runtime
  * knows), status is rebuilt from the runtime when the runtime has the pod
  * (see `overlayStatus()` in `src/status/`), and otherwise is the source's own.
  *
- * The kubelet's Pods API is the exception (SPEC §16): its status is the
+ * The kubelet's Pods API is the exception (DESIGN.md §16): its status is the
  * kubelet's own word and is served as it is while the kubelet answers. While
  * it does not (its pods come `statusHeld`), the kubelet's last status stays
  * until the runtime shows a change, and is then rebuilt from the runtime. A

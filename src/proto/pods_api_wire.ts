@@ -20,7 +20,7 @@ import {
   writeVarint,
 } from "./wire.ts";
 
-/** `v1alpha1.EventType` values (SPEC §3.1). */
+/** `v1alpha1.EventType` values (DESIGN.md §3.1). */
 export const WATCH_EVENT_TYPE = {
   UNSPECIFIED: 0,
   ADDED: 1,

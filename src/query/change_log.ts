@@ -27,11 +27,11 @@ export interface HistoryLimits {
 
 /**
  * What one pod version holds in memory, estimated from its encoding: the
- * bytes themselves, its JSON object (three times the encoded size in a heap
- * snapshot of 1000 simulated pods: 4.7 MB held by the cache for 1.1 MB of
- * encodings) and the watch frames framed from it while it lives (another
- * copy of the bytes). Under churn with 50 watchers a history bounded at
- * 16 MiB by a factor of 4 held 21.6 MB: 6 keeps what is held within the bound.
+ * bytes themselves, its JSON object (a few times the encoded size, in heap
+ * snapshots) and the watch frames framed from it while it lives (another
+ * copy of the bytes). Under churn with watchers, a factor of 4 let the
+ * history hold more than its bound; 6 keeps it within (BENCHMARKS.md,
+ * "Design figures").
  */
 export const RETAINED_PER_ENCODED_BYTE = 6;
 const ENTRY_BYTES = 160;

@@ -43,7 +43,7 @@ export class ResumeTokenError extends RangeError {
   }
 }
 
-/** The message of an expired token (SPEC §14). */
+/** The message of an expired token (DESIGN.md §14). */
 export const TOKEN_TOO_OLD = "resume token too old; list again";
 
 /** A lookup key that cannot name one pod: a short or ambiguous prefix, a malformed IP. */

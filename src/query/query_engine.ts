@@ -43,7 +43,7 @@ export interface QueryEngineOptions {
   incarnation?: string;
 }
 
-/** How Get names a pod (SPEC §14 `GetRequest.key`). */
+/** How Get names a pod (DESIGN.md §14 `GetRequest.key`). */
 export type LookupKey =
   | { readonly kind: "uid"; readonly uid: string }
   | { readonly kind: "name"; readonly namespace: string; readonly name: string }

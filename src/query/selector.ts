@@ -20,7 +20,7 @@ import {
 } from "../model/pod_resources.ts";
 import { SelectorError } from "./errors.ts";
 
-/** What a List or Watch selects (SPEC §14 `Selector`). */
+/** What a List or Watch selects (DESIGN.md §14 `Selector`). */
 export interface SelectorSpec {
   /** Empty: every namespace. */
   namespace?: string;

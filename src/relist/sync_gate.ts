@@ -1,5 +1,5 @@
 /**
- * The sync gate of SPEC §7: closed until every configured source has
+ * The sync gate of DESIGN.md §7: closed until every configured source has
  * completed its first full read (or, for a best-effort source, has been
  * released after its timeout), then open for good. Separately, it reports
  * staleness for `/readyz`: a source whose last success is too old makes the

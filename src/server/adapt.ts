@@ -1,7 +1,7 @@
 /**
  * Bridges the transport's calls and the plain async handlers: the domain's
  * errors become statuses through one table (`errors.ts`), the cause of an
- * unexpected one goes to the log, and the request metrics of SPEC §10 are
+ * unexpected one goes to the log, and the request metrics of DESIGN.md §10 are
  * counted once per call when it ends, cancels and deadlines included.
  *
  * @module

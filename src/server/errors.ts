@@ -25,7 +25,7 @@ export class RpcError extends GrpcError {
 }
 
 /**
- * The messages of SPEC §9 a handler sends itself; a refusal before serving is
+ * The messages of DESIGN.md §9 a handler sends itself; a refusal before serving is
  * the serving core's, with its words (`REFUSAL_MESSAGES`).
  */
 export const MESSAGES = {

@@ -95,7 +95,7 @@ function podsMethods(
   ];
 }
 
-/** The methods of `podsapi.v1.PodQuery` (SPEC §14), when the daemon serves it. */
+/** The methods of `podsapi.v1.PodQuery` (DESIGN.md §14), when the daemon serves it. */
 function podQueryMethods(deps: GrpcServerDeps): [string, MethodHandler][] {
   const query = deps.query;
   if (query === undefined) return [];

@@ -7,7 +7,8 @@
  * so that a change fanned out to many watchers is framed once. Responses are
  * handed out as gRPC-framed messages, which the transport writes as they are;
  * a response of one pod holds its own few bytes and the pod's bytes, not a
- * copy of them (1000 pods held 2 MB more per event type and per GetPod).
+ * copy of them (a copy per event type and per GetPod costs a whole node's
+ * bytes again for each).
  *
  * @module
  */

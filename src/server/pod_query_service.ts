@@ -1,5 +1,5 @@
 /**
- * `podsapi.v1.PodQuery` (SPEC §14): List, Get and Watch as plain async
+ * `podsapi.v1.PodQuery` (DESIGN.md §14): List, Get and Watch as plain async
  * functions of the request bytes and a {@linkcode CallContext}, over the
  * query engine. Admitted by the serving core as every surface is (List and
  * Get draw from their connection's bucket, then from the shared one); same

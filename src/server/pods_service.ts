@@ -145,7 +145,7 @@ export class PodsService {
   /**
    * A masked watcher still sees `metadata.deletionTimestamp` once a pod has
    * one: without it a client of the package-less service could not tell a
-   * deletion from a change, and SPEC §6 promises it never disappears.
+   * deletion from a change, and DESIGN.md §6 promises it never disappears.
    */
   #withDeletion(mask: FieldMask, pod: CachedPod): FieldMask {
     if (mask.isAll || pod.pod.metadata.deletionTimestamp === undefined) return mask;

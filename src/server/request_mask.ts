@@ -1,5 +1,5 @@
 /**
- * Reads the field mask a call asks for from its metadata (SPEC §5).
+ * Reads the field mask a call asks for from its metadata (DESIGN.md §5).
  *
  * @module
  */

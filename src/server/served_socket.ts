@@ -4,7 +4,7 @@
  * {@linkcode OwnSockets} while it is the daemon's, and removed on close only
  * if the file at the path is still the daemon's own.
  *
- * The `compat` role is the kubelet's Pods API path (SPEC §16): served only
+ * The `compat` role is the kubelet's Pods API path (DESIGN.md §16): served only
  * while no other server answers there. At start a live server there (a
  * kubelet) keeps it; later, when a kubelet takes the path, the daemon gives
  * it up for good, logs it once and counts it. It never binds over, nor

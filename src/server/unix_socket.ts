@@ -1,5 +1,5 @@
 /**
- * The API socket's file-system side (SPEC §2): a private directory, stale
+ * The API socket's file-system side (DESIGN.md §2): a private directory, stale
  * sockets replaced, anything that is not a socket left alone, and the final
  * name appearing only once the socket is ready with its permissions.
  *

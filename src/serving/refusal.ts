@@ -9,12 +9,12 @@
 
 /**
  * `shutting_down`: the daemon is stopping; `not_synced`: a pod source has not
- * completed its first read (SPEC §7); `rate_limited`: a token bucket is empty
- * (SPEC §8); `too_many_watchers`: every watch slot is taken (`--max-watchers`).
+ * completed its first read (DESIGN.md §7); `rate_limited`: a token bucket is empty
+ * (DESIGN.md §8); `too_many_watchers`: every watch slot is taken (`--max-watchers`).
  */
 export type RefusalReason = "shutting_down" | "not_synced" | "rate_limited" | "too_many_watchers";
 
-/** The message of each refusal (SPEC §9), the same on every surface. */
+/** The message of each refusal (DESIGN.md §9), the same on every surface. */
 export const REFUSAL_MESSAGES: Readonly<Record<RefusalReason, string>> = Object.freeze({
   "shutting_down": "server is shutting down",
   "not_synced": "pod sources are still initializing",

@@ -4,7 +4,7 @@
  * everywhere and `--max-watchers` is one bound across all of them:
  *
  * - a List or Get takes a token from its connection's bucket (PodQuery and
- *   HTTP; SPEC §8 gives the kubelet's Pods services only the shared one),
+ *   HTTP; DESIGN.md §8 gives the kubelet's Pods services only the shared one),
  *   then from the shared bucket; then the daemon must be up and synced;
  * - a watch needs the daemon up and synced and one free slot of the pool,
  *   and runs on the query engine with the one queue bound;
@@ -41,9 +41,9 @@ const CONNECTION_LIMITED: ReadonlySet<Surface> = new Set<Surface>(["podsapi_v1",
 export interface ServingCoreOptions {
   /** Where watches and selections come from. */
   engine: QueryEngine;
-  /** Open once every pod source completed its first read (SPEC §7). */
+  /** Open once every pod source completed its first read (DESIGN.md §7). */
   gate: { readonly isOpen: boolean };
-  /** The bucket every List and Get of every surface draws from (SPEC §8). */
+  /** The bucket every List and Get of every surface draws from (DESIGN.md §8). */
   limiter: RateLimiter;
   /** Each connection's own bucket (PodQuery and HTTP), taken from first. */
   connectionLimit: { qps: number; burst: number };
@@ -157,7 +157,7 @@ export class ServingCore {
 
   /**
    * Refuses any call while the daemon shuts down or a source has not synced;
-   * a watch handler asks before it reads its request (SPEC §7 comes first).
+   * a watch handler asks before it reads its request (DESIGN.md §7 comes first).
    *
    * @param surface Where the call came in.
    * @throws {Refusal} `shutting_down` or `not_synced`.

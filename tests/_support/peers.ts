@@ -61,8 +61,9 @@ export function exists(path: string): boolean {
 }
 
 /**
- * The h2spec binary: `PODS_API_H2SPEC`, else the workplace's shared tools
- * (`../shared/tools/h2spec` beside the checkout, or `/work/shared/tools/h2spec`).
+ * The h2spec binary: `PODS_API_H2SPEC`, else the workplace's own build of it,
+ * outside the repository (`../shared/tools/h2spec` beside the checkout, or
+ * `/work/shared/tools/h2spec`); on another machine, set `PODS_API_H2SPEC`.
  */
 export const H2SPEC: string = Deno.env.get("PODS_API_H2SPEC") ??
   [
@@ -188,7 +189,8 @@ export const PEERS = {
   /** h2spec, the HTTP/2 conformance suite (not packaged by Debian). */
   h2spec: {
     what: `h2spec at ${H2SPEC} (or PODS_API_H2SPEC)`,
-    install: "built in ../shared/tools, see its README there",
+    install:
+      "build h2spec (github.com/summerwind/h2spec) and set PODS_API_H2SPEC; the workplace keeps a build in ../shared/tools",
     probe: () => exists(H2SPEC),
   },
 } as const satisfies Record<string, PeerRequirement>;

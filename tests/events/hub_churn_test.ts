@@ -1,7 +1,7 @@
 /**
  * A long randomized churn of a source's view through PodCache and EventHub,
  * with watchers of random speed. Each watcher's stream is replayed and
- * checked against the per-UID invariants of SPEC §6.4; a watcher that was
+ * checked against the per-UID invariants of DESIGN.md §6.4; a watcher that was
  * not dropped must end with exactly the cache's pods.
  */
 

@@ -1,6 +1,6 @@
 // Http2Connection in the server role over a real unix socket, driven by a raw
 // client (tests/_support/raw_h2_client.ts) that writes exactly the frames each case
-// needs: the handshake, the hostile-peer limits of SPEC section 13 and issue
+// needs: the handshake, the hostile-peer limits of DESIGN.md §13 and issue
 // 10 item 5, flow control both ways, graceful shutdown, and an exception in
 // one connection's code.
 import assert from "node:assert/strict";

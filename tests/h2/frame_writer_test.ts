@@ -1,5 +1,5 @@
 // The connection's writer on a fake socket that records each write: which
-// write buffer a loop takes (SPEC section 13 bounds what a connection holds).
+// write buffer a loop takes (DESIGN.md §13 bounds what a connection holds).
 import assert from "node:assert/strict";
 import { FlowWindow } from "../../src/h2/flow_window.ts";
 import { FrameWriter, type FrameWriterHost } from "../../src/h2/frame_writer.ts";

@@ -1,5 +1,5 @@
 /**
- * Shared pieces of the real-peer interop tests (SPEC §13, issue 10 item 6)
+ * Shared pieces of the real-peer interop tests (DESIGN.md §13, issue 10 item 6)
  * (which peers they need, and the gate on them, are in
  * tests/_support/peers.ts): the daemon as a child process
  * (`main.ts serve --simulate`, via tests/reliability/_child.ts), the health

@@ -1,4 +1,5 @@
-// h2spec (the HTTP/2 conformance suite, ../shared/tools/h2spec) against the
+// h2spec (the HTTP/2 conformance suite; `PODS_API_H2SPEC`, or the workplace's
+// build outside the repository, see `tests/_support/peers.ts`) against the
 // daemon child through a loopback TCP → UNIX socket byte bridge: every case
 // the suite lists (`h2spec --dryrun`) must be run and pass, none failed and
 // none skipped (but those listed in NOT_APPLICABLE, by name and reason), and

@@ -1,4 +1,4 @@
-// SPEC §17 in the merge: spec and metadata from the API server, the
+// DESIGN.md §17 in the merge: spec and metadata from the API server, the
 // runtime's status for what the runtime knows, the API server's status
 // (Pending) for pods scheduled here and not started, mirror pods joined to
 // their static pods.

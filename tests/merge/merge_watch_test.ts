@@ -120,7 +120,7 @@ function jobRuntime(state: "running" | "exited"): PodSnapshot {
   });
 }
 
-/** What one watcher saw of each UID, checked against SPEC §6.4 as events arrive. */
+/** What one watcher saw of each UID, checked against DESIGN.md §6.4 as events arrive. */
 class WatchChecker {
   readonly events: { type: string; uid: string; phase: unknown }[] = [];
   #state = new Map<string, { deleted: boolean; phase: unknown; everRunning: boolean }>();

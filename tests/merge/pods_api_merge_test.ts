@@ -1,4 +1,4 @@
-// PodMerger with the kubelet's Pods API as a source (SPEC §16 "Merge").
+// PodMerger with the kubelet's Pods API as a source (DESIGN.md §16 "Merge").
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/model/json.ts";
 import { type PodObject, type PodSnapshot, snapshotOf } from "../../src/model/pod.ts";

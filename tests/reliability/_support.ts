@@ -2,7 +2,7 @@
  * Shared pieces of the reliability tests: a seeded PRNG, a daemon started
  * with a caller-owned metrics registry (so a source can count into it), a raw
  * grpc-js client with identity serializers (requests as bytes), metric reads
- * and the SPEC §6 watch-invariant checker.
+ * and the DESIGN.md §6 watch-invariant checker.
  *
  * @module
  */
@@ -281,7 +281,7 @@ export function decodeWatchFrame(frame: Uint8Array): WatchEventFrame {
 const EVENT = { ADDED: 1, MODIFIED: 2, DELETED: 3, INITIAL_SYNC_COMPLETE: 4 } as const;
 
 /**
- * Checks SPEC §6.4 on one watch's frames: per UID one ADDED first, nothing
+ * Checks DESIGN.md §6.4 on one watch's frames: per UID one ADDED first, nothing
  * after DELETED, deletionTimestamp never dropped, no phase going back, phase
  * never empty; one INITIAL_SYNC_COMPLETE.
  *

@@ -1,7 +1,7 @@
 // Faults (issue 7, item 3): SIGTERM with 1 000 open watches on a real daemon
 // process, the API socket file deleted under a running daemon, a pod source
 // failing and recovering, and the CRI runtime killed mid-relist and
-// restarted; watchers keep the SPEC §6 invariants through all of it.
+// restarted; watchers keep the DESIGN.md §6 invariants through all of it.
 import * as grpc from "@grpc/grpc-js";
 import assert from "node:assert/strict";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
@@ -136,7 +136,7 @@ Deno.test("a deleted API socket is bound again: existing connections go on, new 
   await assert.rejects(Deno.lstat(d.socket), Deno.errors.NotFound);
 });
 
-Deno.test("watchers keep the SPEC §6 invariants while the source fails and recovers under churn", async () => {
+Deno.test("watchers keep the DESIGN.md §6 invariants while the source fails and recovers under churn", async () => {
   const source = new FakePodSource();
   // The test is about source faults, not slow readers: 300 relists run back to back, faster than a
   // busy machine may let the in-process clients read, so no watcher may be dropped for its queue.

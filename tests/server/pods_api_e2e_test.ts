@@ -1,5 +1,5 @@
 // End to end over a real UNIX socket with grpc-js clients built from the
-// published proto: status codes of SPEC §9 on both services, field masks,
+// published proto: status codes of DESIGN.md §9 on both services, field masks,
 // rate limit, sync gate and watch delivery.
 import * as grpc from "@grpc/grpc-js";
 import assert from "node:assert/strict";

@@ -61,7 +61,7 @@ Deno.test("PodsService.listPods() answers every pod, sorted by UID, masked as as
   assert.deepEqual(masked.map((p) => p.metadata.uid), ["uid-a", "uid-b"], "identity is kept");
 });
 
-Deno.test("PodsService unary handlers refuse calls with the status SPEC §9 gives", async (t) => {
+Deno.test("PodsService unary handlers refuse calls with the status DESIGN.md §9 gives", async (t) => {
   const get = (s: Setup) => () => s.service.getPod(encodeGetPodRequest("uid-a"), ctxOf());
   const cases: { name: string; arrange(s: Setup): void; code: number }[] = [
     {

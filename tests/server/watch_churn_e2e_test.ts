@@ -1,4 +1,4 @@
-// SPEC §6.4 over a real socket: watchers on both services, with and without
+// DESIGN.md §6.4 over a real socket: watchers on both services, with and without
 // a mask, follow a simulated node through a long churn run. Each stream is
 // checked as it was served (the v1alpha1 event types as sent; the v1 stream's
 // pods as sent, it has no types), and each one's final state must equal a
@@ -118,7 +118,7 @@ function compareV1(live: ReadonlyMap<string, PodObject>, listed: readonly PodObj
   return out;
 }
 
-Deno.test("watchers keep every SPEC §6 invariant through a long churn run", async () => {
+Deno.test("watchers keep every DESIGN.md §6 invariant through a long churn run", async () => {
   const clock = new FakeClock();
   const node = new SimulatedNode({
     clock,

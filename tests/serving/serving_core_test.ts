@@ -64,7 +64,7 @@ Deno.test("admit() draws from the connection's bucket on PodQuery and HTTP, neve
     const other = surface === "http" ? "10.0.0.2:5" : {};
     assert.equal(outcome(() => c.core.admit(surface, "list", other)), "admitted");
   }
-  // SPEC §8: the kubelet's services share one bucket and nothing else.
+  // DESIGN.md §8: the kubelet's services share one bucket and nothing else.
   for (let i = 0; i < 5; i++) {
     assert.equal(outcome(() => c.core.admit("v1alpha1", "list", noisy)), "admitted");
     assert.equal(outcome(() => c.core.admit("v1", "get", noisy)), "admitted");

@@ -81,7 +81,7 @@ func (h *hub) publish(ev []byte) {
 		select {
 		case ch <- ev:
 		default:
-			// Slow watcher: end it, as the daemon does (SPEC 6.5).
+			// Slow watcher: end it, as the daemon does (DESIGN.md §6.5).
 			delete(h.watchers, ch)
 			close(ch)
 			atomic.AddInt64(&h.dropped, 1)

@@ -1,5 +1,5 @@
 /**
- * The API server as a node-scoped pod source (SPEC §17): one list, then one
+ * The API server as a node-scoped pod source (DESIGN.md §17): one list, then one
  * watch of `/api/v1/pods?fieldSelector=spec.nodeName=<node>`, held open for
  * the whole daemon, instead of one per node agent.
  *

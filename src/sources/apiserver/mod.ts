@@ -1,5 +1,5 @@
 /**
- * The API server as a node-scoped pod source (SPEC §17): its connection
+ * The API server as a node-scoped pod source (DESIGN.md §17): its connection
  * (kubeconfig or in-cluster), its small client, and the list + watch source.
  *
  * @module

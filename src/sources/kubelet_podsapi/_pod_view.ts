@@ -51,7 +51,7 @@ function phaseOf(pod: Readonly<PodObject>): unknown {
 /**
  * The kubelet reports a pod its status manager has no status for yet (right
  * after a restart) as Pending with Ready False. A pod never goes back to
- * Pending (SPEC §6.4), so such a status says "not known yet", not news: the
+ * Pending (DESIGN.md §6.4), so such a status says "not known yet", not news: the
  * pod keeps the status it had until the kubelet sends a real one.
  */
 function keepKnownStatus(previous: Readonly<PodObject>, next: PodObject): PodObject {

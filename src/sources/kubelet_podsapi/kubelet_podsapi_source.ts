@@ -1,6 +1,6 @@
 /**
  * The kubelet's own Pods API as a pod source (kind `kubelet-podsapi`,
- * SPEC §16): one `v1alpha1.Pods/WatchPods` stream on the kubelet's socket
+ * DESIGN.md §16): one `v1alpha1.Pods/WatchPods` stream on the kubelet's socket
  * gives every pod's full spec and the kubelet's status. The initial ADDED
  * events up to INITIAL_SYNC_COMPLETE are the first full view; later events
  * change it and wake the daemon at once (`watchChanges`).

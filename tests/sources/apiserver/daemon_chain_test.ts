@@ -1,4 +1,4 @@
-// SPEC §17's proof without a cluster: this daemon's HTTP surface (§15) is an
+// DESIGN.md §17's proof without a cluster: this daemon's HTTP surface (§15) is an
 // API server for pods, so a second daemon whose API server source points at
 // the first must serve the same pods, follow their changes, resume across a
 // cut connection without listing again, and list again (emitting nothing for

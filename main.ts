@@ -218,6 +218,7 @@ export async function main(args: readonly string[]): Promise<number> {
     case "watch":
     case "ps":
     case "devices":
+    case "whois":
     case "completion": {
       const interrupt = new AbortController();
       // Ctrl-C cancels the call: the stream is reset and the connection closed.

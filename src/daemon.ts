@@ -28,7 +28,8 @@ import type { QueryEngine } from "./query/mod.ts";
 import { ServingCore } from "./serving/mod.ts";
 import { PodPipeline } from "./pipeline/mod.ts";
 import { type RunningKubeApi, serveKubeApi } from "./kubeapi/mod.ts";
-import { degradedReasonOf, type PodSource } from "./sources/mod.ts";
+import { containerProcessSourceOf, degradedReasonOf, type PodSource } from "./sources/mod.ts";
+import { ProcessIndex } from "./sources/process/mod.ts";
 import type { OwnSockets } from "./server/unix_socket.ts";
 import {
   DEFAULT_POD_RESOURCES_ENDPOINT,
@@ -182,11 +183,13 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     watchQueueLimit: config.watchQueueSize,
   });
   const service = new PodsService({ core, masks, encode: encodePod });
+  const processSource = containerProcessSourceOf(sources);
   const queryService = new PodQueryService({
     core,
     masks,
     encode: encodePod,
     ...(podResources === undefined ? {} : { devices: pipeline.devices }),
+    ...(processSource === undefined ? {} : { processes: new ProcessIndex(processSource) }),
   });
   const grpc = await startGrpcServer(
     {

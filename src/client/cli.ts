@@ -20,6 +20,7 @@ import {
 } from "./cli_flags.ts";
 import { bashCompletion, zshCompletion } from "./completion.ts";
 import { devicesColumn, devicesCommand } from "./devices_command.ts";
+import { whoisCommand } from "./whois_command.ts";
 import { PodsApiConnectError } from "./connect_error.ts";
 import { PodInformer } from "./pod_informer.ts";
 import { lookUpPod, splitName } from "./pod_lookup.ts";
@@ -70,6 +71,7 @@ export const CLIENT_USAGE = `Client commands (each takes --help):
   pods-api watch  [-n NS|-A] [-l SEL] [--watch-only] [-o table|wide|name|json|yaml]
   pods-api ps     [-a] [--pod POD] [--name RE] [--state S] [-q]
   pods-api devices [DEVICE] [-n NS|-A] [--resource NAME] [--node] [-o table|wide|json|yaml]
+  pods-api whois PID | --cgroup-id N | --cgroup PATH | --mntns N [-o table|json|yaml]
   pods-api completion bash|zsh`;
 
 const UID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -111,6 +113,10 @@ export async function runClientCommand(
       case "devices": {
         using client = openClient(flags, io, []);
         return await devicesCommand(flags, io, client);
+      }
+      case "whois": {
+        using client = openClient(flags, io, []);
+        return await whoisCommand(flags, io, client);
       }
       case "completion":
         return completionCommand(flags, io);

@@ -75,6 +75,7 @@ export const CLIENT_COMMANDS = [
   "watch",
   "ps",
   "devices",
+  "whois",
   "completion",
   "version",
 ] as const;
@@ -268,6 +269,38 @@ export const COMMAND_SPECS: Readonly<Record<ClientCommand, CommandSpec>> = {
       "pods-api devices GPU-8f2c1b7e-4a1d-9c3e-5b6f-0a1b2c3d4e5f",
       "pods-api devices --node --resource nvidia.com/gpu",
       "pods-api devices -o json | jq '.items[].containers[].devices'",
+    ],
+  },
+  whois: {
+    usage: "pods-api whois (PID | --cgroup-id N | --cgroup PATH | --mntns N) [flags]",
+    summary:
+      "Which pod and container a process is in: by host PID (any process of the container), cgroup v2 ID (eBPF's cgroup ID), cgroup path or mount namespace inode.",
+    outputs: ["table", "json", "yaml"],
+    flags: {
+      "cgroup-id": { type: "string", value: "N", help: "A cgroup v2 ID (inode of its directory)" },
+      "cgroup": {
+        type: "string",
+        value: "PATH",
+        help: "A cgroup v2 path, as /proc/PID/cgroup shows it or under the cgroup2 mount",
+      },
+      "mntns": { type: "string", value: "N", help: "A mount namespace inode (/proc/PID/ns/mnt)" },
+      "output": {
+        type: "string",
+        short: "o",
+        value: "FORMAT",
+        help: "table, json or yaml (json and yaml: the container and the pod)",
+      },
+      "fields": FIELDS,
+      "no-headers": NO_HEADERS,
+      "socket": SOCKET,
+      "config": CONFIG,
+      "help": HELP,
+    },
+    examples: [
+      "pods-api whois 4242",
+      "pods-api whois --cgroup-id 12345 -o json",
+      "pods-api whois --cgroup /kubepods/besteffort/pod1b2c/0f3e...",
+      "pods-api whois --mntns 4026532461 -o yaml --fields metadata.labels",
     ],
   },
   completion: {

@@ -22,6 +22,7 @@ import {
   type GetKeyMessage,
   type ListDevicesResponseMessage,
   type PodResourcesMessage,
+  type ProcessContainerMessage,
   QUERY_EVENT_TYPE,
   type SelectorMessage,
 } from "../proto/mod.ts";
@@ -178,6 +179,8 @@ export class PodQueryClient {
     resumeToken: string;
     resources: PodResourcesInfo | undefined;
     deviceContainers: string[];
+    /** A process lookup (`pid`, `cgroupId`, `cgroupPath`, `mntns`): its container. */
+    container: ProcessContainerMessage | undefined;
   }> {
     const res = decodeQueryGetResponse(
       await this.#client.unary(
@@ -197,6 +200,7 @@ export class PodQueryClient {
       resumeToken: res.resumeToken,
       resources: res.resources,
       deviceContainers: res.deviceContainers,
+      container: res.container,
     };
   }
 

@@ -149,6 +149,18 @@ export class MessageWriter {
   }
 
   /**
+   * An integer field written even when 0 (a member of a oneof).
+   *
+   * @param field The field number.
+   * @param value The value; negative values are written as int64 does.
+   * @returns This writer.
+   */
+  presentVarint(field: number, value: number): this {
+    this.#parts.push({ field, varint: varintBytes(value) });
+    return this;
+  }
+
+  /**
    * A `bool` field, left out when false.
    *
    * @param field The field number.

@@ -48,6 +48,7 @@ export {
   type GetResponseMessage,
   type ListRequestMessage,
   type ListResponseMessage,
+  type ProcessContainerMessage,
   QUERY_EVENT_TYPE,
   type QueryEventType,
   type SelectorMessage,

@@ -57,7 +57,27 @@ export type GetKeyMessage =
   | { readonly kind: "name"; readonly namespace: string; readonly name: string }
   | { readonly kind: "containerId"; readonly id: string }
   | { readonly kind: "podIp"; readonly ip: string }
-  | { readonly kind: "deviceId"; readonly id: string };
+  | { readonly kind: "deviceId"; readonly id: string }
+  /** A process: the pod of the container it runs in (host PID namespace). */
+  | { readonly kind: "pid"; readonly pid: number }
+  /** The inode of a container's cgroup v2 directory. */
+  | { readonly kind: "cgroupId"; readonly cgroupId: number }
+  | { readonly kind: "cgroupPath"; readonly path: string }
+  /** A mount namespace inode. */
+  | { readonly kind: "mntns"; readonly inode: number };
+
+/** `podsapi.v1.ProcessContainer`: the container a process lookup found. */
+export interface ProcessContainerMessage {
+  name: string;
+  /** With the runtime's scheme (`containerd://ID`). */
+  containerId: string;
+  init: boolean;
+  ephemeral: boolean;
+  initPid: number;
+  cgroupPath: string;
+  cgroupId: number;
+  mntnsInode: number;
+}
 
 /** `podsapi.v1.GetRequest`. */
 export interface GetRequestMessage {
@@ -94,6 +114,8 @@ export interface GetResponseMessage {
   resources: PodResourcesMessage | undefined;
   /** A device lookup: the containers holding the device. */
   deviceContainers: string[];
+  /** A process lookup: the container the process is in. */
+  container: ProcessContainerMessage | undefined;
 }
 
 /** A decoded `podsapi.v1.WatchEvent`. */
@@ -209,9 +231,33 @@ export function decodeGetRequest(bytes: Uint8Array): GetRequestMessage {
       case 8:
         out.includeResources = readBool(reader, f, "include_resources");
         break;
+      case 9:
+        out.key = { kind: "pid", pid: int64Of(reader, f, "host_pid") };
+        break;
+      case 10:
+        expect(reader, f, WIRE_VARINT, "cgroup_id");
+        out.key = { kind: "cgroupId", cgroupId: f.varint };
+        break;
+      case 11:
+        out.key = { kind: "cgroupPath", path: readString(reader, f, "cgroup_path") };
+        break;
+      case 12:
+        expect(reader, f, WIRE_VARINT, "mntns_inode");
+        out.key = { kind: "mntns", inode: f.varint };
+        break;
     }
   }
   return out;
+}
+
+/**
+ * An `int64` varint as a number. A negative value (two's complement, ten
+ * bytes) comes back negative, but not exact: the reader's doubles keep 53
+ * bits, so small magnitudes read as -1.
+ */
+function int64Of(reader: WireReader, f: WireField, name: string): number {
+  expect(reader, f, WIRE_VARINT, name);
+  return f.varint >= 2 ** 63 ? Math.min(-1, f.varint - 2 ** 64) : f.varint;
 }
 
 /**
@@ -286,7 +332,11 @@ export function encodeGetResponse(
   pod: Uint8Array,
   resumeToken: string | Uint8Array,
   deleted: boolean,
-  extra?: { resources?: Uint8Array | undefined; deviceContainers?: readonly string[] },
+  extra?: {
+    resources?: Uint8Array | undefined;
+    deviceContainers?: readonly string[];
+    container?: ProcessContainerMessage;
+  },
 ): Uint8Array {
   if (extra !== undefined) {
     // Appended fields: the message is the same with or without them in front.
@@ -294,6 +344,10 @@ export function encodeGetResponse(
     const tail = new MessageWriter()
       .message(4, extra.resources)
       .strings(5, extra.deviceContainers ?? [])
+      .message(
+        6,
+        extra.container === undefined ? undefined : encodeProcessContainer(extra.container),
+      )
       .finish();
     const out = new Uint8Array(base.length + tail.length);
     out.set(base);
@@ -332,6 +386,50 @@ export function encodeWatchEvent(
 ): Uint8Array {
   return new MessageWriter().varint(1, type).bytes(2, pod).string(3, resumeToken)
     .message(4, resources).finish();
+}
+
+function encodeProcessContainer(c: ProcessContainerMessage): Uint8Array {
+  return new MessageWriter()
+    .string(1, c.name)
+    .string(2, c.containerId)
+    .bool(3, c.init)
+    .bool(4, c.ephemeral)
+    .varint(5, c.initPid)
+    .string(6, c.cgroupPath)
+    .varint(7, c.cgroupId)
+    .varint(8, c.mntnsInode)
+    .finish();
+}
+
+function decodeProcessContainer(bytes: Uint8Array): ProcessContainerMessage {
+  const reader = new WireReader(bytes, "ProcessContainer");
+  const out: ProcessContainerMessage = {
+    name: "",
+    containerId: "",
+    init: false,
+    ephemeral: false,
+    initPid: 0,
+    cgroupPath: "",
+    cgroupId: 0,
+    mntnsInode: 0,
+  };
+  while (!reader.done) {
+    const f = reader.next();
+    if (f.field === 1) out.name = readString(reader, f, "name");
+    else if (f.field === 2) out.containerId = readString(reader, f, "container_id");
+    else if (f.field === 3) out.init = readBool(reader, f, "init");
+    else if (f.field === 4) out.ephemeral = readBool(reader, f, "ephemeral");
+    else if (f.field === 5) out.initPid = int64Of(reader, f, "init_pid");
+    else if (f.field === 6) out.cgroupPath = readString(reader, f, "cgroup_path");
+    else if (f.field === 7) {
+      expect(reader, f, WIRE_VARINT, "cgroup_id");
+      out.cgroupId = f.varint;
+    } else if (f.field === 8) {
+      expect(reader, f, WIRE_VARINT, "mntns_inode");
+      out.mntnsInode = f.varint;
+    }
+  }
+  return out;
 }
 
 function encodeSelector(selector: Partial<SelectorMessage> | undefined): Uint8Array | undefined {
@@ -401,6 +499,19 @@ export function encodeGetRequest(
     case "deviceId":
       w.presentString(7, key.id);
       break;
+    case "pid":
+      // Present even when 0 (a oneof member); negative as int64, for the server to refuse.
+      w.presentVarint(9, key.pid);
+      break;
+    case "cgroupId":
+      w.presentVarint(10, key.cgroupId);
+      break;
+    case "cgroupPath":
+      w.presentString(11, key.path);
+      break;
+    case "mntns":
+      w.presentVarint(12, key.inode);
+      break;
   }
   return w.message(5, encodeMask(request.mask)).bool(6, request.includeDeleted ?? false)
     .bool(8, request.includeResources ?? false)
@@ -467,6 +578,7 @@ export function decodeGetResponse(bytes: Uint8Array): GetResponseMessage {
     deleted: false,
     resources: undefined,
     deviceContainers: [],
+    container: undefined,
   };
   while (!reader.done) {
     const f = reader.next();
@@ -476,6 +588,9 @@ export function decodeGetResponse(bytes: Uint8Array): GetResponseMessage {
     else if (f.field === 4) {
       out.resources = decodePodResourcesMessage(readMessage(reader, f, "resources"));
     } else if (f.field === 5) out.deviceContainers.push(readString(reader, f, "device_containers"));
+    else if (f.field === 6) {
+      out.container = decodeProcessContainer(readMessage(reader, f, "container"));
+    }
   }
   return out;
 }

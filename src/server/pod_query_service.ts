@@ -32,6 +32,8 @@ import { RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
 import { FIELD_MASK_BIN_KEY, FIELD_MASK_KEY, requestMask } from "./request_mask.ts";
 import { bytesEqual } from "../bytes_equal.ts";
+import type { ProcessIndex } from "../sources/process/mod.ts";
+import { isProcessKey, lookupProcess, type ProcessGetKey } from "./process_lookup.ts";
 
 /** What the PodQuery handlers read. */
 export interface PodQueryServiceOptions {
@@ -41,6 +43,8 @@ export interface PodQueryServiceOptions {
   encode: PodEncoder;
   /** The node's devices for ListDevices; absent: the podresources API is off. */
   devices?: DevicesView;
+  /** Which container a process is in; absent: no source knows processes. */
+  processes?: ProcessIndex;
 }
 
 /** Longest bookmark period honoured; a larger request is clamped. */
@@ -65,7 +69,7 @@ interface ParsedList {
 
 /** A Get request, parsed. */
 interface ParsedGet {
-  readonly key: LookupKey;
+  readonly key: LookupKey | ProcessGetKey;
   readonly mask: FieldMask;
   readonly includeDeleted: boolean;
   readonly includeResources: boolean;
@@ -156,6 +160,19 @@ export class PodQueryService {
     const memo = this.#memo(this.#gets, request, ctx);
     if (memo?.body !== undefined && memo.position === position) return Promise.resolve(memo.body);
     const parsed = memo?.parsed ?? this.#parseGet(request, ctx);
+    if (isProcessKey(parsed.key)) {
+      // Not memoized: the same PID can be another process a moment later.
+      const { pod, container } = lookupProcess(parsed.key, this.#o.processes, engine);
+      return Promise.resolve(encodeQueryGetResponse(
+        this.#masked.bytesOf(parsed.mask, pod),
+        this.#tokenBytes(position),
+        false,
+        {
+          ...(parsed.includeResources ? { resources: resourcesOf([pod])[0] } : {}),
+          container,
+        },
+      ));
+    }
     const found = engine.lookup(parsed.key, parsed.includeDeleted);
     if (found === undefined) {
       throw new RpcError(STATUS.NOT_FOUND, `pod with ${describe(parsed.key)} not found`);
@@ -202,11 +219,11 @@ export class PodQueryService {
     if (req.key === undefined) {
       throw new RpcError(
         STATUS.INVALID_ARGUMENT,
-        "Cannot get a pod without a key: set uid, name, container_id, pod_ip or device_id",
+        "Cannot get a pod without a key: set uid, name, container_id, pod_ip, device_id, host_pid, cgroup_id, cgroup_path or mntns_inode",
       );
     }
     return {
-      key: checkKey(req.key),
+      key: isProcessKey(req.key) ? req.key : checkKey(req.key),
       mask: this.#mask(req.mask, ctx),
       includeDeleted: req.includeDeleted,
       includeResources: req.includeResources,

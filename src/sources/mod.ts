@@ -9,6 +9,7 @@
 
 import type { PodSnapshot } from "../model/pod.ts";
 import type { PodSourceKind } from "../model/pod_source_kind.ts";
+import type { ContainerProcessSource } from "./process/mod.ts";
 
 export type { PodSourceKind };
 
@@ -97,4 +98,21 @@ export class SourceUnavailableError extends Error {
     this.name = "SourceUnavailableError";
     this.reason = options.reason;
   }
+}
+
+/**
+ * The source that knows its containers' processes (the CRI source), if any.
+ *
+ * @param sources The daemon's sources.
+ * @returns The first that does, or `undefined`.
+ */
+export function containerProcessSourceOf(
+  sources: readonly PodSource[],
+): ContainerProcessSource | undefined {
+  for (const source of sources) {
+    if ("containerProcesses" in source && typeof source.containerProcesses === "function") {
+      return source as PodSource & ContainerProcessSource;
+    }
+  }
+  return undefined;
 }

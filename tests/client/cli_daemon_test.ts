@@ -311,7 +311,10 @@ Deno.test("pods-api list, get, ps print kubectl's and crictl's shapes for the si
       const r = await runCli(["completion", shell]);
       assert.equal(r.code, 0);
       assert.match(r.stdout, /complete -F _pods_api pods-api/);
-      assert.match(r.stdout, /serve list get watch ps devices completion version kubeconfig help/);
+      assert.match(
+        r.stdout,
+        /serve list get watch ps devices whois completion version kubeconfig help/,
+      );
     }
   });
 });

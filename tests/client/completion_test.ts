@@ -36,6 +36,7 @@ Deno.test("bash completion offers kubeconfig and every command's flags", async (
       "serve",
       "version",
       "watch",
+      "whois",
     ],
   );
   assert.deepEqual(await complete(["pods-api", "kubeconfig", "--http-c"]), ["--http-cert-dir"]);

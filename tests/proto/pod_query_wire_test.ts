@@ -114,6 +114,7 @@ Deno.test("PodQuery responses frame pod bytes as they are, with tokens and flags
     deleted: true,
     resources: undefined,
     deviceContainers: [],
+    container: undefined,
   });
   assert.deepEqual(
     decodeWatchEvent(encodeWatchEvent(QUERY_EVENT_TYPE.BOOKMARK, undefined, "t.3")),
@@ -127,4 +128,53 @@ Deno.test("PodQuery responses frame pod bytes as they are, with tokens and flags
   // proto3 leaves defaults out: an ADDED event without token is type + pod only.
   assert.deepEqual([...encodeWatchEvent(QUERY_EVENT_TYPE.ADDED, POD, "")], [8, 1, 18, 5, ...POD]);
   assert.throws(() => decodeWatchEvent(new Uint8Array([8, 9])), TypeError);
+});
+
+Deno.test("GetRequest process keys round-trip after the old fields, numbers unchanged", async (t) => {
+  const cases = [
+    { kind: "pid", pid: 4242 },
+    { kind: "pid", pid: 0 },
+    { kind: "cgroupId", cgroupId: 2 ** 40 + 7 },
+    { kind: "cgroupPath", path: "/kubepods/besteffort/pod1/abc" },
+    { kind: "mntns", inode: 4026532461 },
+  ] as const;
+  for (const key of cases) {
+    await t.step(`${key.kind} ${JSON.stringify(key)}`, () => {
+      const got = decodeGetRequest(encodeGetRequest({ key, mask: ["metadata.name"] }));
+      assert.deepEqual(got.key, key);
+      assert.deepEqual(got.mask, ["metadata.name"]);
+    });
+  }
+  await t.step("a negative PID decodes negative", () => {
+    const got = decodeGetRequest(encodeGetRequest({ key: { kind: "pid", pid: -5 } }));
+    assert.ok(got.key?.kind === "pid" && got.key.pid < 0);
+  });
+  await t.step("a uid request's bytes are what they were", () => {
+    assert.deepEqual(
+      [...encodeGetRequest({ key: { kind: "uid", uid: "u" } })],
+      [10, 1, 117],
+    );
+  });
+});
+
+Deno.test("GetResponse carries a process lookup's container in field 6", () => {
+  const container = {
+    name: "app",
+    containerId: "containerd://abc",
+    init: false,
+    ephemeral: true,
+    initPid: 77,
+    cgroupPath: "/kubepods/pod1/abc",
+    cgroupId: 1234,
+    mntnsInode: 4026532461,
+  };
+  const bytes = encodeQueryGetResponse(POD, "t", false, { container });
+  const got = decodeQueryGetResponse(bytes);
+  assert.deepEqual(got.container, container);
+  assert.deepEqual(got.pod, POD);
+  // The old fields come first, as before: an old client reads them unchanged.
+  assert.deepEqual(
+    [...bytes.subarray(0, encodeQueryGetResponse(POD, "t", false).length)],
+    [...encodeQueryGetResponse(POD, "t", false)],
+  );
 });

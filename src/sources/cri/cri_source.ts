@@ -26,6 +26,12 @@ import { type PodSource, SourceUnavailableError } from "../mod.ts";
 import { containerIdScheme, type RejectReason, UNNAMED_RUNTIME } from "./convert.ts";
 import { CriState, type Inspection, type InspectPlan } from "./cri_state.ts";
 import {
+  type ContainerProcess,
+  type ContainerProcessSource,
+  parseContainerInfo,
+  type RunningContainerProcess,
+} from "../process/mod.ts";
+import {
   type ContainerEventResponse,
   type ContainerStatus,
   CRI_STATUS,
@@ -91,6 +97,8 @@ const SOURCE = "cri";
 /** The clock's resolution: a list's end is known to this much. */
 const NS_PER_MS = 1e6;
 
+const NO_PROCESSES: readonly RunningContainerProcess[] = Object.freeze([]);
+
 /**
  * Reads pods from a CRI runtime into its {@linkcode CriState}. Reads never
  * overlap (the relister runs one at a time); an event that arrives while one
@@ -105,7 +113,7 @@ const NS_PER_MS = 1e6;
  * const pods = await source.list(AbortSignal.timeout(30_000));
  * ```
  */
-export class CriPodSource implements PodSource {
+export class CriPodSource implements PodSource, ContainerProcessSource {
   /** Always `"cri"`. */
   readonly kind = "cri" as const;
   readonly #runtime: CriPodSourceOptions["runtime"];
@@ -198,11 +206,12 @@ export class CriPodSource implements PodSource {
     const plan = state.toInspect(sandboxes, containers);
     const sandboxStatuses = new Map<string, Inspection<PodSandboxStatus>>();
     const containerStatuses = new Map<string, Inspection<ContainerStatus>>();
-    await this.#inspectAll(plan, sandboxStatuses, containerStatuses, signal);
+    const containerProcesses = new Map<string, ContainerProcess>();
+    await this.#inspectAll(plan, sandboxStatuses, containerStatuses, containerProcesses, signal);
     // A list given up on is not applied: the next one builds on the last used.
     signal.throwIfAborted();
     state.applyList(
-      { sandboxes, containers, sandboxStatuses, containerStatuses },
+      { sandboxes, containers, sandboxStatuses, containerStatuses, containerProcesses },
       { fromNs, toNs: this.#nowNs() + NS_PER_MS },
     );
     return state.view();
@@ -220,6 +229,15 @@ export class CriPodSource implements PodSource {
    */
   view(): readonly PodSnapshot[] {
     return this.#state?.view() ?? [];
+  }
+
+  /**
+   * The running containers and their init processes (process lookups).
+   *
+   * @returns The same array while the state is unchanged.
+   */
+  containerProcesses(): readonly RunningContainerProcess[] {
+    return this.#state?.containerProcesses() ?? NO_PROCESSES;
   }
 
   async #askRuntimeName(options: CriCallOptions): Promise<string> {
@@ -243,6 +261,7 @@ export class CriPodSource implements PodSource {
     plan: InspectPlan,
     sandboxStatuses: Map<string, Inspection<PodSandboxStatus>>,
     containerStatuses: Map<string, Inspection<ContainerStatus>>,
+    containerProcesses: Map<string, ContainerProcess>,
     signal: AbortSignal,
   ): Promise<void> {
     const options = { signal, timeoutMs: this.#callTimeoutMs };
@@ -259,10 +278,13 @@ export class CriPodSource implements PodSource {
     for (const id of plan.containerIds) {
       jobs.push(async () => {
         const got = await this.#inspect(
-          () => this.#runtime.containerStatus({ containerId: id }, options),
+          // verbose: the init PID and cgroup (process lookups); only new or changed containers.
+          () => this.#runtime.containerStatus({ containerId: id, verbose: true }, options),
           id,
         );
         containerStatuses.set(id, typeof got === "string" ? got : got.status ?? "failed");
+        const process = typeof got === "string" ? undefined : parseContainerInfo(got.info);
+        if (process !== undefined) containerProcesses.set(id, process);
       });
     }
     let next = 0;

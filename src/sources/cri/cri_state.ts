@@ -21,6 +21,7 @@
  */
 
 import type { PodSnapshot } from "../../model/pod.ts";
+import type { ContainerProcess, RunningContainerProcess } from "../process/mod.ts";
 import { snapshotOf } from "../../model/pod.ts";
 import { jsonEqual } from "../pod_items.ts";
 import { sameItems } from "../same_items.ts";
@@ -69,6 +70,8 @@ export interface ListAnswers {
   readonly sandboxStatuses: ReadonlyMap<string, Inspection<PodSandboxStatus>>;
   /** The container statuses it inspected, by ID. */
   readonly containerStatuses: ReadonlyMap<string, Inspection<ContainerStatus>>;
+  /** The init processes the verbose inspections named, by container ID. */
+  readonly containerProcesses?: ReadonlyMap<string, ContainerProcess>;
 }
 
 /** What a relist must inspect, given what it listed: see {@linkcode CriState.toInspect}. */
@@ -180,6 +183,10 @@ export class CriState {
    * with its stamp: an older event arriving late must not bring one back.
    */
   #goneAt = new Map<string, number>();
+  /** Container ID -> its init process, as a relist's verbose inspection read it. */
+  #processes = new Map<string, ContainerProcess>();
+  /** The running containers with a process; `undefined` after any change. */
+  #running: readonly RunningContainerProcess[] | undefined;
 
   /** @param options Node facts, runtime name and the rejection counter. */
   constructor(options: CriStateOptions = {}) {
@@ -192,6 +199,27 @@ export class CriState {
    */
   view(): readonly PodSnapshot[] {
     return this.#view;
+  }
+
+  /**
+   * The running containers whose init process an inspection named: only
+   * what the state holds now (an exited or removed container is left out at
+   * once, whether a relist or an event said so).
+   *
+   * @returns The same array while nothing was applied, a new one after.
+   */
+  containerProcesses(): readonly RunningContainerProcess[] {
+    if (this.#running !== undefined) return this.#running;
+    const out: RunningContainerProcess[] = [];
+    for (const [id, record] of this.#containers) {
+      const process = this.#processes.get(id);
+      if (process === undefined) continue;
+      if ((record.status?.state ?? record.item.state) !== CONTAINER_STATE.running) continue;
+      const podUid = this.#sandboxes.get(record.item.podSandboxId)?.uid ??
+        containerPodUid(record.item);
+      if (podUid !== undefined) out.push({ containerId: id, podUid, ...process });
+    }
+    return this.#running = out;
   }
 
   /** The window of the last relist applied, if any. */
@@ -302,6 +330,7 @@ export class CriState {
       });
     }
     const containers = new Map<string, ContainerRecord>();
+    const processes = new Map<string, ContainerProcess>();
     const exitRecheck = new Set<string>();
     for (const item of answers.containers) {
       const id = item.id;
@@ -333,6 +362,8 @@ export class CriState {
       });
       // An exit first read now is read once more at the next relist; this
       // read was that second look when it was pending (and not failed).
+      const process = answers.containerProcesses?.get(id) ?? this.#processes.get(id);
+      if (process !== undefined) processes.set(id, process);
       const pending = this.#exitRecheck.has(id);
       if (typeof inspected === "object") {
         const exitKnown = known?.listed === true && known.status?.state === CONTAINER_STATE.exited;
@@ -368,6 +399,8 @@ export class CriState {
     }
     this.#sandboxes = sandboxes;
     this.#containers = containers;
+    this.#processes = processes;
+    this.#running = undefined;
     this.#exitRecheck = exitRecheck;
     this.#pods = pods;
     this.#rejected = rejected;
@@ -393,6 +426,7 @@ export class CriState {
    * @returns What became of it.
    */
   applyEvent(event: ContainerEventResponse): EventOutcome {
+    this.#running = undefined;
     const window = this.#window;
     const sandbox = event.podSandboxStatus;
     if (

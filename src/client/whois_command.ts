@@ -1,0 +1,120 @@
+/**
+ * `pods-api whois`: which pod and container a process is in, from what an
+ * agent watching the kernel holds (a host PID, a cgroup ID, a cgroup path,
+ * a mount namespace inode), in one PodQuery `Get`.
+ *
+ * @module
+ */
+
+import { stringify as toYaml } from "yaml";
+import { UsageError } from "./cli_flags.ts";
+import type { ParsedFlags } from "./cli_flags.ts";
+import { alignColumns } from "./pod_table.ts";
+import { type PodKey, PodQueryClient } from "./pod_query_client.ts";
+import type { PodsClient } from "./pods_client.ts";
+
+/** What the command writes to. */
+export interface WhoisIo {
+  out(text: string): void;
+  signal: AbortSignal;
+}
+
+const OUTPUTS = ["table", "json", "yaml"] as const;
+type Output = typeof OUTPUTS[number];
+
+function flag(flags: ParsedFlags, name: string): string | undefined {
+  const v = flags.values[name];
+  return typeof v === "string" ? v : undefined;
+}
+
+/** A positive decimal integer, or a UsageError naming the value. */
+function positive(what: string, text: string): number {
+  const n = /^[0-9]+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n) || n <= 0) {
+    throw new UsageError(`${what} must be a positive integer; got "${text}"`);
+  }
+  return n;
+}
+
+/**
+ * The lookup key the arguments name (exactly one of PID, `--cgroup-id`,
+ * `--cgroup`, `--mntns`).
+ *
+ * @param flags The parsed flags.
+ * @returns The key.
+ * @throws {UsageError} For none, more than one, or a value that is not one.
+ */
+export function whoisKey(flags: ParsedFlags): PodKey {
+  const keys: PodKey[] = [];
+  for (const pid of flags.positionals) keys.push({ kind: "pid", pid: positive("PID", pid) });
+  const cgroupId = flag(flags, "cgroup-id");
+  if (cgroupId !== undefined) {
+    keys.push({ kind: "cgroupId", cgroupId: positive("--cgroup-id", cgroupId) });
+  }
+  const cgroup = flag(flags, "cgroup");
+  if (cgroup !== undefined) keys.push({ kind: "cgroupPath", path: cgroup });
+  const mntns = flag(flags, "mntns");
+  if (mntns !== undefined) keys.push({ kind: "mntns", inode: positive("--mntns", mntns) });
+  if (keys.length !== 1) {
+    throw new UsageError(
+      `name one process: a PID, --cgroup-id, --cgroup or --mntns (got ${keys.length})`,
+    );
+  }
+  return keys[0]!;
+}
+
+/**
+ * Runs `pods-api whois`.
+ *
+ * @param flags The parsed flags.
+ * @param io Output and interrupt.
+ * @param client A connection to the daemon.
+ * @returns The exit code (0).
+ * @throws {UsageError} For bad arguments.
+ * @throws {GrpcError} What the daemon answered (NOT_FOUND: not in a pod's container).
+ */
+export async function whoisCommand(
+  flags: ParsedFlags,
+  io: WhoisIo,
+  client: PodsClient,
+): Promise<number> {
+  const output = (flag(flags, "output") ?? "table") as Output;
+  if (!OUTPUTS.includes(output)) {
+    throw new UsageError(`unknown output format "${output}" for -o: use ${OUTPUTS.join(", ")}`);
+  }
+  const key = whoisKey(flags);
+  const fields = flag(flags, "fields")?.split(",").filter((f) => f !== "");
+  const query = new PodQueryClient(client);
+  const { pod, container } = await query.get(key, {
+    signal: io.signal,
+    ...(fields === undefined ? {} : { fields: ["metadata.name", "metadata.namespace", ...fields] }),
+  });
+  const c = container ?? {
+    name: "",
+    containerId: "",
+    init: false,
+    ephemeral: false,
+    initPid: 0,
+    cgroupPath: "",
+    cgroupId: 0,
+    mntnsInode: 0,
+  };
+  if (output !== "table") {
+    const doc = { kind: "ProcessOwner", container: c, pod };
+    io.out(output === "json" ? JSON.stringify(doc, null, 4) : toYaml(doc).trimEnd());
+    return 0;
+  }
+  const rows = [
+    ["NAMESPACE", "POD", "CONTAINER", "CONTAINER ID", "KIND", "CGROUP ID"],
+    [
+      pod.metadata.namespace ?? "",
+      pod.metadata.name ?? "",
+      c.name,
+      c.containerId,
+      c.init ? "init" : c.ephemeral ? "ephemeral" : "container",
+      String(c.cgroupId),
+    ],
+  ];
+  io.out(alignColumns(flags.values["no-headers"] === true ? rows.slice(1) : rows).join("\n"));
+  return 0;
+}

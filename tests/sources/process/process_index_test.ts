@@ -1,0 +1,149 @@
+import assert from "node:assert/strict";
+import {
+  cgroupDirOf,
+  parseContainerInfo,
+  ProcessIndex,
+  ProcessLookupError,
+  type ProcFs,
+  type RunningContainerProcess,
+} from "../../../src/sources/process/mod.ts";
+
+/** A host of files, inodes and links; a path missing throws NotFound, one in `denied` PermissionDenied. */
+function fakeFs(
+  files: Record<string, string>,
+  inodes: Record<string, number>,
+  denied: string[] = [],
+): ProcFs {
+  const get = <T>(table: Record<string, T>, path: string): T => {
+    if (denied.some((d) => path.startsWith(d))) throw new Deno.errors.PermissionDenied(path);
+    const v = table[path];
+    if (v === undefined) throw new Deno.errors.NotFound(path);
+    return v;
+  };
+  return {
+    readText: (p) => get(files, p),
+    inode: (p) => get(inodes, p),
+    readLink: (p) => get(files, p),
+  };
+}
+
+const ROOT = "/sys/fs/cgroup/unified";
+const DIR = "/kubepods/besteffort/pod1/c1";
+const FILES = {
+  "/proc/100/cgroup": `4:memory:${DIR}\n0::${DIR}\n`,
+  "/proc/100/ns/mnt": "mnt:[4026532461]",
+  "/proc/101/cgroup": `0::${DIR}/sub\n`,
+  "/proc/1/cgroup": "0::/init.scope\n",
+};
+const INODES = { [`${ROOT}/cgroup.controllers`]: 1, [`${ROOT}${DIR}`]: 5555 };
+
+function source(list: RunningContainerProcess[]) {
+  return { containerProcesses: () => list };
+}
+
+const RUNNING: RunningContainerProcess[] = [
+  { containerId: "c1", podUid: "pod1", pid: 100, cgroupsPath: DIR },
+];
+
+function index(list = RUNNING, fs = fakeFs(FILES, INODES)) {
+  return new ProcessIndex(source(list), { fs, cgroupRoots: ["/sys/fs/cgroup", ROOT] });
+}
+
+function failsWith(fn: () => unknown, reason: string, text: RegExp) {
+  assert.throws(fn, (err: unknown) => {
+    assert.ok(err instanceof ProcessLookupError);
+    assert.equal(err.reason, reason);
+    assert.match(err.message, text);
+    return true;
+  });
+}
+
+Deno.test("parseContainerInfo() reads containerd's pid and cgroupsPath", () => {
+  assert.deepEqual(
+    parseContainerInfo({
+      info: JSON.stringify({ pid: 42, runtimeSpec: { linux: { cgroupsPath: "a:b:c" } } }),
+    }),
+    { pid: 42, cgroupsPath: "a:b:c" },
+  );
+  assert.equal(parseContainerInfo({ info: JSON.stringify({ pid: 0 }) }), undefined);
+  assert.equal(parseContainerInfo({ info: "{" }), undefined);
+  assert.equal(parseContainerInfo(undefined), undefined);
+});
+
+Deno.test("cgroupDirOf() expands the systemd driver's slice:prefix:name as runc does", () => {
+  assert.equal(
+    cgroupDirOf("kubepods-besteffort-pod1.slice:cri-containerd:abc"),
+    "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1.slice/cri-containerd-abc.scope",
+  );
+  assert.equal(cgroupDirOf("/kubepods/besteffort/pod1/abc"), "/kubepods/besteffort/pod1/abc");
+  assert.equal(cgroupDirOf(""), undefined);
+});
+
+Deno.test("ProcessIndex.lookup() finds a container by PID, child PID, cgroup ID, path and mntns", () => {
+  const idx = index();
+  for (
+    const key of [
+      { kind: "pid", pid: 100 },
+      { kind: "pid", pid: 101 },
+      { kind: "cgroupId", cgroupId: 5555 },
+      { kind: "cgroupPath", path: DIR },
+      { kind: "cgroupPath", path: `${ROOT}${DIR}/sub` },
+      { kind: "mntns", inode: 4026532461 },
+    ] as const
+  ) {
+    const got = idx.lookup(key);
+    assert.equal(got.containerId, "c1", JSON.stringify(key));
+    assert.equal(got.cgroupId, 5555);
+    assert.equal(got.mntns, 4026532461);
+  }
+});
+
+Deno.test("ProcessIndex.lookup() answers not_found outside pods and after the container left", () => {
+  failsWith(() => index().lookup({ kind: "pid", pid: 1 }), "not_found", /"1".*"\/init.scope"/);
+  failsWith(() => index().lookup({ kind: "pid", pid: 999 }), "not_found", /"999"/);
+  let list = RUNNING;
+  const idx = new ProcessIndex({ containerProcesses: () => list }, {
+    fs: fakeFs(FILES, INODES),
+    cgroupRoots: [ROOT],
+  });
+  assert.equal(idx.lookup({ kind: "pid", pid: 100 }).containerId, "c1");
+  list = [];
+  failsWith(() => idx.lookup({ kind: "pid", pid: 100 }), "not_found", /not in a container/);
+  failsWith(() => idx.lookup({ kind: "cgroupId", cgroupId: 5555 }), "not_found", /"5555"/);
+  failsWith(() => idx.lookup({ kind: "mntns", inode: 4026532461 }), "not_found", /4026532461/);
+});
+
+Deno.test("ProcessIndex.lookup() refuses bad input naming the value", async (t) => {
+  const cases = [
+    { key: { kind: "pid", pid: 0 }, text: /PID "0"/ },
+    { key: { kind: "pid", pid: -3 }, text: /negative PID/ },
+    { key: { kind: "cgroupId", cgroupId: 0 }, text: /cgroup ID "0"/ },
+    { key: { kind: "cgroupPath", path: "/kubepods/../etc" }, text: /"\/kubepods\/..\/etc"/ },
+    { key: { kind: "cgroupPath", path: "kubepods" }, text: /"kubepods"/ },
+    { key: { kind: "cgroupPath", path: "/sys/fs/cgroup/memory/x" }, text: /outside/ },
+  ] as const;
+  for (const c of cases) {
+    await t.step(
+      JSON.stringify(c.key),
+      () => failsWith(() => index().lookup(c.key), "invalid", c.text),
+    );
+  }
+});
+
+Deno.test("ProcessIndex.lookup() is unavailable, naming what is missing, without /proc or cgroups", () => {
+  failsWith(
+    () => index(RUNNING, fakeFs(FILES, {})).lookup({ kind: "pid", pid: 100 }),
+    "unavailable",
+    /cgroup v2 hierarchy/,
+  );
+  failsWith(
+    () => index(RUNNING, fakeFs(FILES, INODES, ["/proc"])).lookup({ kind: "pid", pid: 100 }),
+    "unavailable",
+    /permission denied.*hostPID/,
+  );
+  failsWith(
+    () => index(RUNNING, fakeFs({}, INODES)).lookup({ kind: "cgroupId", cgroupId: 5555 }),
+    "unavailable",
+    /hostPID: true/,
+  );
+});

@@ -20,12 +20,13 @@
  * @module
  */
 
+import { Backoff } from "../backoff.ts";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { PodSnapshot } from "../model/pod.ts";
 import { type PodSource, SourceUnavailableError } from "../sources/mod.ts";
-import { abortableSleep, type Sleep } from "../sleep.ts";
+import { clockSleep, type Sleep } from "../sleep.ts";
 import { untilAborted } from "./_abort.ts";
 import { SyncGate } from "./sync_gate.ts";
 import { ViewBudget } from "./_view_budget.ts";
@@ -67,7 +68,10 @@ export interface RelisterOptions {
   maxBackoff?: number;
   /** The `source` metric label and log field. @default {source.kind} */
   name?: string;
-  /** Waits `ms` or until the signal aborts, never rejecting; tests inject a fake. @default {a timer} */
+  /**
+   * Waits `ms` or until the signal aborts, never rejecting; tests inject a
+   * fake. @default {a timer on `clock`, so that a `FakeClock` drives the loop}
+   */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /**
    * The one record of when this source last synced (the daemon's sync gate).
@@ -101,12 +105,13 @@ function checkDuration(name: string, value: number): void {
  * @example Usage
  * ```ts
  * import { Relister } from "./relister.ts";
+ * import { systemClock } from "../clock.ts";
  * import { createMetricsRegistry } from "../metrics/registry.ts";
  * import { silentLogger } from "../log.ts";
  * const relister = new Relister({
  *   source: { kind: "fake", list: () => Promise.resolve([]) },
  *   sink: (pods) => console.assert(pods.length === 0),
- *   clock: { now: () => Date.now() },
+ *   clock: systemClock,
  *   metrics: createMetricsRegistry().metrics,
  *   log: silentLogger,
  *   period: 1000,
@@ -125,7 +130,10 @@ export class Relister {
   #period: number;
   #timeout: number;
   #minInterval: number;
-  #maxBackoff: number;
+  /** The retry delays while the source fails: `period` doubling to the cap, no jitter. */
+  readonly #backoff: Backoff;
+  /** The wait after the last failed relist. */
+  #retryDelay = 0;
   #name: string;
   #sleep: Sleep;
   readonly #gate: SyncRecord;
@@ -187,9 +195,13 @@ export class Relister {
         clampedTo: this.#minInterval,
       });
     }
-    this.#maxBackoff = Math.max(options.period, options.maxBackoff ?? DEFAULT_MAX_BACKOFF);
+    this.#backoff = new Backoff({
+      initialMs: options.period,
+      maxMs: Math.max(options.period, options.maxBackoff ?? DEFAULT_MAX_BACKOFF),
+      jitter: 0,
+    });
     this.#viewBudget = new ViewBudget(this.#minInterval);
-    this.#sleep = options.sleep ?? abortableSleep;
+    this.#sleep = options.sleep ?? clockSleep(options.clock);
     this.#gate = options.gate ?? new SyncGate({ sources: [this.#name], clock: options.clock });
     this.#marksGate = options.gate === undefined;
   }
@@ -221,8 +233,7 @@ export class Relister {
 
   /** The wait before the next relist, in ms: `period`, doubled per consecutive failure, capped. */
   get nextDelay(): number {
-    if (this.#failures === 0) return this.#period;
-    return Math.min(this.#period * 2 ** (this.#failures - 1), this.#maxBackoff);
+    return this.#failures === 0 ? this.#period : this.#retryDelay;
   }
 
   /** The spacing of change-woken relists in ms, after clamping (0: none). */
@@ -495,6 +506,7 @@ export class Relister {
     this.#lastError = undefined;
     this.#lastReason = undefined;
     this.#failures = 0;
+    this.#backoff.reset();
     this.#metrics.relistLastSuccess.set({ source }, now / 1000);
     this.#metrics.sourcePods.set({ source }, pods);
     this.#metrics.sourceSynced.set({ source }, 1);
@@ -505,6 +517,7 @@ export class Relister {
     this.#observe(started);
     const previous = this.#lastReason;
     this.#failures++;
+    this.#retryDelay = this.#backoff.next();
     this.#lastError = error;
     this.#lastReason = reason;
     this.#metrics.relistErrors.inc({ source, reason });

@@ -26,6 +26,7 @@ import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { PodSnapshot } from "../model/pod.ts";
 import { type PodSource, SourceUnavailableError } from "../sources/mod.ts";
+import { SerialQueue } from "../serial_queue.ts";
 import { clockSleep, type Sleep } from "../sleep.ts";
 import { untilAborted } from "./_abort.ts";
 import { SyncGate } from "./sync_gate.ts";
@@ -149,10 +150,8 @@ export class Relister {
   #wake: AbortController | undefined;
   /** Runs from the start of the last relist for `#minInterval`; `undefined` once over. */
   #spacing: { readonly over: Promise<void>; readonly cancel: AbortController } | undefined;
-  /** The last relist queued: each one starts when the one before it has ended. */
-  #queue: Promise<unknown> = Promise.resolve();
-  /** Relists in progress or queued. */
-  #queued = 0;
+  /** Relists and views, one at a time: each starts when the one before it has ended. */
+  readonly #turns = new SerialQueue();
   /** The source's `list()` call not settled yet (also one whose relist gave up on it). */
   #listing: Promise<unknown> | undefined;
   /** Relists waiting for `#listing` to settle. */
@@ -285,7 +284,7 @@ export class Relister {
     if (this.#viewQueued) return;
     this.#viewQueued = true;
     const wait = this.#viewBudget.wait(this.#clock.now());
-    const hand = () => void this.#inTurn(() => this.#handView());
+    const hand = () => void this.#turns.run(() => this.#handView());
     if (wait <= 0) return hand();
     this.#sleep(wait, signal).then(hand, hand);
   }
@@ -317,23 +316,7 @@ export class Relister {
    * @returns `true` when the sink received a fresh view.
    */
   relistOnce(signal: AbortSignal): Promise<boolean> {
-    return this.#inTurn(() => this.#relist(signal));
-  }
-
-  /**
-   * Runs `turn` after every turn queued before it (relists, views), so two
-   * never overlap and views reach the sink in order. With none in progress
-   * it starts now, in this call.
-   */
-  #inTurn<T>(turn: () => T | Promise<T>): Promise<T> {
-    const idle = this.#queued === 0;
-    this.#queued++;
-    const run = idle ? new Promise<T>((resolve) => resolve(turn())) : this.#queue.then(turn);
-    const ended = () => {
-      this.#queued--;
-    };
-    this.#queue = run.then(ended, ended);
-    return run;
+    return this.#turns.run(() => this.#relist(signal));
   }
 
   /**

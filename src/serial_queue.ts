@@ -1,14 +1,13 @@
 /**
- * One task at a time: each queued task starts once the one before it has
- * settled, so two reads of one source (or two syncs of one runtime) never
- * overlap and finish in the order they were asked for.
+ * One task at a time, in the order queued: two reads of one source (or two
+ * syncs of one runtime) never overlap.
  *
  * @module
  */
 
 /**
- * Runs tasks one after the other, in the order they were queued. A task that
- * fails does not stop the ones after it.
+ * Runs each task once the one before it has settled; a failed task does not
+ * stop the ones after it.
  *
  * @example Usage
  * ```ts
@@ -20,24 +19,20 @@
  * ```
  */
 export class SerialQueue {
-  /** Settles when the last task queued has settled. */
   #last: Promise<unknown> = Promise.resolve();
-  /** Tasks running or waiting. */
   #pending = 0;
 
   /**
-   * Queues `task`. With none running or waiting it starts now, in this call.
+   * Queues `task`; with none running or waiting it starts now, in this call.
    *
    * @param task The work; its errors reach only the returned promise.
    * @returns What `task` returns, once it has run.
    */
   run<T>(task: () => T | Promise<T>): Promise<T> {
-    const idle = this.#pending === 0;
-    this.#pending++;
-    const run = idle ? new Promise<T>((resolve) => resolve(task())) : this.#last.then(task);
-    const settled = () => {
-      this.#pending--;
-    };
+    const run = this.#pending++ === 0
+      ? new Promise<T>((resolve) => resolve(task()))
+      : this.#last.then(task);
+    const settled = () => void this.#pending--;
     this.#last = run.then(settled, settled);
     return run;
   }

@@ -38,12 +38,8 @@ export interface AcceptLoopOptions {
   readonly openConnections?: () => number;
   readonly observer: AcceptObserver;
   readonly log: Logger;
-  /** Waits between failed accepts (a fake clock's in tests). */
+  /** Waits between failed accepts (5 ms doubling to 1 s; a fake clock's in tests). */
   readonly sleep: Sleep;
-  /** First wait after a failed accept, ms. @default {5} */
-  readonly initialDelayMs?: number;
-  /** Longest wait between failed accepts, ms. @default {1000} */
-  readonly maxDelayMs?: number;
 }
 
 /** The code of an accept error: Deno's `code` (`EMFILE`), else its name. */
@@ -113,10 +109,8 @@ export class AcceptLoop {
    */
   async run(serve: (conn: Deno.Conn) => Promise<void>): Promise<void> {
     const { log, observer, sleep, name } = this.#o;
-    const initialMs = this.#o.initialDelayMs ?? 5;
-    const maxMs = this.#o.maxDelayMs ?? 1000;
     // Failed accepts in a row, and the wait after each.
-    const retry = new Backoff({ initialMs, maxMs, jitter: 0 });
+    const retry = new Backoff({ initialMs: 5, maxMs: 1000, jitter: 0 });
     while (!this.#stop.signal.aborted) {
       let conn: Deno.Conn;
       try {

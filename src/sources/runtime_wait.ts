@@ -44,10 +44,6 @@ export interface RuntimeWaitOptions {
   onWaiting?: (status: RuntimeWaitStatus) => void;
   /** Tests pass a fake that advances their clock. @default {abortableSleep} */
   sleep?: Sleep;
-  /** @default {RUNTIME_WAIT_INITIAL_DELAY_MS} */
-  initialDelayMs?: number;
-  /** @default {RUNTIME_WAIT_MAX_DELAY_MS} */
-  maxDelayMs?: number;
 }
 
 /**
@@ -93,9 +89,11 @@ export async function waitForRuntime<T>(
   const { clock, log, limitMs } = options;
   const signal = options.signal ?? new AbortController().signal;
   const sleep = options.sleep ?? abortableSleep;
-  const initialMs = options.initialDelayMs ?? RUNTIME_WAIT_INITIAL_DELAY_MS;
-  const maxMs = Math.max(initialMs, options.maxDelayMs ?? RUNTIME_WAIT_MAX_DELAY_MS);
-  const backoff = new Backoff({ initialMs, maxMs, jitter: 0 });
+  const backoff = new Backoff({
+    initialMs: RUNTIME_WAIT_INITIAL_DELAY_MS,
+    maxMs: RUNTIME_WAIT_MAX_DELAY_MS,
+    jitter: 0,
+  });
   const started = clock.now();
   for (let attempts = 1;; attempts++) {
     signal.throwIfAborted();

@@ -258,9 +258,10 @@ const SELECTED_LABEL = encodeListRequest({ selector: { labelSelector: "app" } })
 function sink(frames: number, controller: AbortController): WatchSink {
   let n = 0;
   return {
-    send() {
-      if (++n >= frames) controller.abort();
-      return Promise.resolve();
+    sendAll(batch) {
+      n += batch.length;
+      if (n >= frames) controller.abort();
+      return undefined;
     },
   };
 }

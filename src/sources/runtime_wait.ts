@@ -10,7 +10,6 @@
  * @module
  */
 
-import { Backoff } from "../backoff.ts";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import { abortableSleep, type Sleep } from "../sleep.ts";
@@ -44,6 +43,10 @@ export interface RuntimeWaitOptions {
   onWaiting?: (status: RuntimeWaitStatus) => void;
   /** Tests pass a fake that advances their clock. @default {abortableSleep} */
   sleep?: Sleep;
+  /** @default {RUNTIME_WAIT_INITIAL_DELAY_MS} */
+  initialDelayMs?: number;
+  /** @default {RUNTIME_WAIT_MAX_DELAY_MS} */
+  maxDelayMs?: number;
 }
 
 /**
@@ -89,11 +92,8 @@ export async function waitForRuntime<T>(
   const { clock, log, limitMs } = options;
   const signal = options.signal ?? new AbortController().signal;
   const sleep = options.sleep ?? abortableSleep;
-  const backoff = new Backoff({
-    initialMs: RUNTIME_WAIT_INITIAL_DELAY_MS,
-    maxMs: RUNTIME_WAIT_MAX_DELAY_MS,
-    jitter: 0,
-  });
+  const maxDelay = options.maxDelayMs ?? RUNTIME_WAIT_MAX_DELAY_MS;
+  let delay = options.initialDelayMs ?? RUNTIME_WAIT_INITIAL_DELAY_MS;
   const started = clock.now();
   for (let attempts = 1;; attempts++) {
     signal.throwIfAborted();
@@ -115,12 +115,12 @@ export async function waitForRuntime<T>(
         limitMs,
       };
       // Loud once, then quiet: a slow boot is not an error until the limit.
-      const retryInMs = Math.min(backoff.next(), remaining);
-      const fields = { ...status, retryInMs };
+      const fields = { ...status, retryInMs: Math.min(delay, remaining) };
       if (attempts === 1) log.warn("waiting for the container runtime", fields);
       else log.debug("container runtime still unavailable", fields);
       options.onWaiting?.(status);
-      await sleep(retryInMs, signal);
+      await sleep(Math.min(delay, remaining), signal);
+      delay = Math.min(delay * 2, maxDelay);
     }
   }
 }

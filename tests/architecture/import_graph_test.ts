@@ -21,7 +21,6 @@ const LAYERS: readonly (readonly string[])[] = [
     "clock.ts",
     "duration.ts",
     "log.ts",
-    "serial_queue.ts",
     "sleep.ts",
     "version.ts",
   ],

@@ -31,7 +31,6 @@ import {
   type InstanceState,
   type SandboxPhase,
 } from "./_bridge_desired.ts";
-import { SerialQueue } from "../../serial_queue.ts";
 import { abortableSleep } from "../../sleep.ts";
 
 /** Options of {@linkcode SimCriBridge}. */
@@ -154,8 +153,7 @@ export class SimCriBridge {
   readonly runtime: SimCriRuntime;
   readonly #log: Logger;
   readonly #pods = new Map<string, PodRecord>();
-  /** Syncs run one at a time. */
-  readonly #syncs = new SerialQueue();
+  #queue: Promise<unknown> = Promise.resolve();
 
   /**
    * Starts nothing: call {@linkcode SimCriBridge.sync}.
@@ -194,7 +192,9 @@ export class SimCriBridge {
    * @throws {TypeError} When `nowMs` is not a finite number.
    */
   sync(nowMs: number): Promise<SimCriSyncResult> {
-    return this.#syncs.run(() => this.#sync(nowMs));
+    const run = this.#queue.then(() => this.#sync(nowMs));
+    this.#queue = run.catch(() => {});
+    return run;
   }
 
   async #sync(nowMs: number): Promise<SimCriSyncResult> {

@@ -22,7 +22,6 @@
  * @module
  */
 
-import { Backoff } from "../../backoff.ts";
 import { GrpcChannel } from "../../grpc/client.ts";
 import { GrpcError, STATUS } from "../../grpc/status.ts";
 import type { Logger } from "../../log.ts";
@@ -148,8 +147,8 @@ export class KubeletPodsApiSource implements PodSource {
   readonly #log: Logger;
   readonly #metrics: KubeletPodsApiMetrics | undefined;
   readonly #isOwnSocket: (identity: SocketIdentity) => boolean;
-  /** Waits between attempts that brought nothing new: doubling, no jitter. */
-  readonly #retry: Backoff;
+  readonly #retryInitialMs: number;
+  readonly #retryMaxMs: number;
   readonly #sleep: Sleep;
   readonly #channel: GrpcChannel;
   readonly #view = new KubeletPodView();
@@ -172,9 +171,8 @@ export class KubeletPodsApiSource implements PodSource {
     this.#log = options.log;
     this.#metrics = options.metrics;
     this.#isOwnSocket = options.isOwnSocket ?? (() => false);
-    const initialMs = options.retryInitialMs ?? DEFAULT_RETRY_INITIAL_MS;
-    const maxMs = Math.max(initialMs, options.retryMaxMs ?? DEFAULT_RETRY_MAX_MS);
-    this.#retry = new Backoff({ initialMs, maxMs, jitter: 0 });
+    this.#retryInitialMs = options.retryInitialMs ?? DEFAULT_RETRY_INITIAL_MS;
+    this.#retryMaxMs = Math.max(this.#retryInitialMs, options.retryMaxMs ?? DEFAULT_RETRY_MAX_MS);
     this.#sleep = options.sleep ?? abortableSleep;
     this.#channel = new GrpcChannel({ transport: "unix", path: this.path }, {
       maxReceiveMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
@@ -289,6 +287,7 @@ export class KubeletPodsApiSource implements PodSource {
   }
 
   async #run(signal: AbortSignal): Promise<void> {
+    let failures = 0;
     while (!signal.aborted) {
       const outcome = await this.#watchOnce(signal);
       if (signal.aborted) return;
@@ -299,15 +298,17 @@ export class KubeletPodsApiSource implements PodSource {
           reason: outcome.reason,
         });
         // A watch that brought news was healthy: reconnect at once.
-        if (outcome.news) {
-          this.#retry.reset();
-          continue;
-        }
+        failures = outcome.news ? 0 : failures + 1;
       } else {
-        this.#notAnswering(outcome, this.#retry.attempts + 1);
+        failures++;
+        this.#notAnswering(outcome, failures);
       }
-      await this.#sleep(this.#retry.next(), signal);
+      if (failures > 0) await this.#sleep(this.#delay(failures), signal);
     }
+  }
+
+  #delay(failures: number): number {
+    return Math.min(this.#retryInitialMs * 2 ** (failures - 1), this.#retryMaxMs);
   }
 
   /** An attempt that did not reach a full view. */

@@ -19,7 +19,6 @@ import {
   staticPod,
   staticPodName,
 } from "./_manifest.ts";
-import { SerialQueue } from "../../serial_queue.ts";
 import { abortableSleep } from "../../sleep.ts";
 import { rfc3339Nano } from "../../model/rfc3339.ts";
 import { numericDefault } from "../../config_flags.ts";
@@ -203,8 +202,8 @@ export class StaticPodSource implements PodSource {
   #reported = new Set<string>();
   #missingLogged = false;
   #last: PodSnapshot[] = [];
-  /** Reads run one at a time, each on the state the one before committed. */
-  readonly #reads = new SerialQueue();
+  /** The last read queued: reads run one at a time, each on the state the one before committed. */
+  #queue: Promise<unknown> = Promise.resolve();
 
   /**
    * @param options Directory, node name, clock, log, metrics, file system.
@@ -248,7 +247,9 @@ export class StaticPodSource implements PodSource {
    * @throws {SourceUnavailableError} When the directory exists but cannot be read.
    */
   list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
-    return this.#reads.run(() => this.#list(signal));
+    const run = this.#queue.then(() => this.#list(signal));
+    this.#queue = run.catch(() => {});
+    return run;
   }
 
   /**

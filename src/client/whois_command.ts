@@ -12,6 +12,7 @@ import type { ParsedFlags } from "./cli_flags.ts";
 import { alignColumns } from "./pod_table.ts";
 import { type PodKey, PodQueryClient } from "./pod_query_client.ts";
 import type { PodsClient } from "./pods_client.ts";
+import { EMPTY_PROCESS_CONTAINER } from "../proto/pod_query_wire.ts";
 
 /** What the command writes to. */
 export interface WhoisIo {
@@ -89,16 +90,7 @@ export async function whoisCommand(
     signal: io.signal,
     ...(fields === undefined ? {} : { fields: ["metadata.name", "metadata.namespace", ...fields] }),
   });
-  const c = container ?? {
-    name: "",
-    containerId: "",
-    init: false,
-    ephemeral: false,
-    initPid: 0,
-    cgroupPath: "",
-    cgroupId: 0,
-    mntnsInode: 0,
-  };
+  const c = container ?? EMPTY_PROCESS_CONTAINER;
   if (output !== "table") {
     const doc = { kind: "ProcessOwner", container: c, pod };
     io.out(output === "json" ? JSON.stringify(doc, null, 4) : toYaml(doc).trimEnd());

@@ -401,18 +401,21 @@ function encodeProcessContainer(c: ProcessContainerMessage): Uint8Array {
     .finish();
 }
 
+/** A `ProcessContainer` with every field at its default (what an absent message decodes to). */
+export const EMPTY_PROCESS_CONTAINER: Readonly<ProcessContainerMessage> = Object.freeze({
+  name: "",
+  containerId: "",
+  init: false,
+  ephemeral: false,
+  initPid: 0,
+  cgroupPath: "",
+  cgroupId: 0,
+  mntnsInode: 0,
+});
+
 function decodeProcessContainer(bytes: Uint8Array): ProcessContainerMessage {
   const reader = new WireReader(bytes, "ProcessContainer");
-  const out: ProcessContainerMessage = {
-    name: "",
-    containerId: "",
-    init: false,
-    ephemeral: false,
-    initPid: 0,
-    cgroupPath: "",
-    cgroupId: 0,
-    mntnsInode: 0,
-  };
+  const out: ProcessContainerMessage = { ...EMPTY_PROCESS_CONTAINER };
   while (!reader.done) {
     const f = reader.next();
     if (f.field === 1) out.name = readString(reader, f, "name");

@@ -302,18 +302,28 @@ export class CriState {
       rejected.add(key);
       if (!this.#rejected.has(key)) this.#reject(reason, detail);
     };
+    /** An ID taken once per list: valid (or already known), and not listed twice. */
+    const admitId = (
+      kind: "sandbox" | "container",
+      id: string,
+      known: boolean,
+      seen: Map<string, unknown>,
+    ) => {
+      if (!known && !isValidCriId(id)) {
+        reject(`${kind}-id:${String(id)}`, "invalid_id", `${kind} ID ${JSON.stringify(id)}`);
+        return false;
+      }
+      if (seen.has(id)) {
+        reject(`${kind}-dup:${id}`, "duplicate_id", `${kind} ${JSON.stringify(id)} listed twice`);
+        return false;
+      }
+      return true;
+    };
     const sandboxes = new Map<string, SandboxRecord>();
     for (const item of answers.sandboxes) {
       const id = item.id;
       const known = this.#sandboxes.get(id);
-      if (known === undefined && !isValidCriId(id)) {
-        reject(`sandbox-id:${String(id)}`, "invalid_id", `sandbox ID ${JSON.stringify(id)}`);
-        continue;
-      }
-      if (sandboxes.has(id)) {
-        reject(`sandbox-dup:${id}`, "duplicate_id", `sandbox ${JSON.stringify(id)} listed twice`);
-        continue;
-      }
+      if (!admitId("sandbox", id, known !== undefined, sandboxes)) continue;
       const inspected = answers.sandboxStatuses.get(id);
       const read = this.#read(id, "sandbox", inspected, known, item, sameSandboxStatus);
       if (read === "gone") continue;
@@ -335,18 +345,7 @@ export class CriState {
     for (const item of answers.containers) {
       const id = item.id;
       const known = this.#containers.get(id);
-      if (known === undefined && !isValidCriId(id)) {
-        reject(`container-id:${String(id)}`, "invalid_id", `container ID ${JSON.stringify(id)}`);
-        continue;
-      }
-      if (containers.has(id)) {
-        reject(
-          `container-dup:${id}`,
-          "duplicate_id",
-          `container ${JSON.stringify(id)} listed twice`,
-        );
-        continue;
-      }
+      if (!admitId("container", id, known !== undefined, containers)) continue;
       const inspected = answers.containerStatuses.get(id);
       const read = this.#read(id, "container", inspected, known, item, sameContainerStatus);
       if (read === "gone") continue;

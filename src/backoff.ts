@@ -19,13 +19,20 @@ export interface BackoffOptions {
    * the nominal delay. @default {0.5}
    */
   jitter?: number;
+  /**
+   * Spread the jitter on both sides of the nominal delay, as grpc-go's
+   * connection backoff does: 0.2 waits between 0.8 and 1.2 times it.
+   * @default {false}
+   */
+  centered?: boolean;
   /** A number in [0, 1); injected by tests. @default {Math.random} */
   random?: () => number;
 }
 
 /**
  * Delays for successive retries: `initialMs`, then times `factor` up to
- * `maxMs`, each shortened by a random share of at most `jitter`.
+ * `maxMs`, each shortened (or, `centered`, moved either way) by a random
+ * share of at most `jitter`.
  *
  * @example Usage
  * ```ts
@@ -41,6 +48,7 @@ export class Backoff {
   readonly #maxMs: number;
   readonly #factor: number;
   readonly #jitter: number;
+  readonly #centered: boolean;
   readonly #random: () => number;
   #attempt = 0;
 
@@ -55,6 +63,7 @@ export class Backoff {
     this.#maxMs = options.maxMs ?? 10_000;
     this.#factor = options.factor ?? 2;
     this.#jitter = options.jitter ?? 0.5;
+    this.#centered = options.centered ?? false;
     this.#random = options.random ?? Math.random;
     if (this.#initialMs < 0 || this.#maxMs < this.#initialMs) {
       throw new RangeError(`Cannot back off from ${this.#initialMs} ms to ${this.#maxMs} ms`);
@@ -78,7 +87,8 @@ export class Backoff {
   next(): number {
     const nominal = Math.min(this.#maxMs, this.#initialMs * this.#factor ** this.#attempt);
     this.#attempt++;
-    return Math.round(nominal * (1 - this.#jitter * this.#random()));
+    const share = this.#centered ? 2 * this.#random() - 1 : -this.#random();
+    return Math.round(nominal * (1 + this.#jitter * share));
   }
 
   /** Starts over from `initialMs` (after a success). */

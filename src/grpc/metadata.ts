@@ -6,6 +6,7 @@
  * @module
  */
 
+import { GRPC_REQUEST_HEADERS } from "../h2/header_rules.ts";
 import type { HeaderField } from "../h2/hpack.ts";
 
 const TIMEOUT_UNITS: Readonly<Record<string, number>> = {
@@ -87,13 +88,8 @@ export function decodeGrpcMessage(value: string): string {
 const NO_METADATA: ReadonlyMap<string, readonly (string | Uint8Array)[]> = new Map();
 
 /** Headers that belong to HTTP/2 or gRPC itself, never to application metadata. */
-const RESERVED = new Set([
-  "content-type",
-  "te",
-  "user-agent",
-  "grpc-timeout",
-  "grpc-encoding",
-  "grpc-accept-encoding",
+const RESERVED = new Set<string>([
+  ...GRPC_REQUEST_HEADERS,
   "grpc-status",
   "grpc-message",
   "grpc-status-details-bin",

@@ -34,16 +34,20 @@ const REQUIRED_IN_REQUEST_BITS = REQUIRED_IN_REQUEST.reduce(
   (bits, name) => bits | PSEUDO_BIT[name]!,
   0,
 );
-/** Names every gRPC call carries, known to be tokens: the pattern is not run on them. */
-const KNOWN_GOOD_NAMES = new Set([
+/**
+ * The headers of HTTP/2 and gRPC themselves that a gRPC request carries
+ * (never application metadata): the one list of them.
+ */
+export const GRPC_REQUEST_HEADERS = [
   "content-type",
   "te",
   "user-agent",
   "grpc-timeout",
   "grpc-encoding",
   "grpc-accept-encoding",
-  "content-length",
-]);
+] as const;
+/** Names every gRPC call carries, known to be tokens: the pattern is not run on them. */
+const KNOWN_GOOD_NAMES = new Set<string>([...GRPC_REQUEST_HEADERS, "content-length"]);
 
 /**
  * Whether a field value holds CR, LF or NUL, which RFC 9113 section 8.2.1

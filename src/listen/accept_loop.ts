@@ -10,6 +10,7 @@
  * @module
  */
 
+import { Backoff } from "../backoff.ts";
 import type { Logger } from "../log.ts";
 import type { Sleep } from "../sleep.ts";
 
@@ -37,12 +38,8 @@ export interface AcceptLoopOptions {
   readonly openConnections?: () => number;
   readonly observer: AcceptObserver;
   readonly log: Logger;
-  /** Waits between failed accepts (a fake clock's in tests). */
+  /** Waits between failed accepts (5 ms doubling to 1 s; a fake clock's in tests). */
   readonly sleep: Sleep;
-  /** First wait after a failed accept, ms. @default {5} */
-  readonly initialDelayMs?: number;
-  /** Longest wait between failed accepts, ms. @default {1000} */
-  readonly maxDelayMs?: number;
 }
 
 /** The code of an accept error: Deno's `code` (`EMFILE`), else its name. */
@@ -112,10 +109,8 @@ export class AcceptLoop {
    */
   async run(serve: (conn: Deno.Conn) => Promise<void>): Promise<void> {
     const { log, observer, sleep, name } = this.#o;
-    const initial = this.#o.initialDelayMs ?? 5;
-    const max = this.#o.maxDelayMs ?? 1000;
-    let delay = 0;
-    let failed = 0;
+    // Failed accepts in a row, and the wait after each.
+    const retry = new Backoff({ initialMs: 5, maxMs: 1000, jitter: 0 });
     while (!this.#stop.signal.aborted) {
       let conn: Deno.Conn;
       try {
@@ -124,17 +119,15 @@ export class AcceptLoop {
         if (this.#stop.signal.aborted || err instanceof Deno.errors.BadResource) return;
         const code = errorCode(err);
         observer.acceptFailed(code);
-        if (failed++ === 0) {
+        if (retry.attempts === 0) {
           log.warn("cannot accept connections; retrying", { listener: name, code, error: err });
         }
-        delay = delay === 0 ? initial : Math.min(max, delay * 2);
-        await sleep(delay, this.#stop.signal);
+        await sleep(retry.next(), this.#stop.signal);
         continue;
       }
-      if (failed > 0) {
-        log.info("accepting connections again", { listener: name, failedAccepts: failed });
-        failed = 0;
-        delay = 0;
+      if (retry.attempts > 0) {
+        log.info("accepting connections again", { listener: name, failedAccepts: retry.attempts });
+        retry.reset();
       }
       const open = this.#o.openConnections?.() ?? this.#open;
       if (this.#draining || open >= this.#o.maxConnections) {

@@ -20,12 +20,14 @@
  * @module
  */
 
+import { Backoff } from "../backoff.ts";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { PodSnapshot } from "../model/pod.ts";
 import { type PodSource, SourceUnavailableError } from "../sources/mod.ts";
-import { abortableSleep, type Sleep } from "../sleep.ts";
+import { SerialQueue } from "../serial_queue.ts";
+import { clockSleep, type Sleep } from "../sleep.ts";
 import { untilAborted } from "./_abort.ts";
 import { SyncGate } from "./sync_gate.ts";
 import { ViewBudget } from "./_view_budget.ts";
@@ -67,7 +69,10 @@ export interface RelisterOptions {
   maxBackoff?: number;
   /** The `source` metric label and log field. @default {source.kind} */
   name?: string;
-  /** Waits `ms` or until the signal aborts, never rejecting; tests inject a fake. @default {a timer} */
+  /**
+   * Waits `ms` or until the signal aborts, never rejecting; tests inject a
+   * fake. @default {a timer on `clock`, so that a `FakeClock` drives the loop}
+   */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /**
    * The one record of when this source last synced (the daemon's sync gate).
@@ -101,12 +106,13 @@ function checkDuration(name: string, value: number): void {
  * @example Usage
  * ```ts
  * import { Relister } from "./relister.ts";
+ * import { systemClock } from "../clock.ts";
  * import { createMetricsRegistry } from "../metrics/registry.ts";
  * import { silentLogger } from "../log.ts";
  * const relister = new Relister({
  *   source: { kind: "fake", list: () => Promise.resolve([]) },
  *   sink: (pods) => console.assert(pods.length === 0),
- *   clock: { now: () => Date.now() },
+ *   clock: systemClock,
  *   metrics: createMetricsRegistry().metrics,
  *   log: silentLogger,
  *   period: 1000,
@@ -125,7 +131,10 @@ export class Relister {
   #period: number;
   #timeout: number;
   #minInterval: number;
-  #maxBackoff: number;
+  /** The retry delays while the source fails: `period` doubling to the cap, no jitter. */
+  readonly #backoff: Backoff;
+  /** The wait after the last failed relist. */
+  #retryDelay = 0;
   #name: string;
   #sleep: Sleep;
   readonly #gate: SyncRecord;
@@ -141,10 +150,8 @@ export class Relister {
   #wake: AbortController | undefined;
   /** Runs from the start of the last relist for `#minInterval`; `undefined` once over. */
   #spacing: { readonly over: Promise<void>; readonly cancel: AbortController } | undefined;
-  /** The last relist queued: each one starts when the one before it has ended. */
-  #queue: Promise<unknown> = Promise.resolve();
-  /** Relists in progress or queued. */
-  #queued = 0;
+  /** Relists and views, one at a time: each starts when the one before it has ended. */
+  readonly #turns = new SerialQueue();
   /** The source's `list()` call not settled yet (also one whose relist gave up on it). */
   #listing: Promise<unknown> | undefined;
   /** Relists waiting for `#listing` to settle. */
@@ -187,9 +194,13 @@ export class Relister {
         clampedTo: this.#minInterval,
       });
     }
-    this.#maxBackoff = Math.max(options.period, options.maxBackoff ?? DEFAULT_MAX_BACKOFF);
+    this.#backoff = new Backoff({
+      initialMs: options.period,
+      maxMs: Math.max(options.period, options.maxBackoff ?? DEFAULT_MAX_BACKOFF),
+      jitter: 0,
+    });
     this.#viewBudget = new ViewBudget(this.#minInterval);
-    this.#sleep = options.sleep ?? abortableSleep;
+    this.#sleep = options.sleep ?? clockSleep(options.clock);
     this.#gate = options.gate ?? new SyncGate({ sources: [this.#name], clock: options.clock });
     this.#marksGate = options.gate === undefined;
   }
@@ -221,8 +232,7 @@ export class Relister {
 
   /** The wait before the next relist, in ms: `period`, doubled per consecutive failure, capped. */
   get nextDelay(): number {
-    if (this.#failures === 0) return this.#period;
-    return Math.min(this.#period * 2 ** (this.#failures - 1), this.#maxBackoff);
+    return this.#failures === 0 ? this.#period : this.#retryDelay;
   }
 
   /** The spacing of change-woken relists in ms, after clamping (0: none). */
@@ -274,7 +284,7 @@ export class Relister {
     if (this.#viewQueued) return;
     this.#viewQueued = true;
     const wait = this.#viewBudget.wait(this.#clock.now());
-    const hand = () => void this.#inTurn(() => this.#handView());
+    const hand = () => void this.#turns.run(() => this.#handView());
     if (wait <= 0) return hand();
     this.#sleep(wait, signal).then(hand, hand);
   }
@@ -306,23 +316,7 @@ export class Relister {
    * @returns `true` when the sink received a fresh view.
    */
   relistOnce(signal: AbortSignal): Promise<boolean> {
-    return this.#inTurn(() => this.#relist(signal));
-  }
-
-  /**
-   * Runs `turn` after every turn queued before it (relists, views), so two
-   * never overlap and views reach the sink in order. With none in progress
-   * it starts now, in this call.
-   */
-  #inTurn<T>(turn: () => T | Promise<T>): Promise<T> {
-    const idle = this.#queued === 0;
-    this.#queued++;
-    const run = idle ? new Promise<T>((resolve) => resolve(turn())) : this.#queue.then(turn);
-    const ended = () => {
-      this.#queued--;
-    };
-    this.#queue = run.then(ended, ended);
-    return run;
+    return this.#turns.run(() => this.#relist(signal));
   }
 
   /**
@@ -495,6 +489,7 @@ export class Relister {
     this.#lastError = undefined;
     this.#lastReason = undefined;
     this.#failures = 0;
+    this.#backoff.reset();
     this.#metrics.relistLastSuccess.set({ source }, now / 1000);
     this.#metrics.sourcePods.set({ source }, pods);
     this.#metrics.sourceSynced.set({ source }, 1);
@@ -505,6 +500,7 @@ export class Relister {
     this.#observe(started);
     const previous = this.#lastReason;
     this.#failures++;
+    this.#retryDelay = this.#backoff.next();
     this.#lastError = error;
     this.#lastReason = reason;
     this.#metrics.relistErrors.inc({ source, reason });

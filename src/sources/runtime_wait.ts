@@ -10,6 +10,7 @@
  * @module
  */
 
+import { Backoff } from "../backoff.ts";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import { abortableSleep, type Sleep } from "../sleep.ts";
@@ -43,10 +44,6 @@ export interface RuntimeWaitOptions {
   onWaiting?: (status: RuntimeWaitStatus) => void;
   /** Tests pass a fake that advances their clock. @default {abortableSleep} */
   sleep?: Sleep;
-  /** @default {RUNTIME_WAIT_INITIAL_DELAY_MS} */
-  initialDelayMs?: number;
-  /** @default {RUNTIME_WAIT_MAX_DELAY_MS} */
-  maxDelayMs?: number;
 }
 
 /**
@@ -92,8 +89,11 @@ export async function waitForRuntime<T>(
   const { clock, log, limitMs } = options;
   const signal = options.signal ?? new AbortController().signal;
   const sleep = options.sleep ?? abortableSleep;
-  const maxDelay = options.maxDelayMs ?? RUNTIME_WAIT_MAX_DELAY_MS;
-  let delay = options.initialDelayMs ?? RUNTIME_WAIT_INITIAL_DELAY_MS;
+  const backoff = new Backoff({
+    initialMs: RUNTIME_WAIT_INITIAL_DELAY_MS,
+    maxMs: RUNTIME_WAIT_MAX_DELAY_MS,
+    jitter: 0,
+  });
   const started = clock.now();
   for (let attempts = 1;; attempts++) {
     signal.throwIfAborted();
@@ -115,12 +115,12 @@ export async function waitForRuntime<T>(
         limitMs,
       };
       // Loud once, then quiet: a slow boot is not an error until the limit.
-      const fields = { ...status, retryInMs: Math.min(delay, remaining) };
+      const retryInMs = Math.min(backoff.next(), remaining);
+      const fields = { ...status, retryInMs };
       if (attempts === 1) log.warn("waiting for the container runtime", fields);
       else log.debug("container runtime still unavailable", fields);
       options.onWaiting?.(status);
-      await sleep(Math.min(delay, remaining), signal);
-      delay = Math.min(delay * 2, maxDelay);
+      await sleep(retryInMs, signal);
     }
   }
 }

@@ -21,6 +21,7 @@ const LAYERS: readonly (readonly string[])[] = [
     "clock.ts",
     "duration.ts",
     "log.ts",
+    "serial_queue.ts",
     "sleep.ts",
     "version.ts",
   ],

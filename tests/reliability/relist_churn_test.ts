@@ -74,8 +74,10 @@ async function runtimeChurn(
 Deno.test("WatchPods as served keeps ADDED (MODIFIED)* DELETED per pod, after its cause, through file and runtime churn", async () => {
   const dir = await Deno.makeTempDir({ prefix: "relist-churn-" });
   await Deno.mkdir(`${dir}/manifests`);
-  // Timestamps only: the loops, timeouts and watches run on real timers.
+  // The daemon's loops and timeouts run on this clock: kept in step with real
+  // time, as the sources' reads, the runtime and the file writes are real.
   const clock = new FakeClock();
+  const ticker = setInterval(() => clock.advance(5), 5);
   // The runtime stamps its events on the wall clock the CRI source reads, so
   // that events newer than its last list are taken into its view at once.
   const runtime = new SimCriRuntime({ clock: systemClock, runtimeName: "containerd" });
@@ -195,6 +197,7 @@ Deno.test("WatchPods as served keeps ADDED (MODIFIED)* DELETED per pod, after it
       },
     );
   } finally {
+    clearInterval(ticker);
     client.close();
     await cri.close();
     removeTree(dir);

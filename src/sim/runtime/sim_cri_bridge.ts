@@ -31,6 +31,7 @@ import {
   type InstanceState,
   type SandboxPhase,
 } from "./_bridge_desired.ts";
+import { SerialQueue } from "../../serial_queue.ts";
 import { abortableSleep } from "../../sleep.ts";
 
 /** Options of {@linkcode SimCriBridge}. */
@@ -153,7 +154,8 @@ export class SimCriBridge {
   readonly runtime: SimCriRuntime;
   readonly #log: Logger;
   readonly #pods = new Map<string, PodRecord>();
-  #queue: Promise<unknown> = Promise.resolve();
+  /** Syncs run one at a time. */
+  readonly #syncs = new SerialQueue();
 
   /**
    * Starts nothing: call {@linkcode SimCriBridge.sync}.
@@ -192,9 +194,7 @@ export class SimCriBridge {
    * @throws {TypeError} When `nowMs` is not a finite number.
    */
   sync(nowMs: number): Promise<SimCriSyncResult> {
-    const run = this.#queue.then(() => this.#sync(nowMs));
-    this.#queue = run.catch(() => {});
-    return run;
+    return this.#syncs.run(() => this.#sync(nowMs));
   }
 
   async #sync(nowMs: number): Promise<SimCriSyncResult> {

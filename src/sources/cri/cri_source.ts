@@ -16,6 +16,7 @@
  * @module
  */
 
+import { Backoff } from "../../backoff.ts";
 import { type Clock, systemClock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import { silentLogger } from "../../log.ts";
@@ -365,7 +366,7 @@ export class CriPodSource implements PodSource, ContainerProcessSource {
     onHint: () => void,
     onApplied?: () => void,
   ): Promise<void> {
-    let backoffMs = 250;
+    const resubscribe = new Backoff({ initialMs: 250, maxMs: 30_000, jitter: 0 });
     const events = this.#options.metrics?.runtimeEvents;
     if (onApplied !== undefined) {
       this.#onHint = () => {
@@ -376,16 +377,16 @@ export class CriPodSource implements PodSource, ContainerProcessSource {
       };
     }
     while (!signal.aborted) {
+      let failure: unknown;
       try {
         for await (const event of this.#runtime.getContainerEvents({}, { signal })) {
-          backoffMs = 250;
+          resubscribe.reset();
           if (onApplied === undefined) {
             events?.inc({ outcome: "relist" });
             onHint();
           } else if (!signal.aborted) this.#take(event);
         }
         if (signal.aborted) return;
-        this.#log.debug("container event stream ended; resubscribing", { backoffMs });
       } catch (err) {
         if (signal.aborted) return;
         if (err instanceof CriCallError && err.code === CRI_STATUS.unimplemented) {
@@ -394,12 +395,17 @@ export class CriPodSource implements PodSource, ContainerProcessSource {
           );
           return;
         }
-        this.#log.debug("container event stream failed; resubscribing", { backoffMs, error: err });
+        failure = err;
       }
+      const backoffMs = resubscribe.next();
+      const ended = failure === undefined ? "ended" : "failed";
+      this.#log.debug(`container event stream ${ended}; resubscribing`, {
+        backoffMs,
+        error: failure,
+      });
       // Events may be lost until the stream is back: a relist reads what they said.
       onHint();
       await abortableSleep(backoffMs, signal);
-      backoffMs = Math.min(backoffMs * 2, 30_000);
     }
   }
 }

@@ -22,6 +22,7 @@
  * @module
  */
 
+import { Backoff } from "../../backoff.ts";
 import { GrpcChannel } from "../../grpc/client.ts";
 import { GrpcError, STATUS } from "../../grpc/status.ts";
 import type { Logger } from "../../log.ts";
@@ -147,8 +148,8 @@ export class KubeletPodsApiSource implements PodSource {
   readonly #log: Logger;
   readonly #metrics: KubeletPodsApiMetrics | undefined;
   readonly #isOwnSocket: (identity: SocketIdentity) => boolean;
-  readonly #retryInitialMs: number;
-  readonly #retryMaxMs: number;
+  /** Waits between attempts that brought nothing new: doubling, no jitter. */
+  readonly #retry: Backoff;
   readonly #sleep: Sleep;
   readonly #channel: GrpcChannel;
   readonly #view = new KubeletPodView();
@@ -171,8 +172,9 @@ export class KubeletPodsApiSource implements PodSource {
     this.#log = options.log;
     this.#metrics = options.metrics;
     this.#isOwnSocket = options.isOwnSocket ?? (() => false);
-    this.#retryInitialMs = options.retryInitialMs ?? DEFAULT_RETRY_INITIAL_MS;
-    this.#retryMaxMs = Math.max(this.#retryInitialMs, options.retryMaxMs ?? DEFAULT_RETRY_MAX_MS);
+    const initialMs = options.retryInitialMs ?? DEFAULT_RETRY_INITIAL_MS;
+    const maxMs = Math.max(initialMs, options.retryMaxMs ?? DEFAULT_RETRY_MAX_MS);
+    this.#retry = new Backoff({ initialMs, maxMs, jitter: 0 });
     this.#sleep = options.sleep ?? abortableSleep;
     this.#channel = new GrpcChannel({ transport: "unix", path: this.path }, {
       maxReceiveMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
@@ -287,7 +289,6 @@ export class KubeletPodsApiSource implements PodSource {
   }
 
   async #run(signal: AbortSignal): Promise<void> {
-    let failures = 0;
     while (!signal.aborted) {
       const outcome = await this.#watchOnce(signal);
       if (signal.aborted) return;
@@ -298,17 +299,15 @@ export class KubeletPodsApiSource implements PodSource {
           reason: outcome.reason,
         });
         // A watch that brought news was healthy: reconnect at once.
-        failures = outcome.news ? 0 : failures + 1;
+        if (outcome.news) {
+          this.#retry.reset();
+          continue;
+        }
       } else {
-        failures++;
-        this.#notAnswering(outcome, failures);
+        this.#notAnswering(outcome, this.#retry.attempts + 1);
       }
-      if (failures > 0) await this.#sleep(this.#delay(failures), signal);
+      await this.#sleep(this.#retry.next(), signal);
     }
-  }
-
-  #delay(failures: number): number {
-    return Math.min(this.#retryInitialMs * 2 ** (failures - 1), this.#retryMaxMs);
   }
 
   /** An attempt that did not reach a full view. */

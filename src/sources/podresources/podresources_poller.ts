@@ -14,6 +14,7 @@
  * @module
  */
 
+import { Backoff } from "../../backoff.ts";
 import type { Clock } from "../../clock.ts";
 import { goCodeName, GrpcError, STATUS } from "../../grpc/status.ts";
 import type { Logger } from "../../log.ts";
@@ -116,7 +117,8 @@ async function statExists(path: string): Promise<boolean> {
 export class PodResourcesPoller {
   readonly #o: PodResourcesPollerOptions;
   readonly #period: number;
-  #failures = 0;
+  /** Failed polls since the last success, and the wait after each. */
+  readonly #backoff: Backoff;
   #allocatableAt: number | undefined;
   #available: boolean | undefined;
   #reason = "";
@@ -125,6 +127,16 @@ export class PodResourcesPoller {
   constructor(options: PodResourcesPollerOptions) {
     this.#o = options;
     this.#period = Math.max(MIN_POLL_PERIOD_MS, options.periodMs);
+    // Doubling from 1 s (or the period, if longer) to 30 s, jittered by up
+    // to a fifth either way so that agents refused together do not come
+    // back together.
+    this.#backoff = new Backoff({
+      initialMs: Math.min(BACKOFF_MAX_MS, Math.max(BACKOFF_START_MS, this.#period)),
+      maxMs: BACKOFF_MAX_MS,
+      jitter: 0.2,
+      centered: true,
+      ...(options.random === undefined ? {} : { random: options.random }),
+    });
   }
 
   /** `true` while the last call answered; `undefined` before the first poll. */
@@ -148,7 +160,7 @@ export class PodResourcesPoller {
     const { optionalSocket } = this.#o;
     if (optionalSocket !== undefined && !await (this.#o.exists ?? statExists)(optionalSocket)) {
       this.#setAvailable(false, `no podresources socket at ${optionalSocket}`);
-      this.#failures = 0;
+      this.#backoff.reset();
       return { outcome: "absent", nextDelayMs: ALLOCATABLE_PERIOD_MS };
     }
     try {
@@ -167,7 +179,7 @@ export class PodResourcesPoller {
       if (signal.aborted) return { outcome: "failed", nextDelayMs: 0 };
       return this.#failed(err);
     }
-    this.#failures = 0;
+    this.#backoff.reset();
     this.#setAvailable(true, "");
     return { outcome: "ok", nextDelayMs: this.#period };
   }
@@ -202,19 +214,14 @@ export class PodResourcesPoller {
 
   #failed(err: unknown): PollResult {
     const reason = reasonOf(err);
-    this.#failures++;
-    // Doubling from 1 s (or the period, if longer) to 30 s, jittered by up
-    // to a fifth so that agents refused together do not come back together.
-    const base = Math.max(BACKOFF_START_MS, this.#period);
-    const raw = Math.min(BACKOFF_MAX_MS, base * 2 ** Math.min(this.#failures - 1, 16));
-    const jitter = 1 + ((this.#o.random ?? Math.random)() - 0.5) * 0.4;
-    const nextDelayMs = Math.round(raw * jitter);
+    const nextDelayMs = this.#backoff.next();
+    const failures = this.#backoff.attempts;
     const message = (err as Error).message ?? String(err);
-    if (this.#failures === 1 || this.#failures % 10 === 0) {
+    if (failures === 1 || failures % 10 === 0) {
       this.#o.log.warn("podresources call failed; keeping the last allocations", {
         reason,
         error: message,
-        failures: this.#failures,
+        failures,
         retryInMs: nextDelayMs,
       });
     }

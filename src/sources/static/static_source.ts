@@ -19,6 +19,7 @@ import {
   staticPod,
   staticPodName,
 } from "./_manifest.ts";
+import { SerialQueue } from "../../serial_queue.ts";
 import { abortableSleep } from "../../sleep.ts";
 import { rfc3339Nano } from "../../model/rfc3339.ts";
 import { numericDefault } from "../../config_flags.ts";
@@ -202,8 +203,8 @@ export class StaticPodSource implements PodSource {
   #reported = new Set<string>();
   #missingLogged = false;
   #last: PodSnapshot[] = [];
-  /** The last read queued: reads run one at a time, each on the state the one before committed. */
-  #queue: Promise<unknown> = Promise.resolve();
+  /** Reads run one at a time, each on the state the one before committed. */
+  readonly #reads = new SerialQueue();
 
   /**
    * @param options Directory, node name, clock, log, metrics, file system.
@@ -247,9 +248,7 @@ export class StaticPodSource implements PodSource {
    * @throws {SourceUnavailableError} When the directory exists but cannot be read.
    */
   list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
-    const run = this.#queue.then(() => this.#list(signal));
-    this.#queue = run.catch(() => {});
-    return run;
+    return this.#reads.run(() => this.#list(signal));
   }
 
   /**

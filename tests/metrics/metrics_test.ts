@@ -6,14 +6,13 @@
 import assert from "node:assert/strict";
 import { Registry } from "../../src/metrics/exposition.ts";
 import { Counter } from "../../src/metrics/instruments.ts";
+import { createMetrics, type Metrics } from "../../src/metrics/metrics.ts";
 import {
-  createMetrics,
   GRPC_CODE_NAMES,
   H2_ERROR_NAMES,
-  type Metrics,
-  SEEDED_LABEL_VALUES,
+  REFUSAL_REASONS,
   SURFACES,
-} from "../../src/metrics/metrics.ts";
+} from "../../src/metrics/label_values.ts";
 import { goCodeName, STATUS } from "../../src/grpc/status.ts";
 import { H2_ERROR, h2ErrorName } from "../../src/h2/errors.ts";
 import { REFUSAL_MESSAGES } from "../../src/serving/refusal.ts";
@@ -82,7 +81,7 @@ Deno.test("the seeded label values are the names the code emits", async (t) => {
   });
   await t.step("refusal reasons", () => {
     assert.deepEqual(
-      [...SEEDED_LABEL_VALUES.refused.reason].sort(),
+      [...REFUSAL_REASONS].sort(),
       Object.keys(REFUSAL_MESSAGES).sort(),
     );
   });

@@ -336,6 +336,41 @@ export interface ParsedFlags {
 }
 
 /**
+ * A string flag's value.
+ *
+ * @param flags The parsed flags.
+ * @param name The flag's long name.
+ * @returns Its value, or `undefined` when it was not given.
+ */
+export function stringFlag(flags: ParsedFlags, name: string): string | undefined {
+  const value = flags.values[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+/**
+ * Whether a switch was given.
+ *
+ * @param flags The parsed flags.
+ * @param name The switch's long name.
+ * @returns `true` when it was.
+ */
+export function switchFlag(flags: ParsedFlags, name: string): boolean {
+  return flags.values[name] === true;
+}
+
+/**
+ * The values of a flag that may be repeated.
+ *
+ * @param flags The parsed flags.
+ * @param name The flag's long name.
+ * @returns Its values, empty when it was not given.
+ */
+export function listFlag(flags: ParsedFlags, name: string): string[] {
+  const value = flags.values[name];
+  return Array.isArray(value) ? value : [];
+}
+
+/**
  * Parses a subcommand's arguments.
  *
  * @example Usage

@@ -10,8 +10,7 @@
 
 import { stringify as toYaml } from "yaml";
 import { GrpcError, STATUS } from "../grpc/status.ts";
-import { UsageError } from "./cli_flags.ts";
-import type { ParsedFlags } from "./cli_flags.ts";
+import { type ParsedFlags, stringFlag, switchFlag, UsageError } from "./cli_flags.ts";
 import { allocationRows, allocationTable, deviceSummary, nodeDeviceTable } from "./device_table.ts";
 import { alignColumns, type PodColumn } from "./pod_table.ts";
 import { type NodeDevicesInfo, PodQueryClient } from "./pod_query_client.ts";
@@ -26,11 +25,6 @@ export interface DevicesIo {
 
 const OUTPUTS = ["table", "wide", "json", "yaml"] as const;
 type Output = typeof OUTPUTS[number];
-
-function flag(flags: ParsedFlags, name: string): string | undefined {
-  const v = flags.values[name];
-  return typeof v === "string" ? v : undefined;
-}
 
 function print(io: DevicesIo, output: Output, doc: unknown): void {
   io.out(output === "json" ? JSON.stringify(doc, null, 4) : toYaml(doc).trimEnd());
@@ -66,17 +60,17 @@ export async function devicesCommand(
   io: DevicesIo,
   client: PodsClient,
 ): Promise<number> {
-  const output = (flag(flags, "output") ?? "table") as Output;
+  const output = (stringFlag(flags, "output") ?? "table") as Output;
   if (!OUTPUTS.includes(output)) {
     throw new UsageError(`unknown output format "${output}" for -o: use ${OUTPUTS.join(", ")}`);
   }
-  const namespace = flag(flags, "namespace");
-  if (flags.values["all-namespaces"] === true && namespace !== undefined) {
+  const namespace = stringFlag(flags, "namespace");
+  if (switchFlag(flags, "all-namespaces") && namespace !== undefined) {
     throw new UsageError("flags -n and -A cannot be used together");
   }
-  const resource = flag(flags, "resource") ?? "";
-  const node = flags.values["node"] === true;
-  const noHeaders = flags.values["no-headers"] === true;
+  const resource = stringFlag(flags, "resource") ?? "";
+  const node = switchFlag(flags, "node");
+  const noHeaders = switchFlag(flags, "no-headers");
   if (flags.positionals.length > 1) {
     throw new UsageError(`name one device; got ${flags.positionals.length}`);
   }
@@ -106,7 +100,7 @@ export async function devicesCommand(
     }
     const selection = {
       namespace: namespace ?? "",
-      labelSelector: flag(flags, "selector") ?? "",
+      labelSelector: stringFlag(flags, "selector") ?? "",
       resourceName: resource,
     };
     const { resources } = await query.list(selection, { signal, includeResources: true });

@@ -7,8 +7,7 @@
  */
 
 import { stringify as toYaml } from "yaml";
-import { UsageError } from "./cli_flags.ts";
-import type { ParsedFlags } from "./cli_flags.ts";
+import { type ParsedFlags, stringFlag, switchFlag, UsageError } from "./cli_flags.ts";
 import { alignColumns } from "./pod_table.ts";
 import { type PodKey, PodQueryClient } from "./pod_query_client.ts";
 import type { PodsClient } from "./pods_client.ts";
@@ -22,11 +21,6 @@ export interface WhoisIo {
 
 const OUTPUTS = ["table", "json", "yaml"] as const;
 type Output = typeof OUTPUTS[number];
-
-function flag(flags: ParsedFlags, name: string): string | undefined {
-  const v = flags.values[name];
-  return typeof v === "string" ? v : undefined;
-}
 
 /** A positive decimal integer, or a UsageError naming the value. */
 function positive(what: string, text: string): number {
@@ -48,13 +42,13 @@ function positive(what: string, text: string): number {
 export function whoisKey(flags: ParsedFlags): PodKey {
   const keys: PodKey[] = [];
   for (const pid of flags.positionals) keys.push({ kind: "pid", pid: positive("PID", pid) });
-  const cgroupId = flag(flags, "cgroup-id");
+  const cgroupId = stringFlag(flags, "cgroup-id");
   if (cgroupId !== undefined) {
     keys.push({ kind: "cgroupId", cgroupId: positive("--cgroup-id", cgroupId) });
   }
-  const cgroup = flag(flags, "cgroup");
+  const cgroup = stringFlag(flags, "cgroup");
   if (cgroup !== undefined) keys.push({ kind: "cgroupPath", path: cgroup });
-  const mntns = flag(flags, "mntns");
+  const mntns = stringFlag(flags, "mntns");
   if (mntns !== undefined) keys.push({ kind: "mntns", inode: positive("--mntns", mntns) });
   if (keys.length !== 1) {
     throw new UsageError(
@@ -79,12 +73,12 @@ export async function whoisCommand(
   io: WhoisIo,
   client: PodsClient,
 ): Promise<number> {
-  const output = (flag(flags, "output") ?? "table") as Output;
+  const output = (stringFlag(flags, "output") ?? "table") as Output;
   if (!OUTPUTS.includes(output)) {
     throw new UsageError(`unknown output format "${output}" for -o: use ${OUTPUTS.join(", ")}`);
   }
   const key = whoisKey(flags);
-  const fields = flag(flags, "fields")?.split(",").filter((f) => f !== "");
+  const fields = stringFlag(flags, "fields")?.split(",").filter((f) => f !== "");
   const query = new PodQueryClient(client);
   const { pod, container } = await query.get(key, {
     signal: io.signal,
@@ -107,6 +101,6 @@ export async function whoisCommand(
       String(c.cgroupId),
     ],
   ];
-  io.out(alignColumns(flags.values["no-headers"] === true ? rows.slice(1) : rows).join("\n"));
+  io.out(alignColumns(switchFlag(flags, "no-headers") ? rows.slice(1) : rows).join("\n"));
   return 0;
 }

@@ -174,7 +174,7 @@ const FIRST_BUFFER = 4096;
 /** One client connection: requests read, handled and answered in turn. */
 class Http1Connection implements Expiring {
   #conn: ByteConn;
-  readonly #o: Http1ServerOptions;
+  readonly #options: Http1ServerOptions;
   readonly #deadlines: DeadlineSweep;
   /** The deadline armed, for the count when it expires. */
   #deadline: Deadline = "read_header";
@@ -195,7 +195,7 @@ class Http1Connection implements Expiring {
     handler: Http1Handler,
   ) {
     this.#conn = conn;
-    this.#o = options;
+    this.#options = options;
     this.#deadlines = deadlines;
     this.#handler = handler;
   }
@@ -237,10 +237,10 @@ class Http1Connection implements Expiring {
   }
 
   async #serve(): Promise<void> {
-    const t = this.#o.timeouts;
-    if (this.#o.tls !== undefined) {
+    const t = this.#options.timeouts;
+    if (this.#options.tls !== undefined) {
       this.#arm(t.tlsHandshakeMs, "tls_handshake");
-      const tls = await acceptTls(this.#conn as Deno.Conn, this.#o.tls);
+      const tls = await acceptTls(this.#conn as Deno.Conn, this.#options.tls);
       this.#conn = tls;
       // The deadline may have passed while Node's TLS module loaded: it closed the TCP socket.
       if (this.#closed) tls.close();
@@ -269,7 +269,7 @@ class Http1Connection implements Expiring {
   async #readRequest(): Promise<
     { head: RequestHead; body: Uint8Array<ArrayBuffer> | undefined } | undefined
   > {
-    const maxHead = this.#o.maxHeaderBytes ?? 65536;
+    const maxHead = this.#options.maxHeaderBytes ?? 65536;
     let end = headEnd(this.#buf, this.#filled);
     while (end < 0) {
       if (this.#filled > maxHead) {
@@ -292,7 +292,7 @@ class Http1Connection implements Expiring {
       await this.#refuse(err.status, err.message);
       return undefined;
     }
-    if (head.contentLength > (this.#o.maxBodyBytes ?? 65536)) {
+    if (head.contentLength > (this.#options.maxBodyBytes ?? 65536)) {
       await this.#refuse(413, "request body too large");
       return undefined;
     }
@@ -325,7 +325,7 @@ class Http1Connection implements Expiring {
       try {
         response = await this.#handler(request, info);
       } catch (err) {
-        response = this.#o.onError(err);
+        response = this.#options.onError(err);
       }
       const keepAlive = head.keepAlive && !this.#closeWhenIdle;
       if (STREAMING.has(response)) {
@@ -343,7 +343,7 @@ class Http1Connection implements Expiring {
         response.status === 304;
       const bytes = await response.arrayBuffer().then((b) => new Uint8Array(b), () => undefined);
       if (bytes === undefined) {
-        const error = this.#o.onError(new Error("the response body failed"));
+        const error = this.#options.onError(new Error("the response body failed"));
         await this.#write(plainError(error.status, await error.text()));
         return false;
       }
@@ -361,11 +361,11 @@ class Http1Connection implements Expiring {
   }
 
   #request(head: RequestHead, body: Uint8Array<ArrayBuffer> | undefined): Request {
-    const scheme = this.#o.tls === undefined ? "http" : "https";
+    const scheme = this.#options.tls === undefined ? "http" : "https";
     let url: string;
     if (head.target.startsWith("/")) {
       const host = head.fields.find(([name]) => name === "host")?.[1] ||
-        `${this.#o.hostname}:${(this.#conn.localAddr as Deno.NetAddr).port}`;
+        `${this.#options.hostname}:${(this.#conn.localAddr as Deno.NetAddr).port}`;
       url = `${scheme}://${host}${head.target}`;
     } else if (/^https?:\/\//i.test(head.target)) {
       url = head.target;
@@ -424,7 +424,7 @@ class Http1Connection implements Expiring {
 
   /** Writes all of `bytes` within the write deadline. */
   async #write(bytes: Uint8Array): Promise<void> {
-    this.#arm(this.#o.timeouts.writeMs, "write");
+    this.#arm(this.#options.timeouts.writeMs, "write");
     let off = 0;
     while (off < bytes.length) off += await this.#conn.write(bytes.subarray(off));
     this.#disarm();
@@ -432,7 +432,8 @@ class Http1Connection implements Expiring {
 
   /** Reads more; false at the end of the stream (or a closed connection). */
   async #fill(): Promise<boolean> {
-    const limit = (this.#o.maxHeaderBytes ?? 65536) + (this.#o.maxBodyBytes ?? 65536) + 1;
+    const limit = (this.#options.maxHeaderBytes ?? 65536) + (this.#options.maxBodyBytes ?? 65536) +
+      1;
     if (this.#filled === this.#buf.length) {
       if (this.#buf.length >= limit) return false;
       const bigger = new Uint8Array(Math.min(limit, this.#buf.length * 2));
@@ -470,7 +471,7 @@ class Http1Connection implements Expiring {
   /** The armed deadline passed: counted, and the connection closed. */
   expire(): void {
     if (this.#closed) return;
-    this.#o.observer.timedOut(this.#deadline);
+    this.#options.observer.timedOut(this.#deadline);
     this.close();
   }
 }

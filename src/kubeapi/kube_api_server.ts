@@ -241,15 +241,15 @@ async function selfSignedTls(
 /** Routing, authentication, admission and the handlers of the surface. */
 class KubeApiHandler {
   serverAddress = "";
-  #o: KubeApiServerOptions;
-  #d: KubeApiServerDeps;
+  #options: KubeApiServerOptions;
+  #deps: KubeApiServerDeps;
   #core: ServingCore;
   #token: string;
   #pages: PodListPages;
 
   constructor(options: KubeApiServerOptions, deps: KubeApiServerDeps, token: string) {
-    this.#o = options;
-    this.#d = deps;
+    this.#options = options;
+    this.#deps = deps;
     this.#core = deps.core;
     this.#token = token;
     this.#pages = new PodListPages(deps.core);
@@ -267,7 +267,7 @@ class KubeApiHandler {
       : "discovery";
     const response = this.#route(request, info, url, r, verb);
     const count = (res: Response) => {
-      this.#d.metrics.httpRequests.inc({ verb, code: String(res.status) });
+      this.#deps.metrics.httpRequests.inc({ verb, code: String(res.status) });
       return res;
     };
     return response instanceof Promise ? response.then(count) : count(response);
@@ -330,8 +330,8 @@ class KubeApiHandler {
     if (verb === "watch") {
       return serveHttpWatch({ info, url, selector, table }, {
         core: this.#core,
-        bookmarkPeriodMs: this.#o.bookmarkPeriodMs,
-        log: this.#d.log,
+        bookmarkPeriodMs: this.#options.bookmarkPeriodMs,
+        log: this.#deps.log,
       });
     }
     return this.#pages.respond(url, selector, table, r.kind === "pods");

@@ -63,7 +63,7 @@ function errorCode(err: unknown): string {
  */
 export class AcceptLoop {
   readonly #listener: Deno.Listener;
-  readonly #o: AcceptLoopOptions;
+  readonly #options: AcceptLoopOptions;
   readonly #stop = new AbortController();
   #open = 0;
   #draining = false;
@@ -80,7 +80,7 @@ export class AcceptLoop {
       );
     }
     this.#listener = listener;
-    this.#o = options;
+    this.#options = options;
   }
 
   /** Connections handed to `serve` whose promise has not settled yet. */
@@ -108,7 +108,7 @@ export class AcceptLoop {
    * @returns Settles when the listener is closed; never rejects.
    */
   async run(serve: (conn: Deno.Conn) => Promise<void>): Promise<void> {
-    const { log, observer, sleep, name } = this.#o;
+    const { log, observer, sleep, name } = this.#options;
     // Failed accepts in a row, and the wait after each.
     const retry = new Backoff({ initialMs: 5, maxMs: 1000, jitter: 0 });
     while (!this.#stop.signal.aborted) {
@@ -129,8 +129,8 @@ export class AcceptLoop {
         log.info("accepting connections again", { listener: name, failedAccepts: retry.attempts });
         retry.reset();
       }
-      const open = this.#o.openConnections?.() ?? this.#open;
-      if (this.#draining || open >= this.#o.maxConnections) {
+      const open = this.#options.openConnections?.() ?? this.#open;
+      if (this.#draining || open >= this.#options.maxConnections) {
         observer.refused(this.#draining ? "shutting_down" : "limit");
         closeQuietly(conn);
         continue;

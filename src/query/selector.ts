@@ -217,7 +217,7 @@ function validLabelValue(value: string): boolean {
 class LabelParser {
   readonly #text: string;
   readonly #tokens: Token[];
-  #i = 0;
+  #position = 0;
 
   constructor(text: string) {
     this.#text = text;
@@ -229,19 +229,19 @@ class LabelParser {
     if (this.#peek().kind === "end") return out;
     for (;;) {
       out.push(this.#requirement());
-      const next = this.#take();
+      const next = this.#consume();
       if (next.kind === "end") return out;
       if (next.kind !== ",") this.#fail(next, 'expected "," or the end');
     }
   }
 
   #peek(): Token {
-    return this.#tokens[this.#i]!;
+    return this.#tokens[this.#position]!;
   }
 
-  #take(): Token {
-    const t = this.#tokens[this.#i]!;
-    if (t.kind !== "end") this.#i++;
+  #consume(): Token {
+    const t = this.#tokens[this.#position]!;
+    if (t.kind !== "end") this.#position++;
     return t;
   }
 
@@ -266,7 +266,7 @@ class LabelParser {
   #value(): string {
     const t = this.#peek();
     if (t.kind === "ident" || t.kind === "in" || t.kind === "notin") {
-      this.#take();
+      this.#consume();
       if (!validLabelValue(t.text)) this.#fail(t, "not a valid label value");
       return t.text;
     }
@@ -276,9 +276,9 @@ class LabelParser {
   }
 
   #requirement(): LabelRequirement {
-    const first = this.#take();
+    const first = this.#consume();
     if (first.kind === "!") {
-      return { key: this.#key(this.#take()), op: "!exists", values: [] };
+      return { key: this.#key(this.#consume()), op: "!exists", values: [] };
     }
     const key = this.#key(first);
     const op = this.#peek();
@@ -288,20 +288,20 @@ class LabelParser {
         return { key, op: "exists", values: [] };
       case "=":
       case "==":
-        this.#take();
+        this.#consume();
         return { key, op: "=", values: [this.#value()] };
       case "!=":
-        this.#take();
+        this.#consume();
         return { key, op: "!=", values: [this.#value()] };
       case "in":
       case "notin": {
-        this.#take();
+        this.#consume();
         return { key, op: op.kind, values: this.#set() };
       }
       case "<":
       case ">": {
-        this.#take();
-        const t = this.#take();
+        this.#consume();
+        const t = this.#consume();
         if (t.kind !== "ident" || !/^-?\d+$/.test(t.text)) this.#fail(t, "expected an integer");
         return { key, op: op.kind === ">" ? "gt" : "lt", values: [t.text] };
       }
@@ -311,12 +311,12 @@ class LabelParser {
   }
 
   #set(): string[] {
-    const open = this.#take();
+    const open = this.#consume();
     if (open.kind !== "(") this.#fail(open, 'expected "("');
     const values: string[] = [];
     for (;;) {
       values.push(this.#value());
-      const t = this.#take();
+      const t = this.#consume();
       if (t.kind === ")") return values;
       if (t.kind !== ",") this.#fail(t, 'expected "," or ")"');
     }

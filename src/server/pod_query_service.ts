@@ -95,7 +95,7 @@ function hasMetadataMask(ctx: CallContext): boolean {
 
 /** The PodQuery handlers. */
 export class PodQueryService {
-  #o: PodQueryServiceOptions;
+  #options: PodQueryServiceOptions;
   #core: ServingCore;
   #masked: MaskedBytesCache;
   /** List bodies by a hash of the request bytes, valid while the cache is unchanged. */
@@ -106,7 +106,7 @@ export class PodQueryService {
 
   /** @param options The serving core, masks and encoder. */
   constructor(options: PodQueryServiceOptions) {
-    this.#o = options;
+    this.#options = options;
     this.#core = options.core;
     this.#masked = new MaskedBytesCache({ encode: options.encode });
   }
@@ -162,7 +162,7 @@ export class PodQueryService {
     const parsed = memo?.parsed ?? this.#parseGet(request, ctx);
     if (isProcessKey(parsed.key)) {
       // Not memoized: the same PID can be another process a moment later.
-      const { pod, container } = lookupProcess(parsed.key, this.#o.processes, engine);
+      const { pod, container } = lookupProcess(parsed.key, this.#options.processes, engine);
       return Promise.resolve(encodeQueryGetResponse(
         this.#masked.bytesOf(parsed.mask, pod),
         this.#tokenBytes(position),
@@ -313,7 +313,7 @@ export class PodQueryService {
     this.#core.admit(ctx.apiVersion, "list", ctx.connection);
     const engine = this.#core.engine;
     const token = engine.token(engine.position);
-    return Promise.resolve(listDevices(request, this.#o.devices, token));
+    return Promise.resolve(listDevices(request, this.#options.devices, token));
   }
 
   /** The UTF-8 token of a position, encoded once per position. */
@@ -325,8 +325,8 @@ export class PodQueryService {
   }
 
   #mask(paths: readonly string[] | undefined, ctx: CallContext): FieldMask {
-    if (paths === undefined) return requestMask(ctx, this.#o.masks);
-    return paths.length === 0 ? FIELD_MASK_ALL : this.#o.masks.parsePaths(paths);
+    if (paths === undefined) return requestMask(ctx, this.#options.masks);
+    return paths.length === 0 ? FIELD_MASK_ALL : this.#options.masks.parsePaths(paths);
   }
 }
 

@@ -43,14 +43,14 @@ const UID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 
 /** The Pods API handlers. */
 export class PodsService {
-  #o: PodsServiceOptions;
+  #options: PodsServiceOptions;
   #core: ServingCore;
   #masked: MaskedBytesCache;
   #deletionMasks = new WeakMap<FieldMask, FieldMask>();
 
   /** @param options The serving core, masks and encoder. */
   constructor(options: PodsServiceOptions) {
-    this.#o = options;
+    this.#options = options;
     this.#core = options.core;
     this.#masked = new MaskedBytesCache({ encode: options.encode });
   }
@@ -65,7 +65,7 @@ export class PodsService {
    */
   listPods(ctx: CallContext): Promise<FramedMessage> {
     this.#core.admit(ctx.apiVersion, "list", ctx.connection);
-    const mask = requestMask(ctx, this.#o.masks);
+    const mask = requestMask(ctx, this.#options.masks);
     return Promise.resolve(this.#masked.listBytes(mask, this.#core.engine.list(SELECT_ALL)));
   }
 
@@ -90,7 +90,7 @@ export class PodsService {
       );
     }
     checkUid(uid);
-    const mask = requestMask(ctx, this.#o.masks);
+    const mask = requestMask(ctx, this.#options.masks);
     const pod = this.#core.engine.lookup({ kind: "uid", uid })?.pod;
     if (pod === undefined) {
       throw new RpcError(STATUS.NOT_FOUND, `pod with UID ${quote(uid)} not found`);
@@ -110,7 +110,7 @@ export class PodsService {
    */
   async watchPods(ctx: CallContext, sink: WatchSink): Promise<void> {
     this.#core.checkServing(ctx.apiVersion);
-    const mask = requestMask(ctx, this.#o.masks);
+    const mask = requestMask(ctx, this.#options.masks);
     using watch = this.#core.openWatch({
       surface: ctx.apiVersion,
       selector: SELECT_ALL,
@@ -152,7 +152,7 @@ export class PodsService {
     // Compiled once per mask: a deletion fans out to every masked watcher.
     let widened = this.#deletionMasks.get(mask);
     if (widened === undefined) {
-      widened = this.#o.masks.parsePaths([...mask.paths, "metadata.deletionTimestamp"]);
+      widened = this.#options.masks.parsePaths([...mask.paths, "metadata.deletionTimestamp"]);
       this.#deletionMasks.set(mask, widened);
     }
     return widened;

@@ -23,7 +23,7 @@ export interface ConnectionBucketsOptions {
 
 /** The buckets of the connections seen. */
 export class ConnectionBuckets {
-  #o: ConnectionBucketsOptions;
+  #options: ConnectionBucketsOptions;
   #byObject = new WeakMap<object, TokenBucket>();
   #byKey = new Map<string, TokenBucket>();
 
@@ -34,7 +34,7 @@ export class ConnectionBuckets {
   constructor(options: ConnectionBucketsOptions) {
     // Checked now: a bad flag fails at start, not at the first call.
     new TokenBucket(options);
-    this.#o = options;
+    this.#options = options;
   }
 
   /**
@@ -49,7 +49,7 @@ export class ConnectionBuckets {
     if (typeof connection === "string") {
       let bucket = this.#byKey.get(connection);
       if (bucket === undefined) {
-        bucket = new TokenBucket(this.#o);
+        bucket = new TokenBucket(this.#options);
         if (this.#byKey.size >= MAX_KEYED_BUCKETS) {
           this.#byKey.delete(this.#byKey.keys().next().value!);
         }
@@ -59,7 +59,7 @@ export class ConnectionBuckets {
     }
     let bucket = this.#byObject.get(connection);
     if (bucket === undefined) {
-      bucket = new TokenBucket(this.#o);
+      bucket = new TokenBucket(this.#options);
       this.#byObject.set(connection, bucket);
     }
     return bucket;

@@ -84,7 +84,7 @@ export interface ServedWatch extends QueryWatch, Disposable {
 
 /** Admission and watches for every surface. */
 export class ServingCore {
-  #o: ServingCoreOptions;
+  #options: ServingCoreOptions;
   #buckets: ConnectionBuckets;
   #slots: WatchSlots;
   #queueLimit: number;
@@ -97,7 +97,7 @@ export class ServingCore {
    * @throws {RangeError} When a bound or a bucket setting is not usable.
    */
   constructor(options: ServingCoreOptions) {
-    this.#o = options;
+    this.#options = options;
     options.shutdown.addEventListener("abort", () => {
       for (const close of [...this.#open]) close();
     }, { once: true });
@@ -113,17 +113,17 @@ export class ServingCore {
 
   /** Selections, lookups and history the handlers read. */
   get engine(): QueryEngine {
-    return this.#o.engine;
+    return this.#options.engine;
   }
 
   /** The daemon's clock. */
   get clock(): Clock {
-    return this.#o.clock;
+    return this.#options.clock;
   }
 
   /** Aborted when the daemon shuts down. */
   get shutdown(): AbortSignal {
-    return this.#o.shutdown;
+    return this.#options.shutdown;
   }
 
   /** Open watches, all surfaces together. */
@@ -148,8 +148,8 @@ export class ServingCore {
   admit(surface: Surface, method: "list" | "get", connection: object | string): void {
     // The connection's own bucket first: a noisy client empties only its own.
     const own = !CONNECTION_LIMITED.has(surface) || this.#buckets.tryTake(connection);
-    if (!own || !this.#o.limiter.tryTake()) {
-      this.#o.metrics.rateLimited.inc({ method });
+    if (!own || !this.#options.limiter.tryTake()) {
+      this.#options.metrics.rateLimited.inc({ method });
       this.#refuse(surface, "rate_limited");
     }
     this.checkServing(surface);
@@ -163,8 +163,8 @@ export class ServingCore {
    * @throws {Refusal} `shutting_down` or `not_synced`.
    */
   checkServing(surface: Surface): void {
-    if (this.#o.shutdown.aborted) this.#refuse(surface, "shutting_down");
-    if (!this.#o.gate.isOpen) this.#refuse(surface, "not_synced");
+    if (this.#options.shutdown.aborted) this.#refuse(surface, "shutting_down");
+    if (!this.#options.gate.isOpen) this.#refuse(surface, "not_synced");
   }
 
   /**
@@ -189,7 +189,7 @@ export class ServingCore {
     const signal = done.signal;
     let watch: QueryWatch;
     try {
-      watch = this.#o.engine.openWatch({
+      watch = this.#options.engine.openWatch({
         selector: options.selector,
         resumeToken: options.resumeToken ?? "",
         bookmarkMs: options.bookmarkMs ?? 0,
@@ -237,14 +237,14 @@ export class ServingCore {
   #watcherGauge(surface: Surface): { inc(): void; dec(): void } {
     let gauge = this.#watcherGauges.get(surface);
     if (gauge === undefined) {
-      gauge = this.#o.metrics.watchers.labels({ "server_api_version": surface });
+      gauge = this.#options.metrics.watchers.labels({ "server_api_version": surface });
       this.#watcherGauges.set(surface, gauge);
     }
     return gauge;
   }
 
   #refuse(surface: Surface, reason: RefusalReason): never {
-    this.#o.metrics.refused.inc({ surface, reason });
+    this.#options.metrics.refused.inc({ surface, reason });
     throw new Refusal(reason);
   }
 }

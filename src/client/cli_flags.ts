@@ -348,6 +348,22 @@ export function stringFlag(flags: ParsedFlags, name: string): string | undefined
 }
 
 /**
+ * The `-o` a command that takes a fixed set of formats was given.
+ *
+ * @param flags The parsed flags.
+ * @param formats The formats it takes; `table` is the default.
+ * @returns The format.
+ * @throws {UsageError} For a format not in `formats`.
+ */
+export function outputFlag<const T extends string>(flags: ParsedFlags, formats: readonly T[]): T {
+  const output = stringFlag(flags, "output") ?? "table";
+  if (!(formats as readonly string[]).includes(output)) {
+    throw new UsageError(`unknown output format "${output}" for -o: use ${formats.join(", ")}`);
+  }
+  return output as T;
+}
+
+/**
  * Whether a switch was given.
  *
  * @param flags The parsed flags.

@@ -8,9 +8,9 @@
  * @module
  */
 
-import { stringify as toYaml } from "yaml";
 import { GrpcError, STATUS } from "../grpc/status.ts";
-import { type ParsedFlags, stringFlag, switchFlag, UsageError } from "./cli_flags.ts";
+import { outputFlag, type ParsedFlags, stringFlag, switchFlag, UsageError } from "./cli_flags.ts";
+import { renderDocument } from "./pod_output.ts";
 import { allocationRows, allocationTable, deviceSummary, nodeDeviceTable } from "./device_table.ts";
 import { alignColumns, type PodColumn } from "./pod_table.ts";
 import { type NodeDevicesInfo, PodQueryClient } from "./pod_query_client.ts";
@@ -26,8 +26,8 @@ export interface DevicesIo {
 const OUTPUTS = ["table", "wide", "json", "yaml"] as const;
 type Output = typeof OUTPUTS[number];
 
-function print(io: DevicesIo, output: Output, doc: unknown): void {
-  io.out(output === "json" ? JSON.stringify(doc, null, 4) : toYaml(doc).trimEnd());
+function print(io: DevicesIo, output: "json" | "yaml", doc: unknown): void {
+  io.out(renderDocument(doc, output));
 }
 
 function table(io: DevicesIo, rows: string[][], noHeaders: boolean): void {
@@ -60,10 +60,7 @@ export async function devicesCommand(
   io: DevicesIo,
   client: PodsClient,
 ): Promise<number> {
-  const output = (stringFlag(flags, "output") ?? "table") as Output;
-  if (!OUTPUTS.includes(output)) {
-    throw new UsageError(`unknown output format "${output}" for -o: use ${OUTPUTS.join(", ")}`);
-  }
+  const output = outputFlag(flags, OUTPUTS);
   const namespace = stringFlag(flags, "namespace");
   if (switchFlag(flags, "all-namespaces") && namespace !== undefined) {
     throw new UsageError("flags -n and -A cannot be used together");
@@ -137,9 +134,9 @@ function warnUnavailable(io: DevicesIo, devices: NodeDevicesInfo): void {
 async function lookUp(
   query: PodQueryClient,
   deviceId: string,
-  o: { io: DevicesIo; output: Output; noHeaders: boolean },
+  display: { io: DevicesIo; output: Output; noHeaders: boolean },
 ): Promise<number> {
-  const { io, output } = o;
+  const { io, output, noHeaders } = display;
   let found;
   try {
     found = await query.get({ kind: "deviceId", id: deviceId }, {
@@ -181,7 +178,7 @@ async function lookUp(
     .filter((r) =>
       found.deviceContainers.includes(r.container) && matchesDevice(r.device, deviceId, r.cdi)
     );
-  table(io, allocationTable(rows, { namespace: true, wide: output === "wide" }), o.noHeaders);
+  table(io, allocationTable(rows, { namespace: true, wide: output === "wide" }), noHeaders);
   if (found.deleted) io.err(`pods-api devices: pod ${pod.namespace}/${pod.name} was deleted`);
   return 0;
 }

@@ -143,6 +143,17 @@ export interface RenderOptions {
 }
 
 /**
+ * A document as `-o json` (kubectl's four-space indent) or `-o yaml` print it.
+ *
+ * @param doc The document.
+ * @param format `json` or `yaml`.
+ * @returns The text, no trailing newline.
+ */
+export function renderDocument(doc: unknown, format: "json" | "yaml"): string {
+  return format === "json" ? JSON.stringify(doc, null, 4) : toYaml(doc).trimEnd();
+}
+
+/**
  * Renders pods in the chosen format.
  *
  * @param pods The pods, in order.
@@ -156,9 +167,8 @@ export function renderPods(pods: readonly PodObject[], options: RenderOptions): 
     : podList(pods, options.resumeToken);
   switch (format.kind) {
     case "json":
-      return JSON.stringify(doc, null, 4);
     case "yaml":
-      return toYaml(doc).trimEnd();
+      return renderDocument(doc, format.kind);
     case "name":
       return pods.map((p) => `pod/${p.metadata.name}`).join("\n");
     case "jsonpath":

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { type ParsedFlags, stringFlag, switchFlag, UsageError } from "./cli_flags.ts";
+import { outputFlag, type ParsedFlags, stringFlag, switchFlag, UsageError } from "./cli_flags.ts";
 import { CLIENT_EXIT, type CliIo } from "./cli_io.ts";
 import { openClient, selectPods } from "./pod_command_setup.ts";
 import { sortPods } from "./pod_output.ts";
@@ -31,10 +31,7 @@ export async function psCommand(flags: ParsedFlags, io: CliIo): Promise<number> 
   if (flags.positionals.length > 0) {
     throw new UsageError(`unexpected argument "${flags.positionals[0]}": use --pod or --name`);
   }
-  const output = stringFlag(flags, "output") ?? "table";
-  if (output !== "table" && output !== "json") {
-    throw new UsageError(`unknown output format "${output}" for -o: use table, json`);
-  }
+  const output = outputFlag(flags, ["table", "json"]);
   const stateFlag = stringFlag(flags, "state");
   const state = stateFlag === undefined ? undefined : PS_STATES[stateFlag.toLowerCase()];
   if (stateFlag !== undefined && state === undefined) {

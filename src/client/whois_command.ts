@@ -6,8 +6,8 @@
  * @module
  */
 
-import { stringify as toYaml } from "yaml";
-import { type ParsedFlags, stringFlag, switchFlag, UsageError } from "./cli_flags.ts";
+import { outputFlag, type ParsedFlags, stringFlag, switchFlag, UsageError } from "./cli_flags.ts";
+import { renderDocument } from "./pod_output.ts";
 import { alignColumns } from "./pod_table.ts";
 import { type PodKey, PodQueryClient } from "./pod_query_client.ts";
 import type { PodsClient } from "./pods_client.ts";
@@ -20,7 +20,6 @@ export interface WhoisIo {
 }
 
 const OUTPUTS = ["table", "json", "yaml"] as const;
-type Output = typeof OUTPUTS[number];
 
 /** A positive decimal integer, or a UsageError naming the value. */
 function positive(what: string, text: string): number {
@@ -73,10 +72,7 @@ export async function whoisCommand(
   io: WhoisIo,
   client: PodsClient,
 ): Promise<number> {
-  const output = (stringFlag(flags, "output") ?? "table") as Output;
-  if (!OUTPUTS.includes(output)) {
-    throw new UsageError(`unknown output format "${output}" for -o: use ${OUTPUTS.join(", ")}`);
-  }
+  const output = outputFlag(flags, OUTPUTS);
   const key = whoisKey(flags);
   const fields = stringFlag(flags, "fields")?.split(",").filter((f) => f !== "");
   const query = new PodQueryClient(client);
@@ -87,7 +83,7 @@ export async function whoisCommand(
   const c = container ?? EMPTY_PROCESS_CONTAINER;
   if (output !== "table") {
     const doc = { kind: "ProcessOwner", container: c, pod };
-    io.out(output === "json" ? JSON.stringify(doc, null, 4) : toYaml(doc).trimEnd());
+    io.out(renderDocument(doc, output));
     return 0;
   }
   const rows = [

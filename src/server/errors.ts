@@ -76,3 +76,23 @@ export function toStatus(err: unknown): StatusOutcome {
   }
   return { code: STATUS.INTERNAL, details: MESSAGES.internal, internalCause: err };
 }
+
+/**
+ * Decodes a request message; bytes that do not decode are the client's
+ * error, INVALID_ARGUMENT naming the method.
+ *
+ * @param method The method, as its message is named (`GetPod`, `List`).
+ * @param decode Decodes the request.
+ * @returns The decoded request.
+ * @throws {RpcError} INVALID_ARGUMENT when `decode` throws.
+ */
+export function decodeRequest<T>(method: string, decode: () => T): T {
+  try {
+    return decode();
+  } catch (err) {
+    throw new RpcError(
+      STATUS.INVALID_ARGUMENT,
+      `Cannot decode ${method} request: ${(err as Error).message}`,
+    );
+  }
+}

@@ -12,7 +12,7 @@ import {
   encodeListDevicesResponse,
   type ListDevicesResponseMessage,
 } from "../proto/mod.ts";
-import { RpcError, STATUS } from "./errors.ts";
+import { decodeRequest } from "./errors.ts";
 
 /** What ListDevices reads (the pipeline's `NodeDevices`). */
 export interface DevicesView {
@@ -35,15 +35,7 @@ export function listDevices(
   devices: DevicesView | undefined,
   resumeToken: string,
 ): Uint8Array {
-  let resourceName: string;
-  try {
-    resourceName = decodeListDevicesRequest(request).resourceName;
-  } catch (err) {
-    throw new RpcError(
-      STATUS.INVALID_ARGUMENT,
-      `Cannot decode ListDevices request: ${(err as Error).message}`,
-    );
-  }
+  const { resourceName } = decodeRequest("ListDevices", () => decodeListDevicesRequest(request));
   if (devices === undefined) {
     return encodeListDevicesResponse({
       available: false,

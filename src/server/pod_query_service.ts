@@ -28,7 +28,7 @@ import { type DevicesView, listDevices } from "./list_devices.ts";
 import type { CallContext, WatchSink } from "./call_context.ts";
 import { frameMessage } from "../grpc/message_framing.ts";
 import { sendBatches } from "./watch_batches.ts";
-import { RpcError, STATUS } from "./errors.ts";
+import { decodeRequest, RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
 import { FIELD_MASK_BIN_KEY, FIELD_MASK_KEY, requestMask } from "./request_mask.ts";
 import { bytesEqual } from "../bytes_equal.ts";
@@ -206,7 +206,7 @@ export class PodQueryService {
   }
 
   #parseList(request: Uint8Array, ctx: CallContext): ParsedList {
-    const req = decode(() => decodeListRequest(request), "List");
+    const req = decodeRequest("List", () => decodeListRequest(request));
     return {
       selector: compileSelector(selectorSpec(req.selector)),
       mask: this.#mask(req.mask, ctx),
@@ -215,7 +215,7 @@ export class PodQueryService {
   }
 
   #parseGet(request: Uint8Array, ctx: CallContext): ParsedGet {
-    const req = decode(() => decodeGetRequest(request), "Get");
+    const req = decodeRequest("Get", () => decodeGetRequest(request));
     if (req.key === undefined) {
       throw new RpcError(
         STATUS.INVALID_ARGUMENT,
@@ -274,7 +274,7 @@ export class PodQueryService {
    */
   async watch(request: Uint8Array, ctx: CallContext, sink: WatchSink): Promise<void> {
     this.#core.checkServing(ctx.apiVersion);
-    const req = decode(() => decodeWatchRequest(request), "Watch");
+    const req = decodeRequest("Watch", () => decodeWatchRequest(request));
     const selector: PodSelector = compileSelector(selectorSpec(req.selector));
     const mask = this.#mask(req.mask, ctx);
     using watch = this.#core.openWatch({
@@ -327,17 +327,6 @@ export class PodQueryService {
   #mask(paths: readonly string[] | undefined, ctx: CallContext): FieldMask {
     if (paths === undefined) return requestMask(ctx, this.#options.masks);
     return paths.length === 0 ? FIELD_MASK_ALL : this.#options.masks.parsePaths(paths);
-  }
-}
-
-function decode<T>(fn: () => T, method: string): T {
-  try {
-    return fn();
-  } catch (err) {
-    throw new RpcError(
-      STATUS.INVALID_ARGUMENT,
-      `Cannot decode ${method} request: ${(err as Error).message}`,
-    );
   }
 }
 

@@ -20,7 +20,7 @@ import {
 import { SELECT_ALL } from "../query/mod.ts";
 import type { ServingCore } from "../serving/mod.ts";
 import type { CallContext, WatchSink } from "./call_context.ts";
-import { RpcError, STATUS } from "./errors.ts";
+import { decodeRequest, RpcError, STATUS } from "./errors.ts";
 import { MaskedBytesCache } from "./masked_bytes_cache.ts";
 import { sendBatches } from "./watch_batches.ts";
 import { requestMask } from "./request_mask.ts";
@@ -80,15 +80,7 @@ export class PodsService {
    */
   getPod(request: Uint8Array, ctx: CallContext): Promise<FramedMessage> {
     this.#core.admit(ctx.apiVersion, "get", ctx.connection);
-    let uid: string;
-    try {
-      uid = decodeGetPodRequest(request).podUID;
-    } catch (err) {
-      throw new RpcError(
-        STATUS.INVALID_ARGUMENT,
-        `Cannot decode GetPod request: ${(err as Error).message}`,
-      );
-    }
+    const uid = decodeRequest("GetPod", () => decodeGetPodRequest(request)).podUID;
     checkUid(uid);
     const mask = requestMask(ctx, this.#options.masks);
     const pod = this.#core.engine.lookup({ kind: "uid", uid })?.pod;

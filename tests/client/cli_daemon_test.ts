@@ -1,10 +1,7 @@
 // The client commands against `serve --simulate` (seed 7, 12 pods, no churn), run as a user runs them.
 import assert from "node:assert/strict";
+import { lines } from "./_cli_output.ts";
 import { runCli, startSimDaemon } from "./_sim_daemon.ts";
-
-function lines(text: string): string[] {
-  return text.split("\n").filter((l) => l !== "");
-}
 
 const LIST_HEADER =
   "NAMESPACE     NAME                              READY   STATUS              RESTARTS        AGE";

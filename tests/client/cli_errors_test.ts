@@ -1,11 +1,8 @@
 // Every error of a client command, as a user meets it: one line that says what to do, exit 1.
 import assert from "node:assert/strict";
+import { lines } from "./_cli_output.ts";
 import { runCli, startSimDaemon } from "./_sim_daemon.ts";
 import { pollUntil } from "../_support/poll.ts";
-
-function lines(text: string): string[] {
-  return text.split("\n").filter((l) => l !== "");
-}
 
 Deno.test("pods-api list says there is no socket and how to name one", async () => {
   const r = await runCli(["list", "--socket", "/nonexistent/pods-api.sock"]);

@@ -3,11 +3,8 @@
 import assert from "node:assert/strict";
 import { PodQueryClient, PodsClient } from "../../src/client/mod.ts";
 import { startKubeletLikeServer } from "../_support/kubelet_like_server.ts";
+import { lines } from "./_cli_output.ts";
 import { runCli, startSimDaemon } from "./_sim_daemon.ts";
-
-function lines(text: string): string[] {
-  return text.split("\n").filter((l) => l !== "");
-}
 
 Deno.test("pods-api get and list work on a kubelet's socket by listing; --deleted says it needs PodQuery", async () => {
   await using daemon = await startSimDaemon({ pods: 12, seed: 7 });

@@ -1,11 +1,8 @@
 // The CLI as a user runs it: subprocesses against `serve --simulate`, exit codes and exact lines.
 import assert from "node:assert/strict";
 import { COMMAND_SPECS } from "../../src/client/cli_flags.ts";
+import { lines } from "./_cli_output.ts";
 import { type CliResult, runCli } from "./_sim_daemon.ts";
-
-function lines(text: string): string[] {
-  return text.split("\n").filter((l) => l !== "");
-}
 
 function assertUsage(r: CliResult, line: string): void {
   assert.equal(r.code, 2, r.stderr);

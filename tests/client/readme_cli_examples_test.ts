@@ -12,15 +12,11 @@ import { PodsClient } from "../../src/client/mod.ts";
 import type { PodObject } from "../../src/model/pod.ts";
 import { INSTALL_DIR_ENV } from "../../scripts/install.ts";
 import { readmeCommands } from "../_support/readme_blocks.ts";
+import { tableCells } from "./_cli_output.ts";
 import { startSimDaemon } from "./_sim_daemon.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const DECODER = new TextDecoder();
-
-/** A table's lines as cells (columns are two or more spaces apart). */
-function table(text: string): string[][] {
-  return text.trimEnd().split("\n").map((line) => line.trim().split(/\s{2,}/));
-}
 
 function key(p: PodObject): string {
   return `${p.metadata.namespace}/${p.metadata.name}`;
@@ -43,7 +39,7 @@ const POD_COLUMNS = ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE"];
 
 /** The rows of a pod table with {@linkcode POD_COLUMNS}, as `namespace/name`. */
 function podRows(out: string): string[] {
-  const [header, ...rows] = table(out);
+  const [header, ...rows] = tableCells(out);
   assert.deepEqual(header, POD_COLUMNS);
   for (const row of rows) {
     assert.match(row[2]!, /^\d+\/\d+$/, row.join(" | "));
@@ -76,7 +72,7 @@ const EXAMPLES: readonly [RegExp, (seen: Seen) => void | Promise<void>][] = [
     assert.deepEqual(podRows(out), pods.map(key).sort());
   }],
   [/^pods-api list -n payments -o wide -L app\.kubernetes\.io\/part-of$/, ({ out, pods }) => {
-    const [header, ...rows] = table(out);
+    const [header, ...rows] = tableCells(out);
     assert.deepEqual(header, [
       "NAME",
       "READY",
@@ -160,7 +156,7 @@ const EXAMPLES: readonly [RegExp, (seen: Seen) => void | Promise<void>][] = [
     },
   ],
   [/^pods-api watch -n payments$/, ({ out, pods }) => {
-    const [header, first] = table(out);
+    const [header, first] = tableCells(out);
     assert.deepEqual(header, [
       "TIME",
       "EVENT",
@@ -187,7 +183,7 @@ const EXAMPLES: readonly [RegExp, (seen: Seen) => void | Promise<void>][] = [
     assert.equal(typeof event!.object?.metadata.uid, "string");
   }],
   [/^pods-api ps -a --state exited$/, ({ out }) => {
-    const [header, ...rows] = table(out);
+    const [header, ...rows] = tableCells(out);
     assert.deepEqual(header, [
       "CONTAINER",
       "IMAGE",

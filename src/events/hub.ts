@@ -117,7 +117,8 @@ class Subscriber implements Subscription {
   #accept: ((event: PodEvent) => boolean) | undefined;
   #resources: boolean;
   #waiter: ((item: SubscriptionItem) => void) | undefined;
-  #final: SubscriptionItem | undefined;
+  /** The item that ended the subscription (dropped, closed), once it has ended. */
+  #ending: SubscriptionItem | undefined;
   #metrics: Metrics;
   #apiVersion: Surface;
   #detach: () => void;
@@ -157,13 +158,13 @@ class Subscriber implements Subscription {
   }
 
   get open(): boolean {
-    return this.#final === undefined;
+    return this.#ending === undefined;
   }
 
   next(): Promise<SubscriptionItem> {
     const event = this.poll();
     if (event !== undefined) return Promise.resolve({ state: "event", event });
-    if (this.#final !== undefined) return Promise.resolve(this.#final);
+    if (this.#ending !== undefined) return Promise.resolve(this.#ending);
     if (this.#waiter !== undefined) {
       return Promise.reject(new TypeError("Cannot call next() while a previous call is pending"));
     }
@@ -177,7 +178,7 @@ class Subscriber implements Subscription {
   }
 
   deliver(event: PodEvent): void {
-    if (this.#final !== undefined || event.seq <= this.resourceVersion) return;
+    if (this.#ending !== undefined || event.seq <= this.resourceVersion) return;
     if (event.type === "MODIFIED") {
       if (!this.#resources && isResourcesOnlyChange(event)) return;
       if (this.#accept !== undefined && !this.#accept(event)) return;
@@ -208,7 +209,7 @@ class Subscriber implements Subscription {
    */
   endBatch(): void {
     const bound = this.#limit + this.#allowance;
-    if (this.#final === undefined && this.#live && this.#behind && this.#queue.size > bound) {
+    if (this.#ending === undefined && this.#live && this.#behind && this.#queue.size > bound) {
       this.#drop();
     }
   }
@@ -234,8 +235,8 @@ class Subscriber implements Subscription {
   }
 
   #finish(item: SubscriptionItem): void {
-    if (this.#final !== undefined) return;
-    this.#final = item;
+    if (this.#ending !== undefined) return;
+    this.#ending = item;
     this.#queue.clear();
     this.#detach();
     const waiter = this.#waiter;

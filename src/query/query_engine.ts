@@ -215,14 +215,14 @@ export class QueryEngine {
   #hub: EventHub;
   #clock: Clock;
   #log: ChangeLog;
-  #live = new PodIndex();
-  #tombIndex = new PodIndex();
+  #livePods = new PodIndex();
+  #tombstonePods = new PodIndex();
   #liveDevices = new DeviceIndex();
-  #tombDevices = new DeviceIndex();
+  #tombstoneDevices = new DeviceIndex();
   #tombstones = new Map<PodUid, Tombstone>();
-  #ttl: number;
-  #tombMaxBytes: number;
-  #tombBytes = 0;
+  #tombstoneTtlMs: number;
+  #tombstoneMaxBytes: number;
+  #tombstoneBytes = 0;
   #memo = new Map<string, { list: readonly CachedPod[]; selected: readonly CachedPod[] }>();
   /** The ADDED items of each list a watch started from, while the list lives. */
   #added = new WeakMap<readonly CachedPod[], readonly WatchItem[]>();
@@ -232,8 +232,8 @@ export class QueryEngine {
     this.#store = options.store;
     this.#hub = options.hub;
     this.#clock = options.clock;
-    this.#ttl = options.tombstoneTtlMs;
-    this.#tombMaxBytes = options.tombstoneMaxBytes ?? numericDefault("tombstone-bytes");
+    this.#tombstoneTtlMs = options.tombstoneTtlMs;
+    this.#tombstoneMaxBytes = options.tombstoneMaxBytes ?? numericDefault("tombstone-bytes");
     this.#log = new ChangeLog({
       ...options.history,
       clock: options.clock,
@@ -241,7 +241,7 @@ export class QueryEngine {
       start: options.store.resourceVersion,
     });
     for (const pod of options.store.list()) {
-      this.#live.put(pod);
+      this.#livePods.put(pod);
       this.#liveDevices.put(pod);
     }
   }
@@ -274,7 +274,7 @@ export class QueryEngine {
 
   /** Memory the tombstones hold (estimated as for the history). */
   get tombstoneBytes(): number {
-    return this.#tombBytes;
+    return this.#tombstoneBytes;
   }
 
   /**
@@ -289,16 +289,16 @@ export class QueryEngine {
     for (const event of events) {
       const uid = event.pod.uid;
       if (event.type === "DELETED") {
-        this.#live.delete(uid);
+        this.#livePods.delete(uid);
         this.#liveDevices.delete(uid);
         this.#dropTombstone(uid);
         const bytes = retainedBytes(event.pod);
-        this.#tombstones.set(uid, { pod: event.pod, expires: now + this.#ttl, bytes });
-        this.#tombBytes += bytes;
-        this.#tombIndex.put(event.pod);
-        this.#tombDevices.put(event.pod);
+        this.#tombstones.set(uid, { pod: event.pod, expires: now + this.#tombstoneTtlMs, bytes });
+        this.#tombstoneBytes += bytes;
+        this.#tombstonePods.put(event.pod);
+        this.#tombstoneDevices.put(event.pod);
       } else {
-        this.#live.put(event.pod);
+        this.#livePods.put(event.pod);
         this.#liveDevices.put(event.pod);
         this.#dropTombstone(uid);
       }
@@ -356,13 +356,13 @@ export class QueryEngine {
    * @throws {LookupError} For a malformed IP or a short or ambiguous container ID prefix.
    */
   lookup(key: LookupKey, includeDeleted = false): LookupResult | undefined {
-    const live = this.#find(this.#live, this.#liveDevices, key, (uid) => this.#store.get(uid));
+    const live = this.#find(this.#livePods, this.#liveDevices, key, (uid) => this.#store.get(uid));
     if (live !== undefined) return { pod: live, deleted: false };
     if (!includeDeleted) return undefined;
     this.#pruneTombstones();
     const dead = this.#find(
-      this.#tombIndex,
-      this.#tombDevices,
+      this.#tombstonePods,
+      this.#tombstoneDevices,
       key,
       (uid) => this.#tombstones.get(uid)?.pod,
     );
@@ -518,16 +518,16 @@ export class QueryEngine {
     const tomb = this.#tombstones.get(uid);
     if (tomb === undefined) return;
     this.#tombstones.delete(uid);
-    this.#tombIndex.delete(uid);
-    this.#tombDevices.delete(uid);
-    this.#tombBytes -= tomb.bytes;
+    this.#tombstonePods.delete(uid);
+    this.#tombstoneDevices.delete(uid);
+    this.#tombstoneBytes -= tomb.bytes;
   }
 
   #pruneTombstones(): void {
     const now = this.#clock.now();
     // Oldest first (insertion order): expired, or over the byte bound.
     for (const [uid, tomb] of this.#tombstones) {
-      if (tomb.expires > now && this.#tombBytes <= this.#tombMaxBytes) break;
+      if (tomb.expires > now && this.#tombstoneBytes <= this.#tombstoneMaxBytes) break;
       this.#dropTombstone(uid);
     }
   }

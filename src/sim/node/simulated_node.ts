@@ -104,7 +104,7 @@ export class SimulatedNode {
 
   #prng: Prng;
   #node: NodeIdentity;
-  #static: Workload | undefined;
+  #staticWorkload: Workload | undefined;
   #daemonSets: Workload[] = [];
   #creatable: Workload[] = [];
   #ips: IpPool;
@@ -245,7 +245,7 @@ export class SimulatedNode {
         ? stableHex(`${seed}/${this.nodeName}/${t.name}`, 32)
         : templateHash(`${seed}/${namespace}/${t.name}`);
       const w: Workload = { template: t, namespace, ownerUid: this.#prng.uuid(), hash };
-      if (t.kind === "Static") this.#static = w;
+      if (t.kind === "Static") this.#staticWorkload = w;
       else if (t.kind === "DaemonSet") this.#daemonSets.push(w);
       else this.#creatable.push(w);
     }
@@ -253,7 +253,7 @@ export class SimulatedNode {
 
   #populate(): void {
     const plan: Workload[] = [];
-    if (this.#static && plan.length < this.targetPods) plan.push(this.#static);
+    if (this.#staticWorkload && plan.length < this.targetPods) plan.push(this.#staticWorkload);
     for (const ds of this.#daemonSets) if (plan.length < this.targetPods) plan.push(ds);
     const weights = this.#creatable.map((w) => w.template.weight);
     while (plan.length < this.targetPods) {

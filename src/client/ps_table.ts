@@ -8,7 +8,7 @@
  * @module
  */
 
-import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
+import { isJsonObject, objectOf, stringOf } from "../model/json.ts";
 import type { PodObject } from "../model/pod.ts";
 
 /** A container's state as crictl names it. */
@@ -29,14 +29,6 @@ export interface ContainerRow {
   readonly namespace: string;
 }
 
-function obj(value: JsonValue | undefined): JsonObject {
-  return isJsonObject(value) ? value : {};
-}
-
-function text(value: JsonValue | undefined): string {
-  return typeof value === "string" ? value : "";
-}
-
 /**
  * The containers of some pods: init, regular and ephemeral, in pod order.
  *
@@ -46,14 +38,14 @@ function text(value: JsonValue | undefined): string {
 export function containerRows(pods: readonly PodObject[]): ContainerRow[] {
   const rows: ContainerRow[] = [];
   for (const pod of pods) {
-    const status = obj(pod.status);
+    const status = objectOf(pod.status);
     for (
       const key of ["initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"]
     ) {
       const list = status[key];
       if (!Array.isArray(list)) continue;
       for (const cs of list.filter(isJsonObject)) {
-        const state = obj(cs.state);
+        const state = objectOf(cs.state);
         const kind: ContainerState = isJsonObject(state.running)
           ? "Running"
           : isJsonObject(state.terminated)
@@ -61,13 +53,14 @@ export function containerRows(pods: readonly PodObject[]): ContainerRow[] {
           : isJsonObject(state.waiting)
           ? "Created"
           : "Unknown";
-        const id = text(cs.containerID).replace(/^[a-z0-9+.-]*:\/\//, "");
+        const id = stringOf(cs.containerID).replace(/^[a-z0-9+.-]*:\/\//, "");
         rows.push({
           id,
-          image: text(cs.image),
-          created: text(obj(state.running).startedAt) || text(obj(state.terminated).startedAt),
+          image: stringOf(cs.image),
+          created: stringOf(objectOf(state.running).startedAt) ||
+            stringOf(objectOf(state.terminated).startedAt),
           state: kind,
-          name: text(cs.name),
+          name: stringOf(cs.name),
           attempt: typeof cs.restartCount === "number" ? cs.restartCount : 0,
           podUid: pod.metadata.uid,
           podName: pod.metadata.name,

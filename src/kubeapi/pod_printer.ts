@@ -8,7 +8,14 @@
  * @module
  */
 
-import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
+import {
+  isJsonObject,
+  type JsonObject,
+  type JsonValue,
+  objectOf,
+  objectsOf,
+  stringOf,
+} from "../model/json.ts";
 import type { PodObject } from "../model/pod.ts";
 import { isTerminalPhase } from "../status/mod.ts";
 
@@ -36,18 +43,6 @@ export const POD_COLUMNS: readonly TableColumn[] = Object.freeze([
 
 function col(name: string, priority: number, description: string, format = ""): TableColumn {
   return Object.freeze({ name, type: "string", format, description, priority });
-}
-
-function obj(value: JsonValue | undefined): JsonObject {
-  return isJsonObject(value) ? value : {};
-}
-
-function list(value: JsonValue | undefined): JsonObject[] {
-  return Array.isArray(value) ? value.filter(isJsonObject) : [];
-}
-
-function str(value: JsonValue | undefined): string {
-  return typeof value === "string" ? value : "";
 }
 
 function num(value: JsonValue | undefined): number {
@@ -100,7 +95,7 @@ function isRestartable(container: JsonObject | undefined): boolean {
 }
 
 function finishedAt(status: JsonObject): string {
-  return str(obj(obj(status.lastState).terminated).finishedAt);
+  return stringOf(objectOf(objectOf(status.lastState).terminated).finishedAt);
 }
 
 /** RFC 3339 strings of one format compare as times; "" is the zero time. */
@@ -130,15 +125,15 @@ export interface PodRow {
  * @returns The cells in {@linkcode POD_COLUMNS} order.
  */
 export function printPod(pod: Readonly<PodObject>, now: number): PodRow {
-  const spec = obj(pod.spec);
-  const status = obj(pod.status);
-  const phase = str(status.phase);
-  let reason = str(status.reason) || phase;
-  const conditions = list(status.conditions);
+  const spec = objectOf(pod.spec);
+  const status = objectOf(pod.status);
+  const phase = stringOf(status.phase);
+  let reason = stringOf(status.reason) || phase;
+  const conditions = objectsOf(status.conditions);
   for (const c of conditions) {
     if (c.type === "PodScheduled" && c.reason === "SchedulingGated") reason = "SchedulingGated";
   }
-  const containers = list(spec.containers);
+  const containers = objectsOf(spec.containers);
   let total = containers.length;
   let ready = 0;
   let restarts = 0;
@@ -146,21 +141,21 @@ export function printPod(pod: Readonly<PodObject>, now: number): PodRow {
   let lastRestart = "";
   let lastSidecarRestart = "";
   const initSpecs = new Map<string, JsonObject>();
-  const initContainers = list(spec.initContainers);
+  const initContainers = objectsOf(spec.initContainers);
   for (const c of initContainers) {
-    initSpecs.set(str(c.name), c);
+    initSpecs.set(stringOf(c.name), c);
     if (isRestartable(c)) total++;
   }
   let initializing = false;
-  const initStatuses = list(status.initContainerStatuses);
+  const initStatuses = objectsOf(status.initContainerStatuses);
   for (let i = 0; i < initStatuses.length; i++) {
     const cs = initStatuses[i]!;
-    const state = obj(cs.state);
+    const state = objectOf(cs.state);
     const terminated = isJsonObject(state.terminated) ? state.terminated : undefined;
-    const waiting = obj(state.waiting);
+    const waiting = objectOf(state.waiting);
     restarts += num(cs.restartCount);
     lastRestart = later(lastRestart, finishedAt(cs));
-    const restartable = isRestartable(initSpecs.get(str(cs.name)));
+    const restartable = isRestartable(initSpecs.get(stringOf(cs.name)));
     if (restartable) {
       sidecarRestarts += num(cs.restartCount);
       lastSidecarRestart = later(lastSidecarRestart, finishedAt(cs));
@@ -171,12 +166,12 @@ export function printPod(pod: Readonly<PodObject>, now: number): PodRow {
       continue;
     }
     if (terminated !== undefined) {
-      const why = str(terminated.reason);
+      const why = stringOf(terminated.reason);
       if (why !== "") reason = `Init:${why}`;
       else if (num(terminated.signal) !== 0) reason = `Init:Signal:${num(terminated.signal)}`;
       else reason = `Init:ExitCode:${num(terminated.exitCode)}`;
-    } else if (str(waiting.reason) !== "" && waiting.reason !== "PodInitializing") {
-      reason = `Init:${str(waiting.reason)}`;
+    } else if (stringOf(waiting.reason) !== "" && waiting.reason !== "PodInitializing") {
+      reason = `Init:${stringOf(waiting.reason)}`;
     } else {
       reason = `Init:${i}/${initContainers.length}`;
     }
@@ -188,17 +183,17 @@ export function printPod(pod: Readonly<PodObject>, now: number): PodRow {
     restarts = sidecarRestarts;
     lastRestart = lastSidecarRestart;
     let hasRunning = false;
-    const statuses = list(status.containerStatuses);
+    const statuses = objectsOf(status.containerStatuses);
     for (let i = statuses.length - 1; i >= 0; i--) {
       const cs = statuses[i]!;
-      const state = obj(cs.state);
+      const state = objectOf(cs.state);
       restarts += num(cs.restartCount);
       lastRestart = later(lastRestart, finishedAt(cs));
-      const waiting = obj(state.waiting);
+      const waiting = objectOf(state.waiting);
       const terminated = isJsonObject(state.terminated) ? state.terminated : undefined;
-      if (str(waiting.reason) !== "") reason = str(waiting.reason);
-      else if (terminated !== undefined && str(terminated.reason) !== "") {
-        reason = str(terminated.reason);
+      if (stringOf(waiting.reason) !== "") reason = stringOf(waiting.reason);
+      else if (terminated !== undefined && stringOf(terminated.reason) !== "") {
+        reason = stringOf(terminated.reason);
       } else if (terminated !== undefined) {
         reason = num(terminated.signal) !== 0
           ? `Signal:${num(terminated.signal)}`
@@ -213,16 +208,16 @@ export function printPod(pod: Readonly<PodObject>, now: number): PodRow {
       reason = podReady ? "Running" : "NotReady";
     }
   }
-  const deleting = str(pod.metadata.deletionTimestamp) !== "";
+  const deleting = stringOf(pod.metadata.deletionTimestamp) !== "";
   if (deleting && status.reason === "NodeLost") reason = "Unknown";
   else if (deleting && phase !== "Succeeded" && phase !== "Failed") reason = "Terminating";
   const restartText = restarts !== 0 && lastRestart !== ""
     ? `${restarts} (${since(lastRestart, now)} ago)`
     : String(restarts);
-  const ips = list(status.podIPs);
-  const podIP = str(ips[0]?.ip) || str(status.podIP);
+  const ips = objectsOf(status.podIPs);
+  const podIP = stringOf(ips[0]?.ip) || stringOf(status.podIP);
   let gates = "<none>";
-  const readinessGates = list(spec.readinessGates);
+  const readinessGates = objectsOf(spec.readinessGates);
   if (readinessGates.length > 0) {
     let passed = 0;
     for (const gate of readinessGates) {
@@ -236,10 +231,10 @@ export function printPod(pod: Readonly<PodObject>, now: number): PodRow {
     `${ready}/${total}`,
     reason,
     restartText,
-    since(str(pod.metadata.creationTimestamp), now),
+    since(stringOf(pod.metadata.creationTimestamp), now),
     podIP || "<none>",
-    str(spec.nodeName) || "<none>",
-    str(status.nominatedNodeName) || "<none>",
+    stringOf(spec.nodeName) || "<none>",
+    stringOf(status.nominatedNodeName) || "<none>",
     gates,
   ];
   if (isTerminalPhase(phase)) {

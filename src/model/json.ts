@@ -35,6 +35,36 @@ export function isJsonObject(value: unknown): value is JsonObject {
 }
 
 /**
+ * A field read as an object, for code that reads a pod's JSON leniently.
+ *
+ * @param value The field's value.
+ * @returns It, or `{}` when it is absent or not an object.
+ */
+export function objectOf(value: JsonValue | undefined): JsonObject {
+  return isJsonObject(value) ? value : {};
+}
+
+/**
+ * A list field read as objects, skipping items that are not.
+ *
+ * @param value The field's value.
+ * @returns Its objects, or `[]` when it is absent or not an array.
+ */
+export function objectsOf(value: JsonValue | undefined): JsonObject[] {
+  return Array.isArray(value) ? value.filter(isJsonObject) : [];
+}
+
+/**
+ * A field read as a string.
+ *
+ * @param value The field's value.
+ * @returns It, or `""` when it is absent or not a string.
+ */
+export function stringOf(value: JsonValue | undefined): string {
+  return typeof value === "string" ? value : "";
+}
+
+/**
  * Orders strings by their UTF-8 bytes, as Go sorts map keys when it marshals.
  * UTF-16 order differs only for characters above U+FFFF against U+E000–U+FFFF.
  *

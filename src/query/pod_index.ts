@@ -8,7 +8,7 @@
  */
 
 import type { CachedPod } from "../cache/types.ts";
-import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue, objectOf } from "../model/json.ts";
 import type { PodObject, PodUid } from "../model/pod.ts";
 import { LookupError } from "./errors.ts";
 import { normalizeIp } from "./ip.ts";
@@ -28,10 +28,6 @@ const STATUS_LISTS = [
   "containerStatuses",
   "ephemeralContainerStatuses",
 ] as const;
-
-function obj(value: JsonValue | undefined): JsonObject {
-  return isJsonObject(value) ? value : {};
-}
 
 /**
  * Strips a runtime scheme (`containerd://`, `cri-o://`, `docker://`) and
@@ -79,7 +75,7 @@ const STATUS_KEYS = new WeakMap<object, { ids: string[]; ips: string[] }>();
 
 function keysOf(pod: Readonly<PodObject>): PodKeys {
   const name = `${pod.metadata.namespace}/${pod.metadata.name}`;
-  const hostNetwork = obj(pod.spec).hostNetwork === true;
+  const hostNetwork = objectOf(pod.spec).hostNetwork === true;
   const raw = pod.status;
   if (isJsonObject(raw)) {
     const known = STATUS_KEYS.get(raw);
@@ -87,7 +83,7 @@ function keysOf(pod: Readonly<PodObject>): PodKeys {
       return { name, containerIds: known.ids, ips: hostNetwork ? NO_IPS : known.ips };
     }
   }
-  const keys = statusKeys(obj(raw));
+  const keys = statusKeys(objectOf(raw));
   if (isJsonObject(raw)) STATUS_KEYS.set(raw, keys);
   return { name, containerIds: keys.ids, ips: hostNetwork ? NO_IPS : keys.ips };
 }
@@ -98,12 +94,12 @@ function statusKeys(status: JsonObject): { ids: string[]; ips: string[] } {
     const statuses = status[list];
     if (!Array.isArray(statuses)) continue;
     for (const cs of statuses) {
-      const c = obj(cs);
+      const c = objectOf(cs);
       if (typeof c.containerID === "string" && c.containerID !== "") {
         ids.push(memo(c.containerID, "id")!);
       }
       // The previous instance's logs and cgroup may still be around.
-      const last = obj(obj(c.lastState).terminated).containerID;
+      const last = objectOf(objectOf(c.lastState).terminated).containerID;
       if (typeof last === "string" && last !== "") ids.push(memo(last, "id")!);
     }
   }
@@ -116,7 +112,7 @@ function statusKeys(status: JsonObject): { ids: string[]; ips: string[] } {
     if (n !== undefined && !ips.includes(n)) ips.push(n);
   };
   add(status.podIP);
-  if (Array.isArray(status.podIPs)) { for (const entry of status.podIPs) add(obj(entry).ip); }
+  if (Array.isArray(status.podIPs)) { for (const entry of status.podIPs) add(objectOf(entry).ip); }
   return { ids, ips };
 }
 
@@ -125,7 +121,7 @@ function keptKeys(old: PodKeys, pod: Readonly<PodObject>): boolean {
   const raw = pod.status;
   const known = isJsonObject(raw) ? STATUS_KEYS.get(raw) : undefined;
   if (known === undefined || known.ids !== old.containerIds) return false;
-  const hostNetwork = obj(pod.spec).hostNetwork === true;
+  const hostNetwork = objectOf(pod.spec).hostNetwork === true;
   if ((hostNetwork ? old.ips.length !== 0 : known.ips !== old.ips)) return false;
   const name = old.name;
   const ns = pod.metadata.namespace;

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
+import { objectOf, stringOf } from "../model/json.ts";
 import type { PodObject } from "../model/pod.ts";
 import {
   containersHoldingDevice,
@@ -82,14 +82,6 @@ export type PodSelectableField = typeof POD_SELECTABLE_FIELDS[number];
 
 const SELECTABLE: ReadonlySet<string> = new Set(POD_SELECTABLE_FIELDS);
 
-function str(value: JsonValue | undefined): string {
-  return typeof value === "string" ? value : "";
-}
-
-function obj(value: JsonValue | undefined): JsonObject {
-  return isJsonObject(value) ? value : {};
-}
-
 /**
  * Reads a selectable field of a pod as the API server's
  * `PodToSelectableFields` renders it (absent strings are `""`,
@@ -106,26 +98,26 @@ export function podFieldValue(pod: Readonly<PodObject>, field: PodSelectableFiel
     case "metadata.namespace":
       return pod.metadata.namespace;
     case "spec.nodeName":
-      return str(obj(pod.spec).nodeName);
+      return stringOf(objectOf(pod.spec).nodeName);
     case "spec.restartPolicy":
       // The API server defaults it; a pod from a manifest may leave it out.
-      return str(obj(pod.spec).restartPolicy) || "Always";
+      return stringOf(objectOf(pod.spec).restartPolicy) || "Always";
     case "spec.schedulerName":
-      return str(obj(pod.spec).schedulerName);
+      return stringOf(objectOf(pod.spec).schedulerName);
     case "spec.serviceAccountName":
-      return str(obj(pod.spec).serviceAccountName);
+      return stringOf(objectOf(pod.spec).serviceAccountName);
     case "spec.hostNetwork":
-      return obj(pod.spec).hostNetwork === true ? "true" : "false";
+      return objectOf(pod.spec).hostNetwork === true ? "true" : "false";
     case "status.phase":
-      return str(obj(pod.status).phase);
+      return stringOf(objectOf(pod.status).phase);
     case "status.podIP": {
-      const status = obj(pod.status);
+      const status = objectOf(pod.status);
       const ips = status.podIPs;
-      if (Array.isArray(ips) && ips.length > 0) return str(obj(ips[0]).ip);
-      return str(status.podIP);
+      if (Array.isArray(ips) && ips.length > 0) return stringOf(objectOf(ips[0]).ip);
+      return stringOf(status.podIP);
     }
     case "status.nominatedNodeName":
-      return str(obj(pod.status).nominatedNodeName);
+      return stringOf(objectOf(pod.status).nominatedNodeName);
   }
 }
 

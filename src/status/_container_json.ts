@@ -7,11 +7,6 @@
 
 import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 
-/** The JSON objects of a list; anything else counts as empty. */
-export function objects(value: JsonValue | undefined): JsonObject[] {
-  return Array.isArray(value) ? value.filter(isJsonObject) : [];
-}
-
 /** A string field, or `undefined`. */
 export function str(value: JsonValue | undefined): string | undefined {
   return typeof value === "string" ? value : undefined;

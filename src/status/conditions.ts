@@ -7,8 +7,8 @@
  * @module
  */
 
-import type { JsonObject } from "../model/json.ts";
-import { byName, objects, str } from "./_container_json.ts";
+import { type JsonObject, objectsOf } from "../model/json.ts";
+import { byName, str } from "./_container_json.ts";
 import type { PodContainerStatuses } from "./container_statuses.ts";
 import { anyRegularContainerStarted, isSidecar } from "./phase.ts";
 
@@ -83,7 +83,7 @@ export function initializedCondition(
   if (anyRegularContainerStarted(spec, statuses.regular)) return { type, status: "True" };
   const map = byName(statuses.init);
   const incomplete: string[] = [];
-  for (const c of objects(spec.initContainers)) {
+  for (const c of objectsOf(spec.initContainers)) {
     const name = str(c.name) ?? "";
     const cs = map.get(name);
     const done = isSidecar(c) ? cs?.started === true : cs?.ready === true;
@@ -126,12 +126,12 @@ export function containersReadyCondition(
   const init = byName(statuses.init);
   const regular = byName(statuses.regular);
   const unready: string[] = [];
-  for (const c of objects(spec.initContainers)) {
+  for (const c of objectsOf(spec.initContainers)) {
     if (!isSidecar(c)) continue;
     const name = str(c.name) ?? "";
     if (init.get(name)?.ready !== true) unready.push(name);
   }
-  for (const c of objects(spec.containers)) {
+  for (const c of objectsOf(spec.containers)) {
     const name = str(c.name) ?? "";
     if (regular.get(name)?.ready !== true) unready.push(name);
   }
@@ -162,7 +162,7 @@ export function readyCondition(
   const type = "Ready";
   if (containersReady.status !== "True") return { ...containersReady, type };
   const problems: string[] = [];
-  for (const gate of objects(spec.readinessGates)) {
+  for (const gate of objectsOf(spec.readinessGates)) {
     const name = str(gate.conditionType) ?? "";
     const c = findCondition(others, name);
     if (c === undefined) {

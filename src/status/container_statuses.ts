@@ -8,8 +8,8 @@
  * @module
  */
 
-import { isJsonObject, type JsonObject } from "../model/json.ts";
-import { byName, compareNames, exitCode, objects, stateKind, str } from "./_container_json.ts";
+import { isJsonObject, type JsonObject, objectsOf } from "../model/json.ts";
+import { byName, compareNames, exitCode, stateKind, str } from "./_container_json.ts";
 import { isSidecar } from "./phase.ts";
 
 /** Container state reasons the kubelet (and CRI runtimes) use. */
@@ -184,7 +184,7 @@ export function podContainerStatuses(
 ): PodContainerStatuses {
   const runtime = byName(allStatuses(runtimeStatus));
   const source = byName(allStatuses(sourceStatus));
-  const initSpecs = objects(spec.initContainers);
+  const initSpecs = objectsOf(spec.initContainers);
   const regularReason = initSpecs.length > 0
     ? CONTAINER_REASON.podInitializing
     : CONTAINER_REASON.containerCreating;
@@ -196,9 +196,9 @@ export function podContainerStatuses(
     init: initSpecs.map((c) =>
       build(c, isSidecar(c) ? "sidecar" : "init", CONTAINER_REASON.containerCreating)
     ),
-    regular: objects(spec.containers).map((c) => build(c, "regular", regularReason))
+    regular: objectsOf(spec.containers).map((c) => build(c, "regular", regularReason))
       .sort(compareNames),
-    ephemeral: objects(spec.ephemeralContainers).map((c) =>
+    ephemeral: objectsOf(spec.ephemeralContainers).map((c) =>
       build(c, "ephemeral", CONTAINER_REASON.containerCreating)
     ).sort(compareNames),
   };
@@ -206,5 +206,5 @@ export function podContainerStatuses(
 
 function allStatuses(status: Readonly<JsonObject> | undefined): JsonObject[] {
   if (status === undefined) return [];
-  return STATUS_LISTS.flatMap((key) => objects(status[key]));
+  return STATUS_LISTS.flatMap((key) => objectsOf(status[key]));
 }

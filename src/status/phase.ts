@@ -6,9 +6,9 @@
  * @module
  */
 
-import type { JsonObject } from "../model/json.ts";
+import { type JsonObject, objectsOf } from "../model/json.ts";
 import { POD_PHASE } from "../model/pod.ts";
-import { byName, exitCode, objects, stateKind, str } from "./_container_json.ts";
+import { byName, exitCode, stateKind, str } from "./_container_json.ts";
 
 /** `v1.RestartPolicy`. */
 export type RestartPolicy = "Always" | "OnFailure" | "Never";
@@ -75,7 +75,7 @@ export function podPhaseOf(input: PhaseInput): DerivedPhase {
   let waiting = 0;
   let stopped = 0;
   let succeeded = 0;
-  const inits = objects(spec.initContainers);
+  const inits = objectsOf(spec.initContainers);
   for (const c of inits) {
     if (isSidecar(c)) continue;
     const cs = statuses.get(str(c.name) ?? "");
@@ -108,7 +108,7 @@ export function podPhaseOf(input: PhaseInput): DerivedPhase {
       unknown++;
     }
   }
-  for (const c of objects(spec.containers)) {
+  for (const c of objectsOf(spec.containers)) {
     const cs = statuses.get(str(c.name) ?? "");
     const state = stateKind(cs?.state);
     if (cs === undefined || state === undefined) unknown++;
@@ -201,7 +201,7 @@ export function anyRegularContainerStarted(
   statuses: readonly JsonObject[],
 ): boolean {
   const map = byName(statuses);
-  return objects(spec.containers).some((c) => {
+  return objectsOf(spec.containers).some((c) => {
     const cs = map.get(str(c.name) ?? "");
     return cs !== undefined && hasStarted(cs);
   });

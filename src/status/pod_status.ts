@@ -19,8 +19,8 @@
  * @module
  */
 
-import type { JsonObject } from "../model/json.ts";
-import { objects, str } from "./_container_json.ts";
+import { type JsonObject, objectsOf } from "../model/json.ts";
+import { str } from "./_container_json.ts";
 import {
   type ConditionDraft,
   conditionOf,
@@ -89,8 +89,8 @@ function finish(
 export function overlayStatus(input: OverlayInput): JsonObject {
   const { spec, sourceStatus, runtimeStatus } = input;
   const statuses = podContainerStatuses(spec, runtimeStatus, sourceStatus);
-  const sourceConditions = objects(sourceStatus?.conditions);
-  const runtimeConditions = objects(runtimeStatus.conditions);
+  const sourceConditions = objectsOf(sourceStatus?.conditions);
+  const runtimeConditions = objectsOf(runtimeStatus.conditions);
   const sourcePhase = str(sourceStatus?.phase);
   const wasInitialized = findCondition(sourceConditions, "Initialized")?.status === "True";
   const phase: string = isTerminalPhase(sourcePhase) ? sourcePhase : podPhaseOf({

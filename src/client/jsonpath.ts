@@ -7,6 +7,8 @@
  * @module
  */
 
+import { isJsonObject } from "../model/json.ts";
+
 /** A template that cannot be parsed; the message names the bad part. */
 export class JsonPathError extends SyntaxError {
   /**
@@ -190,10 +192,6 @@ function unescape(s: string): string {
   );
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 function walk(values: unknown[], steps: readonly Step[]): unknown[] {
   let current = values;
   for (const step of steps) {
@@ -201,7 +199,7 @@ function walk(values: unknown[], steps: readonly Step[]): unknown[] {
     for (const v of current) {
       switch (step.kind) {
         case "field":
-          if (isObject(v) && step.name in v) next.push(v[step.name]);
+          if (isJsonObject(v) && step.name in v) next.push(v[step.name]);
           break;
         case "index":
           if (Array.isArray(v)) {
@@ -214,7 +212,7 @@ function walk(values: unknown[], steps: readonly Step[]): unknown[] {
           break;
         case "wildcard":
           if (Array.isArray(v)) next.push(...v);
-          else if (isObject(v)) next.push(...Object.values(v));
+          else if (isJsonObject(v)) next.push(...Object.values(v));
           break;
         case "recursive":
           collect(v, step.name, next);
@@ -231,7 +229,7 @@ function walk(values: unknown[], steps: readonly Step[]): unknown[] {
 
 function collect(v: unknown, name: string, out: unknown[]): void {
   if (Array.isArray(v)) { for (const item of v) collect(item, name, out); }
-  else if (isObject(v)) {
+  else if (isJsonObject(v)) {
     for (const [k, child] of Object.entries(v)) {
       if (name === "*" || k === name) out.push(child);
       collect(child, name, out);

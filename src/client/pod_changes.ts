@@ -7,18 +7,17 @@
  * @module
  */
 
+import { isJsonObject } from "../model/json.ts";
 import type { PodObject } from "../model/pod.ts";
 
 const KEYS = ["name", "type", "ip", "containerPort"] as const;
 /** Segments kept of a path: deeper details add noise, not meaning. */
 const MAX_DEPTH = 3;
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 function keyOf(items: readonly unknown[]): string | undefined {
-  return KEYS.find((k) => items.every((i) => isObject(i) && typeof i[k] !== "object" && k in i));
+  return KEYS.find((k) =>
+    items.every((i) => isJsonObject(i) && typeof i[k] !== "object" && k in i)
+  );
 }
 
 function diff(a: unknown, b: unknown, path: string[], out: string[][]): void {
@@ -27,7 +26,7 @@ function diff(a: unknown, b: unknown, path: string[], out: string[][]): void {
     if (JSON.stringify(a) !== JSON.stringify(b)) out.push(path);
     return;
   }
-  if (isObject(a) && isObject(b)) {
+  if (isJsonObject(a) && isJsonObject(b)) {
     for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
       diff(a[k], b[k], [...path, k], out);
     }

@@ -24,7 +24,7 @@ export {
   type NodeDevicesOptions,
   type NodeDevicesView,
 } from "./node_devices.ts";
-export { bareContainerId, MIN_CONTAINER_ID_PREFIX, PodIndex } from "./pod_index.ts";
+export { bareContainerId, MIN_CONTAINER_ID_PREFIX, PodIndex, quote } from "./pod_index.ts";
 export {
   type LookupKey,
   type LookupResult,

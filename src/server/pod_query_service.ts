@@ -21,7 +21,7 @@ import {
   QUERY_EVENT_TYPE,
   type SelectorMessage,
 } from "../proto/mod.ts";
-import { compileSelector, type LookupKey, type PodSelector } from "../query/mod.ts";
+import { compileSelector, type LookupKey, type PodSelector, quote } from "../query/mod.ts";
 import type { ServingCore } from "../serving/mod.ts";
 import { containersHoldingDevice } from "../model/pod_resources.ts";
 import { type DevicesView, listDevices } from "./list_devices.ts";
@@ -370,10 +370,6 @@ function checkKey(key: LookupKey): LookupKey {
       break;
   }
   return key;
-}
-
-function quote(value: string): string {
-  return JSON.stringify(value.length > 80 ? value.slice(0, 80) + "..." : value);
 }
 
 function describe(key: LookupKey): string {

@@ -10,6 +10,7 @@
 
 import { isJsonObject, objectOf, stringOf } from "../model/json.ts";
 import type { PodObject } from "../model/pod.ts";
+import { STATUS_LISTS } from "../status/mod.ts";
 
 /** A container's state as crictl names it. */
 export type ContainerState = "Running" | "Exited" | "Created" | "Unknown";
@@ -39,9 +40,7 @@ export function containerRows(pods: readonly PodObject[]): ContainerRow[] {
   const rows: ContainerRow[] = [];
   for (const pod of pods) {
     const status = objectOf(pod.status);
-    for (
-      const key of ["initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"]
-    ) {
+    for (const key of STATUS_LISTS) {
       const list = status[key];
       if (!Array.isArray(list)) continue;
       for (const cs of list.filter(isJsonObject)) {

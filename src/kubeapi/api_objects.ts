@@ -10,6 +10,7 @@ import type { CachedPod } from "../cache/types.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import { goArch } from "../version.ts";
 import { POD_COLUMNS, printPod } from "./pod_printer.ts";
+import { STATUS_LISTS } from "../status/mod.ts";
 
 /** The `reason` of a `Status` for each HTTP code we send. */
 export const STATUS_REASON = {
@@ -111,12 +112,6 @@ export function versionInfo(gitVersion: string): JsonObject {
     platform: `${Deno.build.os}/${goArch()}`,
   };
 }
-
-const STATUS_LISTS = [
-  "initContainerStatuses",
-  "containerStatuses",
-  "ephemeralContainerStatuses",
-] as const;
 
 /**
  * Go writes a `ContainerStatus`'s `name`, `ready`, `restartCount`, `image`

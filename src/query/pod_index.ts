@@ -12,6 +12,7 @@ import { isJsonObject, type JsonObject, type JsonValue, objectOf } from "../mode
 import type { PodObject, PodUid } from "../model/pod.ts";
 import { LookupError } from "./errors.ts";
 import { normalizeIp } from "./ip.ts";
+import { STATUS_LISTS } from "../status/mod.ts";
 
 /** Shortest container ID prefix accepted (crictl's habit, Docker's short ID). */
 export const MIN_CONTAINER_ID_PREFIX = 12;
@@ -22,12 +23,6 @@ interface PodKeys {
   readonly containerIds: readonly string[];
   readonly ips: readonly string[];
 }
-
-const STATUS_LISTS = [
-  "initContainerStatuses",
-  "containerStatuses",
-  "ephemeralContainerStatuses",
-] as const;
 
 /**
  * Strips a runtime scheme (`containerd://`, `cri-o://`, `docker://`) and

@@ -99,31 +99,21 @@ export function serveHttpWatch(request: HttpWatchRequest, deps: HttpWatchDeps): 
   };
   // However the response ends (sent, client gone, server closed), the slot is given back.
   info.completed.then(end, end);
+  const bookmark = (position: number, metadata: Record<string, unknown> = {}) =>
+    line(
+      "BOOKMARK",
+      JSON.stringify({
+        kind: "Pod",
+        apiVersion: "v1",
+        metadata: { resourceVersion: engine.token(position), ...metadata },
+      }),
+    );
   const render = (item: WatchItem): Uint8Array | undefined => {
     if (item.type === "INITIAL_SYNC_COMPLETE") {
       if (!initialEventsEnd) return undefined;
-      return line(
-        "BOOKMARK",
-        JSON.stringify({
-          kind: "Pod",
-          apiVersion: "v1",
-          metadata: {
-            resourceVersion: engine.token(item.position),
-            annotations: { "k8s.io/initial-events-end": "true" },
-          },
-        }),
-      );
+      return bookmark(item.position, { annotations: { "k8s.io/initial-events-end": "true" } });
     }
-    if (item.type === "BOOKMARK") {
-      return line(
-        "BOOKMARK",
-        JSON.stringify({
-          kind: "Pod",
-          apiVersion: "v1",
-          metadata: { resourceVersion: engine.token(item.position) },
-        }),
-      );
-    }
+    if (item.type === "BOOKMARK") return bookmark(item.position);
     const pod = item.pod!;
     // Initial ADDED items carry the watch's start: a client that resumes
     // after the initial list gets exactly the changes since.

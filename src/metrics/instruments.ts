@@ -203,10 +203,10 @@ abstract class ValueMetric<L extends string> extends Metric<L, Cell> {
 
 /** Splits `(labels?, value?)` arguments. */
 function splitArgs<L extends string>(
-  a: LabelValues<L> | number | undefined,
-  b: number | undefined,
+  labelsOrValue: LabelValues<L> | number | undefined,
+  value: number | undefined,
 ): [LabelValues<L> | undefined, number | undefined] {
-  return typeof a === "object" ? [a, b] : [undefined, a];
+  return typeof labelsOrValue === "object" ? [labelsOrValue, value] : [undefined, labelsOrValue];
 }
 
 /** A counter: a value that only goes up. */
@@ -234,9 +234,9 @@ export class Counter<L extends string = never> extends ValueMetric<L> {
    * @throws {Error} When a label is wrong, or the value negative or not finite.
    */
   inc(labels: LabelValues<L>, value?: number): void;
-  inc(a?: LabelValues<L> | number, b?: number): void {
-    const [labels, value = 1] = splitArgs(a, b);
-    this.#add(this.state(labels), value);
+  inc(labelsOrValue?: LabelValues<L> | number, value?: number): void {
+    const [labels, amount = 1] = splitArgs(labelsOrValue, value);
+    this.#add(this.state(labels), amount);
   }
 
   /**
@@ -283,10 +283,10 @@ export class Gauge<L extends string = never> extends ValueMetric<L> {
    * @param value The value.
    */
   set(labels: LabelValues<L>, value: number): void;
-  set(a: LabelValues<L> | number, b?: number): void {
-    const [labels, value] = splitArgs(a, b);
-    if (typeof value !== "number") throw new TypeError(`Gauge "${this.name}" set to ${value}`);
-    this.state(labels).value = value;
+  set(labelsOrValue: LabelValues<L> | number, value?: number): void {
+    const [labels, setTo] = splitArgs(labelsOrValue, value);
+    if (typeof setTo !== "number") throw new TypeError(`Gauge "${this.name}" set to ${setTo}`);
+    this.state(labels).value = setTo;
   }
 
   /**
@@ -385,9 +385,9 @@ export class Histogram<L extends string = never> extends Metric<L, Buckets> {
    * @throws {Error} When a label is wrong or the value not finite.
    */
   observe(labels: LabelValues<L>, value: number): void;
-  observe(a: LabelValues<L> | number, b?: number): void {
-    const [labels, value] = splitArgs(a, b);
-    this.#record(this.state(labels), value);
+  observe(labelsOrValue: LabelValues<L> | number, value?: number): void {
+    const [labels, observed] = splitArgs(labelsOrValue, value);
+    this.#record(this.state(labels), observed);
   }
 
   /**

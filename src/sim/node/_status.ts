@@ -69,8 +69,7 @@ function phaseOf(
 
 type Condition = ConditionDraft;
 
-function conditionsOf(o: DeriveStatusOptions, phase: PodPhase): Condition[] {
-  const { runtime } = o;
+function conditionsOf({ runtime }: DeriveStatusOptions, phase: PodPhase): Condition[] {
   const terminal = isTerminalPhase(phase);
   // The kubelet's rules (src/status/) over the spec the runtime view implies:
   // no sidecars, no readiness gates; an init container is done once it exited 0.

@@ -335,26 +335,13 @@ export interface ParsedFlags {
   readonly positionals: readonly string[];
 }
 
-/**
- * A string flag's value.
- *
- * @param flags The parsed flags.
- * @param name The flag's long name.
- * @returns Its value, or `undefined` when it was not given.
- */
+/** A string flag's value, `undefined` when it was not given. */
 export function stringFlag(flags: ParsedFlags, name: string): string | undefined {
   const value = flags.values[name];
   return typeof value === "string" ? value : undefined;
 }
 
-/**
- * The `-o` a command that takes a fixed set of formats was given.
- *
- * @param flags The parsed flags.
- * @param formats The formats it takes; `table` is the default.
- * @returns The format.
- * @throws {UsageError} For a format not in `formats`.
- */
+/** The `-o` of a command that takes a fixed set of formats (default `table`); else a UsageError. */
 export function outputFlag<const T extends string>(flags: ParsedFlags, formats: readonly T[]): T {
   const output = stringFlag(flags, "output") ?? "table";
   if (!(formats as readonly string[]).includes(output)) {
@@ -363,24 +350,12 @@ export function outputFlag<const T extends string>(flags: ParsedFlags, formats: 
   return output as T;
 }
 
-/**
- * Whether a switch was given.
- *
- * @param flags The parsed flags.
- * @param name The switch's long name.
- * @returns `true` when it was.
- */
+/** Whether a switch was given. */
 export function switchFlag(flags: ParsedFlags, name: string): boolean {
   return flags.values[name] === true;
 }
 
-/**
- * The values of a flag that may be repeated.
- *
- * @param flags The parsed flags.
- * @param name The flag's long name.
- * @returns Its values, empty when it was not given.
- */
+/** The values of a flag that may be repeated, empty when it was not given. */
 export function listFlag(flags: ParsedFlags, name: string): string[] {
   const value = flags.values[name];
   return Array.isArray(value) ? value : [];

@@ -105,14 +105,7 @@ async function findPod(
   return { pod: lookUp(await client.listPods({ signal }), target), tombstone: false };
 }
 
-/**
- * Runs `pods-api get`.
- *
- * @param flags The parsed flags.
- * @param io Output, clock, interrupt and environment.
- * @returns The exit code.
- * @throws {UsageError} For no pod or more than one named, or a bad flag.
- */
+/** Runs `pods-api get`: the exit code, or a UsageError for no pod or several named, a bad flag. */
 export async function getCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
   const target = getTarget(flags);
   const keys = [

@@ -20,14 +20,7 @@ function noResources(io: CliIo, namespace: string | undefined): void {
   );
 }
 
-/**
- * Runs `pods-api list`.
- *
- * @param flags The parsed flags.
- * @param io Output, clock, interrupt and environment.
- * @returns The exit code.
- * @throws {UsageError} For a name given, or a bad flag.
- */
+/** Runs `pods-api list`: the exit code, or a UsageError for a name given, or a bad flag. */
 export async function listCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
   if (flags.positionals.length > 0) {
     throw new UsageError(

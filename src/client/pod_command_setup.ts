@@ -54,12 +54,8 @@ function filterPaths(flags: ParsedFlags): string[] {
 }
 
 /**
- * A client on the socket the flags, the environment or the config file name.
- *
- * @param flags The parsed flags.
- * @param io The environment to read.
- * @param mask The fields to fetch (empty for all); a filter's fields are added.
- * @returns The client.
+ * A client on the socket the flags, environment or config file name, fetching
+ * `mask` (empty: all) plus what the filters read.
  */
 export function openClient(flags: ParsedFlags, io: CliIo, mask: readonly string[]): PodsClient {
   const socket = resolveSocket({
@@ -72,13 +68,8 @@ export function openClient(flags: ParsedFlags, io: CliIo, mask: readonly string[
 }
 
 /**
- * Reads the flags every pod subcommand shares and opens its client.
- *
- * @param command The subcommand (its output formats).
- * @param flags The parsed flags.
- * @param io The environment to read.
- * @returns The client, mask, output format, columns and namespace.
- * @throws {UsageError} For `-n` with `-A`, or an unknown output format.
+ * Reads the flags every pod subcommand shares and opens its client; a
+ * UsageError for `-n` with `-A`, or an unknown `-o`.
  */
 export function podCommandSetup(
   command: ClientCommand,
@@ -103,13 +94,7 @@ export function podCommandSetup(
   return { client: openClient(flags, io, mask), mask, format, columns, namespace };
 }
 
-/**
- * The selection `-n`, `-l` and `--field-selector` ask for.
- *
- * @param flags The parsed flags.
- * @param namespace The namespace, `undefined` for all.
- * @returns The selection.
- */
+/** The selection `-n` (`namespace`), `-l` and `--field-selector` ask for. */
 export function podSelection(flags: ParsedFlags, namespace: string | undefined): PodSelection {
   return {
     namespace: namespace ?? "",
@@ -118,12 +103,7 @@ export function podSelection(flags: ParsedFlags, namespace: string | undefined):
   };
 }
 
-/**
- * Whether a call failed because the socket does not serve it.
- *
- * @param err The error.
- * @returns `true` for `UNIMPLEMENTED`.
- */
+/** Whether a call failed because the socket does not serve it (`UNIMPLEMENTED`). */
 export function isUnimplemented(err: unknown): boolean {
   return err instanceof GrpcError && err.code === STATUS.UNIMPLEMENTED;
 }
@@ -132,12 +112,6 @@ export function isUnimplemented(err: unknown): boolean {
  * The selected pods and the resume token: selected by the daemon (PodQuery),
  * or, on a socket that serves only the kubelet's Pods API, listed whole and
  * selected here (no token).
- *
- * @param client The client.
- * @param selection What to select.
- * @param signal Ends the call.
- * @returns The pods and the token to resume a watch from.
- * @throws {SelectorError} For a selector that does not parse, whatever the socket serves.
  */
 export async function selectPods(
   client: PodsClient,
@@ -155,13 +129,7 @@ export async function selectPods(
   return { pods, resumeToken: "" };
 }
 
-/**
- * Prints a rendering: a JSONPath template's text exactly as kubectl does, no newline added.
- *
- * @param io Where to write.
- * @param format The output format.
- * @param text The rendering.
- */
+/** Prints a rendering: a JSONPath template's text exactly as kubectl does, no newline added. */
 export function printRendering(io: CliIo, format: OutputFormat, text: string): void {
   if (format.kind === "jsonpath") io.write(text);
   else io.out(text);

@@ -19,14 +19,7 @@ const PS_STATES: Readonly<Record<string, string>> = {
   unknown: "Unknown",
 };
 
-/**
- * Runs `pods-api ps`.
- *
- * @param flags The parsed flags.
- * @param io Output, clock, interrupt and environment.
- * @returns The exit code.
- * @throws {UsageError} For a bad flag.
- */
+/** Runs `pods-api ps`: the exit code, or a UsageError for a bad flag. */
 export async function psCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
   if (flags.positionals.length > 0) {
     throw new UsageError(`unexpected argument "${flags.positionals[0]}": use --pod or --name`);

@@ -24,14 +24,7 @@ function clockTime(ms: number): string {
     .join(":");
 }
 
-/**
- * Runs `pods-api watch`.
- *
- * @param flags The parsed flags.
- * @param io Output, clock, interrupt and environment.
- * @returns The exit code.
- * @throws {UsageError} For a name given, or a bad flag.
- */
+/** Runs `pods-api watch`: the exit code, or a UsageError for a name given, or a bad flag. */
 export async function watchCommand(flags: ParsedFlags, io: CliIo): Promise<number> {
   if (flags.positionals.length > 0) {
     throw new UsageError(`unexpected argument "${flags.positionals[0]}": watch takes no names`);

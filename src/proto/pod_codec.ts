@@ -22,7 +22,7 @@
 
 import { compareUtf8, isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import type { PodObject } from "../model/pod.ts";
-import { Writer } from "./_pod_writer.ts";
+import { Writer } from "./writer.ts";
 import {
   BadQuantity,
   expectWire,

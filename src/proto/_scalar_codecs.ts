@@ -5,7 +5,6 @@
  * @module
  */
 
-import type { PlainValue } from "./plain_codec.ts";
 import type { ProtoReader } from "./proto_reader.ts";
 import type { FieldInfo, ScalarType } from "./schema.ts";
 import { decodeUtf8, WIRE_TYPE } from "./wire.ts";
@@ -16,8 +15,11 @@ export const WIRE_VARINT = WIRE_TYPE.varint;
 /** Wire type of length-delimited values. */
 export const WIRE_LEN = WIRE_TYPE.lengthDelimited;
 
+/** A scalar or enum value as read. */
+export type ScalarValue = string | number | boolean | Uint8Array;
+
 /** Reads one value. */
-export type ReadValue = (r: ProtoReader) => PlainValue;
+export type ReadValue = (r: ProtoReader) => ScalarValue;
 
 const SCALAR_READERS: Readonly<Partial<Record<ScalarType, ReadValue>>> = {
   string: (r) => r.string(),

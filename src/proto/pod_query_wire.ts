@@ -11,6 +11,7 @@
 import type * as Wire from "./generated/pod_query_types.ts";
 import type { MessageInit } from "./plain_codec.ts";
 import { lenFieldSize, writeLenField } from "./writer.ts";
+import { encodeFieldMaskBinary } from "./field_mask_bin.ts";
 import {
   podQueryCodec,
   type PodResourcesMessage,
@@ -302,8 +303,9 @@ export const EMPTY_PROCESS_CONTAINER: Readonly<ProcessContainerMessage> = Object
   mntnsInode: 0,
 });
 
-function maskOf(mask: readonly string[] | undefined): { paths: readonly string[] } | undefined {
-  return mask === undefined ? undefined : { paths: mask };
+/** A mask as its encoding: a path that is not well-formed UTF-16 is refused, not written. */
+function maskOf(mask: readonly string[] | undefined): Uint8Array | undefined {
+  return mask === undefined ? undefined : encodeFieldMaskBinary(mask);
 }
 
 /**

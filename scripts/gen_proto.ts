@@ -2,7 +2,8 @@
  * Generates `src/proto/generated/descriptor.ts` from the `.proto` files in
  * `proto/`: a protobufjs JSON descriptor as a `const`, imported statically by
  * `src/proto/load.ts` so that `deno compile` embeds it and nothing is read at
- * run time.
+ * run time. Then the PodQuery and podresources modules of
+ * `scripts/gen_wire_types.ts`.
  *
  * Run from the repository root:
  * `deno run --allow-read --allow-write scripts/gen_proto.ts` (task `gen:proto`).
@@ -11,6 +12,7 @@
  */
 
 import protobuf from "protobufjs";
+import { WIRE_MODULES, writeWireModules } from "./gen_wire_types.ts";
 
 /** The schema files, dependencies first; paths are relative to `proto/`. */
 const PROTO_FILES = [
@@ -87,6 +89,9 @@ async function main(): Promise<void> {
   // A generator's summary line is its output, not logging.
   // deno-lint-ignore no-console
   console.log(`Wrote ${rel}: ${types} message types`);
+  await writeWireModules();
+  // deno-lint-ignore no-console
+  console.log(`Wrote ${WIRE_MODULES.map((m) => m.out.pathname.split("/").pop()).join(", ")}`);
 }
 
 if (import.meta.main) {

@@ -11,7 +11,7 @@ import { canonicalJson, type JsonValue } from "../model/json.ts";
 import { isInt32, isInt64, parseRfc3339, quantityText, type Timestamp } from "./_k8s_values.ts";
 import type { ValueKind } from "./_pod_plan.ts";
 import { formatRfc3339 } from "../model/rfc3339.ts";
-import type { Writer } from "./_pod_writer.ts";
+import type { Writer } from "./writer.ts";
 import { WIRE_TYPE } from "./wire.ts";
 import type { ProtoReader } from "./proto_reader.ts";
 

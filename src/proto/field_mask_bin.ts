@@ -11,15 +11,9 @@
  * @module
  */
 
-import {
-  decodeUtf8,
-  MAX_FIELD_NUMBER,
-  MAX_GROUP_DEPTH,
-  varintSize,
-  WIRE_TYPE,
-  WireReader,
-  writeVarint,
-} from "./wire.ts";
+import { ProtoReader } from "./proto_reader.ts";
+import { decodeUtf8, MAX_DEPTH, MAX_FIELD_NUMBER, WIRE_TYPE } from "./wire.ts";
+import { varintSize, writeVarint } from "./writer.ts";
 
 /** `FieldMask.paths`. */
 const PATHS_FIELD = 1;
@@ -46,13 +40,13 @@ const UTF8_ENCODER = new TextEncoder();
  * not valid UTF-8.
  */
 export function decodeFieldMaskBinary(bytes: Uint8Array): string[] {
-  const reader = new WireReader(bytes, "field mask");
+  const reader = new ProtoReader(bytes, "field mask");
   const paths: string[] = [];
   // Field numbers of the groups being skipped, innermost last.
   const groups: number[] = [];
   while (!reader.done) {
-    const tagOffset = reader.offset;
-    const tag = reader.varint();
+    const tagOffset = reader.pos;
+    const tag = reader.uint64();
     const field = Math.floor(tag / 8);
     const wireType = tag % 8;
     if (field === 0 || field > MAX_FIELD_NUMBER) {
@@ -65,8 +59,8 @@ export function decodeFieldMaskBinary(bytes: Uint8Array): string[] {
       if (wireType !== WIRE_TYPE.lengthDelimited) {
         reader.fail(`field "paths" has wire type "${wireType}" at offset ${tagOffset}, expected 2`);
       }
-      const start = reader.offset;
-      const value = reader.lengthDelimited();
+      const start = reader.pos;
+      const value = reader.bytes();
       try {
         paths.push(decodeUtf8(value));
       } catch {
@@ -76,20 +70,20 @@ export function decodeFieldMaskBinary(bytes: Uint8Array): string[] {
     }
     switch (wireType) {
       case WIRE_TYPE.varint:
-        reader.varint();
+        reader.uint64();
         break;
       case WIRE_TYPE.fixed64:
         reader.skip(8);
         break;
       case WIRE_TYPE.lengthDelimited:
-        reader.lengthDelimited();
+        reader.bytes();
         break;
       case WIRE_TYPE.fixed32:
         reader.skip(4);
         break;
       case WIRE_TYPE.startGroup:
-        if (groups.length >= MAX_GROUP_DEPTH) {
-          reader.fail(`groups nested deeper than ${MAX_GROUP_DEPTH} at offset ${tagOffset}`);
+        if (groups.length >= MAX_DEPTH) {
+          reader.fail(`groups nested deeper than ${MAX_DEPTH} at offset ${tagOffset}`);
         }
         groups.push(field);
         break;

@@ -16,8 +16,19 @@
  *
  * Encoding follows the reference's `fromObject` + `encode` byte for byte: fields
  * in number order, proto3 scalars left out at their default, sub-messages
- * written when present (even empty), map entries in the object's key order
+ * written when present (even empty; a `Uint8Array` given for one is taken as
+ * its encoding and written as it is), map entries in the object's key order
  * with key and value always written, repeated numbers packed in proto3.
+ *
+ * A oneof is decoded with one more key, the oneof's name, holding the name
+ * of the member read last (`null` when none); its members, and proto3
+ * `optional` fields, are written whenever they are set, even at their default.
+ *
+ * A strict codec (for hostile input: requests, the kubelet's answers) reads
+ * the same values but fails with a `TypeError` naming the message and the
+ * field for what a lenient one lets through: a known field with another wire
+ * type, a string that is not UTF-8. Its `bytes` values are views into the
+ * input, not copies.
  *
  * Supported field types: `string`, `bytes`, `bool`, `int32`, `uint32`,
  * `int64`, `uint64`, enums, messages; maps with string keys.
@@ -25,9 +36,17 @@
  * @module
  */
 
-import { Writer } from "./_pod_writer.ts";
-import { ProtoReader, RECURSION_LIMIT } from "./proto_reader.ts";
-import type { FieldInfo, MessageType, ProtoSchema, ScalarType } from "./schema.ts";
+import { Writer } from "./writer.ts";
+import { ProtoReader } from "./proto_reader.ts";
+import { scalarReader, scalarWriter, WIRE_LEN, WIRE_VARINT } from "./_scalar_codecs.ts";
+import { MAX_DEPTH } from "./wire.ts";
+import {
+  type DescriptorNode,
+  type FieldInfo,
+  type MessageType,
+  ProtoSchema,
+  type ScalarType,
+} from "./schema.ts";
 
 /** A decoded value. */
 export type PlainValue = string | number | boolean | null | Uint8Array | PlainValue[] | PlainObject;
@@ -55,30 +74,18 @@ export interface PlainCodec {
   decode(bytes: Uint8Array): PlainObject;
 }
 
-type ReadValue = (r: ProtoReader) => PlainValue;
 /** Reads one occurrence of a field; false when its wire type is not the schema's. */
 type FieldDecoder = (r: ProtoReader, wireType: number, out: PlainObject, depth: number) => boolean;
 type FieldEncoder = (w: Writer, value: unknown, depth: number) => void;
 
 interface CompiledType {
   readonly type: MessageType;
+  /** The name strict errors give it: the last part of its full name. */
+  readonly shortName: string;
   create(): PlainObject;
   decodeFields(r: ProtoReader, out: PlainObject, depth: number): void;
   encode(w: Writer, value: unknown, depth: number): void;
 }
-
-const WIRE_VARINT = 0;
-const WIRE_LEN = 2;
-
-const SCALAR_READERS: Readonly<Partial<Record<ScalarType, ReadValue>>> = {
-  string: (r) => r.string(),
-  bytes: (r) => r.bytes().slice(),
-  bool: (r) => r.bool(),
-  int32: (r) => r.int32(),
-  uint32: (r) => r.uint32(),
-  int64: (r) => r.int64(),
-  uint64: (r) => r.uint64(),
-};
 
 const SCALAR_DEFAULTS: Readonly<Partial<Record<ScalarType, PlainValue>>> = {
   string: "",
@@ -109,124 +116,6 @@ function setEntry(map: PlainObject, key: string, value: PlainValue): void {
   } else map[key] = value;
 }
 
-const TWO_32 = 4294967296;
-const TWO_63 = 9223372036854775808;
-const TWO_64 = 18446744073709551616;
-
-/** Writes an int64 from a number as the reference does (Long.fromNumber: truncated, saturated). */
-function writeInt64(w: Writer, n: number): void {
-  if (n <= -TWO_63) w.int64Bits(0, 0x80000000);
-  else if (n + 1 >= TWO_63) w.int64Bits(0xffffffff, 0x7fffffff);
-  else w.int64(n);
-}
-
-/** Writes a uint64 from a number as the reference does (Long.fromNumber, unsigned). */
-function writeUint64(w: Writer, n: number): void {
-  if (n >= TWO_64) w.int64Bits(0xffffffff, 0xffffffff);
-  else w.int64Bits((n % TWO_32) >>> 0, (n / TWO_32) >>> 0);
-}
-
-/** A number as the reference's Long.fromValue sees it: NaN is 0, fractions truncated. */
-function longNumber(value: unknown, unsigned: boolean): number {
-  const n = Math.trunc(Number(value));
-  if (Number.isNaN(n) || (unsigned && n < 0)) return 0;
-  return n;
-}
-
-/**
- * How a scalar or enum value is converted and written. `convert` returns
- * `undefined` when the reference's `fromObject` would drop the value.
- */
-interface ScalarWriter {
-  readonly wireType: number;
-  convert(value: unknown): number | string | boolean | Uint8Array | undefined;
-  write(w: Writer, converted: never): void;
-  /** The converted value is the proto3 default (not written for a singular field). */
-  isDefault(converted: never): boolean;
-}
-
-function scalarWriter(field: FieldInfo): ScalarWriter {
-  const value = field.value;
-  if (value.kind === "enum") {
-    const defaultValue = value.defaultValue;
-    return {
-      wireType: WIRE_VARINT,
-      convert(v) {
-        if (typeof v === "number") return (v | 0) === v ? v : undefined;
-        return typeof v === "string" ? value.values.get(v) : undefined;
-      },
-      write: (w, n: number) => void w.int32(n),
-      isDefault: (n: number) => n === defaultValue,
-    };
-  }
-  if (value.kind !== "scalar") throw new TypeError("not a scalar");
-  switch (value.type) {
-    case "string":
-      return {
-        wireType: WIRE_LEN,
-        convert: (v) => typeof v === "string" ? v : String(v),
-        write: (w, s: string) => void w.string(s),
-        isDefault: (s: string) => s === "",
-      };
-    case "bytes":
-      return {
-        wireType: WIRE_LEN,
-        convert: (v) => v instanceof Uint8Array ? v : undefined,
-        write: (w, b: Uint8Array) => void w.bytes(b),
-        isDefault: (b: Uint8Array) => b.length === 0,
-      };
-    case "bool":
-      return {
-        wireType: WIRE_VARINT,
-        convert: (v) => Boolean(v),
-        write: (w, b: boolean) => void w.bool(b),
-        isDefault: (b: boolean) => !b,
-      };
-    case "int32":
-      return {
-        wireType: WIRE_VARINT,
-        convert: (v) => Number(v) | 0,
-        write: (w, n: number) => void w.int32(n),
-        isDefault: (n: number) => n === 0,
-      };
-    case "uint32":
-      return {
-        wireType: WIRE_VARINT,
-        convert: (v) => Number(v) >>> 0,
-        write: (w, n: number) => void w.uint32(n),
-        isDefault: (n: number) => n === 0,
-      };
-    case "int64":
-      return {
-        wireType: WIRE_VARINT,
-        convert: (v) => longNumber(v, false),
-        write: writeInt64,
-        isDefault: (n: number) => n === 0,
-      };
-    case "uint64":
-      return {
-        wireType: WIRE_VARINT,
-        convert: (v) => longNumber(v, true),
-        write: writeUint64,
-        isDefault: (n: number) => n === 0,
-      };
-    default:
-      throw new TypeError(`Cannot compile field of type "${value.type}": not supported`);
-  }
-}
-
-function scalarReader(field: FieldInfo, where: string): { read: ReadValue; wireType: number } {
-  const value = field.value;
-  if (value.kind === "enum") return { read: (r) => r.int32(), wireType: WIRE_VARINT };
-  if (value.kind !== "scalar") throw new TypeError("not a scalar");
-  const read = SCALAR_READERS[value.type];
-  if (read === undefined) {
-    throw new TypeError(`Cannot compile "${where}": type "${value.type}" is not supported`);
-  }
-  const wireType = value.type === "string" || value.type === "bytes" ? WIRE_LEN : WIRE_VARINT;
-  return { read, wireType };
-}
-
 function scalarDefault(field: FieldInfo): PlainValue {
   const value = field.value;
   if (value.kind === "enum") return value.defaultValue;
@@ -235,22 +124,22 @@ function scalarDefault(field: FieldInfo): PlainValue {
   return SCALAR_DEFAULTS[value.type] ?? 0;
 }
 
-/** Compiled types of every schema, by full name. */
+/** Compiled types of every schema, by full name, strict ones with a leading "!". */
 const COMPILED = new WeakMap<ProtoSchema, Map<string, CompiledType>>();
 
-function compiledType(schema: ProtoSchema, type: MessageType): CompiledType {
+function compiledType(schema: ProtoSchema, type: MessageType, strict: boolean): CompiledType {
   let bySchema = COMPILED.get(schema);
   if (bySchema === undefined) COMPILED.set(schema, bySchema = new Map());
-  const known = bySchema.get(type.fullName);
+  const known = bySchema.get(strict ? `!${type.fullName}` : type.fullName);
   if (known !== undefined) return known;
-  const compiled = compileType(schema, type, bySchema);
-  return compiled;
+  return compileType(schema, type, bySchema, strict);
 }
 
 function compileType(
   schema: ProtoSchema,
   type: MessageType,
   registry: Map<string, CompiledType>,
+  strict: boolean,
 ): CompiledType {
   // The decoded object's keys in the reference's toObject order: repeated
   // fields, then maps, then the others, each in field-number order.
@@ -271,17 +160,22 @@ function compileType(
     }
   }
   for (const f of type.fields) {
+    if (f.oneof !== undefined) template[f.oneof] = null;
     if (!f.repeated && !f.map) template[f.name] = scalarDefault(f);
     if (!f.repeated && !f.map && f.value.kind === "scalar" && f.value.type === "bytes") {
       bytesKeys.push(f.name);
     }
   }
   const readers: Array<FieldDecoder | undefined> = [];
+  /** Per field number: its name in the `.proto` file and its wire type, for strict errors. */
+  const protoNames: string[] = [];
+  const wireTypes: number[] = [];
   const names: string[] = [];
   const writers: FieldEncoder[] = [];
   const fullName = type.fullName;
   const compiled: CompiledType = {
     type,
+    shortName: fullName.slice(fullName.lastIndexOf(".") + 1),
     create() {
       const out: PlainObject = { ...template };
       for (let i = 0; i < arrayKeys.length; i++) out[arrayKeys[i]!] = [];
@@ -290,39 +184,70 @@ function compileType(
       return out;
     },
     decodeFields(r, out, depth) {
-      if (depth > RECURSION_LIMIT) throw new Error("max depth exceeded");
+      if (depth > MAX_DEPTH) r.fail(`messages nested deeper than ${MAX_DEPTH}`);
       while (r.pos < r.len) {
         const tag = r.tag();
         const id = tag >>> 3;
         const wireType = tag & 7;
         const read = readers[id];
-        if (read === undefined || !read(r, wireType, out, depth)) r.skipType(wireType, depth, id);
+        if (read === undefined) r.skipType(wireType, depth, id);
+        else if (!read(r, wireType, out, depth)) {
+          // Skipped first, so a malformed value is reported as such.
+          r.skipType(wireType, depth, id);
+          if (strict) {
+            r.fail(
+              `field "${protoNames[id]}" has wire type ${wireType}, expected ${wireTypes[id]}`,
+            );
+          }
+        }
       }
     },
     encode(w, value, depth) {
       if (!isObject(value)) throw new TypeError(`${fullName}: object expected`);
-      if (depth > RECURSION_LIMIT) throw new Error("max depth exceeded");
+      if (depth > MAX_DEPTH) throw new Error(`messages nested deeper than ${MAX_DEPTH}`);
       for (let i = 0; i < writers.length; i++) writers[i]!(w, value[names[i]!], depth);
     },
   };
   // Registered before the fields compile, so recursive types terminate.
-  registry.set(fullName, compiled);
+  registry.set(strict ? `!${fullName}` : fullName, compiled);
   for (const f of type.fields) {
-    readers[f.id] = fieldDecoder(schema, type, f);
+    const decode = fieldDecoder(schema, type, f, strict);
+    const oneof = f.oneof;
+    readers[f.id] = oneof === undefined ? decode : (r, wireType, out, depth) => {
+      if (!decode(r, wireType, out, depth)) return false;
+      out[oneof] = f.name;
+      return true;
+    };
+    protoNames[f.id] = f.protoName;
+    wireTypes[f.id] = expectedWireType(f);
     names.push(f.name);
-    writers.push(fieldEncoder(schema, type, f));
+    writers.push(fieldEncoder(schema, type, f, strict));
   }
   return compiled;
 }
 
-/** Reads a length-delimited sub-message into `out`. */
-function readMessage(r: ProtoReader, sub: CompiledType, out: PlainObject, depth: number): void {
-  const outer = r.enter();
-  sub.decodeFields(r, out, depth + 1);
-  r.leave(outer);
+function expectedWireType(f: FieldInfo): number {
+  if (f.map || f.value.kind === "message") return WIRE_LEN;
+  if (f.value.kind === "enum") return WIRE_VARINT;
+  return f.value.type === "string" || f.value.type === "bytes" ? WIRE_LEN : WIRE_VARINT;
 }
 
-function fieldDecoder(schema: ProtoSchema, owner: MessageType, f: FieldInfo): FieldDecoder {
+/** Reads a length-delimited sub-message into `out`; a strict reader names it in errors. */
+function readMessage(r: ProtoReader, sub: CompiledType, out: PlainObject, depth: number): void {
+  const outer = r.enter();
+  const what = r.what;
+  if (what !== undefined) r.what = sub.shortName;
+  sub.decodeFields(r, out, depth + 1);
+  r.leave(outer);
+  r.what = what;
+}
+
+function fieldDecoder(
+  schema: ProtoSchema,
+  owner: MessageType,
+  f: FieldInfo,
+  strict: boolean,
+): FieldDecoder {
   const key = f.name;
   const where = fieldName(owner, f);
   const value = f.value;
@@ -331,7 +256,7 @@ function fieldDecoder(schema: ProtoSchema, owner: MessageType, f: FieldInfo): Fi
       throw new TypeError(`Cannot compile "${where}": only string map keys are supported`);
     }
     if (value.kind === "message") {
-      const sub = compiledType(schema, value);
+      const sub = compiledType(schema, value, strict);
       return (r, wireType, out, depth) => {
         if (wireType !== WIRE_LEN) return false;
         const outer = r.enter();
@@ -350,7 +275,7 @@ function fieldDecoder(schema: ProtoSchema, owner: MessageType, f: FieldInfo): Fi
         return true;
       };
     }
-    const { read, wireType: valueWire } = scalarReader(f, where);
+    const { read, wireType: valueWire } = scalarReader(f, where, strict);
     const fallback = scalarDefault(f);
     return (r, wireType, out, depth) => {
       if (wireType !== WIRE_LEN) return false;
@@ -371,7 +296,7 @@ function fieldDecoder(schema: ProtoSchema, owner: MessageType, f: FieldInfo): Fi
     };
   }
   if (value.kind === "message") {
-    const sub = compiledType(schema, value);
+    const sub = compiledType(schema, value, strict);
     if (f.repeated) {
       return (r, wireType, out, depth) => {
         if (wireType !== WIRE_LEN) return false;
@@ -389,7 +314,7 @@ function fieldDecoder(schema: ProtoSchema, owner: MessageType, f: FieldInfo): Fi
       return true;
     };
   }
-  const { read, wireType: valueWire } = scalarReader(f, where);
+  const { read, wireType: valueWire } = scalarReader(f, where, strict);
   if (f.repeated) {
     const packable = valueWire === WIRE_VARINT;
     return (r, wireType, out) => {
@@ -420,7 +345,12 @@ function fieldDecoder(schema: ProtoSchema, owner: MessageType, f: FieldInfo): Fi
   };
 }
 
-function fieldEncoder(schema: ProtoSchema, owner: MessageType, f: FieldInfo): FieldEncoder {
+function fieldEncoder(
+  schema: ProtoSchema,
+  owner: MessageType,
+  f: FieldInfo,
+  strict: boolean,
+): FieldEncoder {
   const where = fieldName(owner, f);
   const value = f.value;
   if (f.map) {
@@ -429,7 +359,7 @@ function fieldEncoder(schema: ProtoSchema, owner: MessageType, f: FieldInfo): Fi
     }
     const tag = (f.id << 3) | WIRE_LEN;
     if (value.kind === "message") {
-      const sub = compiledType(schema, value);
+      const sub = compiledType(schema, value, strict);
       return (w, map, depth) => {
         if (!map) return;
         if (!isObject(map)) throw new TypeError(`${where}: object expected`);
@@ -454,13 +384,17 @@ function fieldEncoder(schema: ProtoSchema, owner: MessageType, f: FieldInfo): Fi
     };
   }
   if (value.kind === "message") {
-    const sub = compiledType(schema, value);
+    const sub = compiledType(schema, value, strict);
     const tag = (f.id << 3) | WIRE_LEN;
     if (f.repeated) {
       return (w, list, depth) => {
         if (!list) return;
         if (!Array.isArray(list)) throw new TypeError(`${where}: array expected`);
         for (const item of list) {
+          if (item instanceof Uint8Array) {
+            w.uint32(tag).bytes(item);
+            continue;
+          }
           if (!isObject(item)) throw new TypeError(`${where}: object expected`);
           w.uint32(tag).fork();
           sub.encode(w, item, depth + 1);
@@ -470,6 +404,7 @@ function fieldEncoder(schema: ProtoSchema, owner: MessageType, f: FieldInfo): Fi
     }
     return (w, v, depth) => {
       if (v === undefined || v === null) return;
+      if (v instanceof Uint8Array) return void w.uint32(tag).bytes(v);
       if (!isObject(v)) throw new TypeError(`${where}: object expected`);
       w.uint32(tag).fork();
       sub.encode(w, v, depth + 1);
@@ -501,10 +436,11 @@ function fieldEncoder(schema: ProtoSchema, owner: MessageType, f: FieldInfo): Fi
     };
   }
   const tag = (f.id << 3) | scalar.wireType;
+  const presence = f.explicitPresence;
   return (w, v) => {
     if (v === undefined || v === null) return;
     const converted = scalar.convert(v);
-    if (converted === undefined || scalar.isDefault(converted as never)) return;
+    if (converted === undefined || (!presence && scalar.isDefault(converted as never))) return;
     scalar.write(w.uint32(tag), converted as never);
   };
 }
@@ -528,11 +464,17 @@ const WRITER = new Writer();
  *
  * @param schema The schema.
  * @param fullName The message type's full name, without a leading dot.
+ * @param options `strict`: for hostile input (see the module's documentation).
  * @returns The codec.
  * @throws {TypeError} When the schema has no such type, or it uses an unsupported feature.
  */
-export function plainCodec(schema: ProtoSchema, fullName: string): PlainCodec {
-  const compiled = compiledType(schema, schema.message(fullName));
+export function plainCodec(
+  schema: ProtoSchema,
+  fullName: string,
+  options: { readonly strict?: boolean } = {},
+): PlainCodec {
+  const strict = options.strict ?? false;
+  const compiled = compiledType(schema, schema.message(fullName), strict);
   return {
     name: fullName,
     encode(value) {
@@ -546,10 +488,73 @@ export function plainCodec(schema: ProtoSchema, fullName: string): PlainCodec {
       }
     },
     decode(bytes) {
-      const r = new ProtoReader(bytes);
+      const r = new ProtoReader(bytes, strict ? compiled.shortName : undefined);
       const out = compiled.create();
       compiled.decodeFields(r, out, 0);
       return out;
     },
+  };
+}
+
+/**
+ * What an encoder accepts for a message of type `T`: any subset of its
+ * fields, recursively; `null` or a missing field means the proto3 default;
+ * a sub-message may be given already encoded.
+ */
+export type MessageInit<T> = { readonly [K in keyof T]?: FieldInit<NonNullable<T[K]>> | null };
+type FieldInit<V> = V extends string | number | boolean | Uint8Array ? V
+  : V extends readonly (infer U)[] ? readonly FieldInit<U>[]
+  : V extends object ? MessageInit<V> | Uint8Array
+  : V;
+
+/** Encodes and decodes one message type whose decoded shape is `T`. */
+export interface TypedCodec<T> {
+  /**
+   * @param value The message's fields.
+   * @returns Its protobuf encoding.
+   */
+  encode(value: MessageInit<T>): Uint8Array;
+  /**
+   * @param bytes A protobuf encoding of the type.
+   * @returns The message, defaults filled in.
+   * @throws {Error} When the bytes are truncated or malformed.
+   */
+  decode(bytes: Uint8Array): T;
+}
+
+const SCHEMAS = new WeakMap<DescriptorNode, ProtoSchema>();
+
+/**
+ * {@linkcode plainCodec} for a type whose decoded shape `T` is generated from
+ * the same descriptor (`scripts/gen_wire_types.ts`): the one place a decoded
+ * object is given its type.
+ *
+ * @example Usage
+ * ```ts
+ * import { typedCodec } from "./plain_codec.ts";
+ * import { POD_QUERY_DESCRIPTOR, type Selector } from "./generated/pod_query_types.ts";
+ * const codec = typedCodec<Selector>(POD_QUERY_DESCRIPTOR, "podsapi.v1.Selector");
+ * codec.decode(codec.encode({ namespace: "ns" })).namespace; // "ns"
+ * ```
+ *
+ * @typeParam T The generated interface of the message type.
+ * @param descriptor The generated descriptor.
+ * @param fullName The message type's full name, without a leading dot.
+ * @param options As {@linkcode plainCodec}'s.
+ * @returns The codec.
+ * @throws {TypeError} When the schema has no such type.
+ */
+export function typedCodec<T>(
+  descriptor: DescriptorNode,
+  fullName: string,
+  options: { readonly strict?: boolean } = {},
+): TypedCodec<T> {
+  let schema = SCHEMAS.get(descriptor);
+  if (schema === undefined) SCHEMAS.set(descriptor, schema = new ProtoSchema(descriptor));
+  const codec = plainCodec(schema, fullName, options);
+  return {
+    encode: (value) => codec.encode(value),
+    // `T` is generated from `descriptor`, field for field.
+    decode: (bytes) => codec.decode(bytes) as unknown as T,
   };
 }

@@ -3,7 +3,7 @@
  * `pod.Marshal()` / `pod.Unmarshal()`), driven by the schema: a walker is
  * compiled once per message type from the schema's reflection (`schema.ts`),
  * writes with a `Writer` whose bytes match the reference writer's (tests)
- * (`_pod_writer.ts`) and reads with `proto_reader.ts`; the value kinds are
+ * (`writer.ts`) and reads with `proto_reader.ts`; the value kinds are
  * `_value_codecs.ts`', the check of what the schema cannot carry
  * `pod_checker.ts`'.
  *
@@ -22,7 +22,7 @@
 
 import { compareUtf8, isJsonObject, type JsonObject, type JsonValue } from "../model/json.ts";
 import type { PodObject } from "../model/pod.ts";
-import { Writer } from "./_pod_writer.ts";
+import { Writer } from "./writer.ts";
 import {
   BadQuantity,
   expectWire,

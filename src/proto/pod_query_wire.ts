@@ -1,24 +1,22 @@
 /**
- * Hand-written encoding of the `podsapi.v1.PodQuery` messages
- * (`proto/podsapi/v1/pod_query.proto`) around pre-encoded pod bytes: the
- * server decodes requests strictly and frames responses without
- * re-encoding a pod. Clients (tests, benchmarks, the CLI) use the other
- * direction.
+ * The `podsapi.v1.PodQuery` messages (`proto/podsapi/v1/pod_query.proto`) in
+ * the shapes the server and the clients use. The codecs are compiled from
+ * the generated descriptor (strict: requests are hostile input); this module
+ * only maps between the generated message shapes and these. The server
+ * frames answers around pre-encoded pods without re-encoding them.
  *
  * @module
  */
 
-import { decodeFieldMaskBinary, encodeFieldMaskBinary } from "./field_mask_bin.ts";
-import { MessageWriter, readBool, readMessage, readString } from "./message_writer.ts";
-import { decodePodResourcesMessage, type PodResourcesMessage } from "./pod_query_resources_wire.ts";
+import type * as Wire from "./generated/pod_query_types.ts";
+import type { MessageInit } from "./plain_codec.ts";
+import { lenFieldSize, writeLenField } from "./writer.ts";
+import { encodeFieldMaskBinary } from "./field_mask_bin.ts";
 import {
-  expect,
-  lenFieldSize,
-  WIRE_VARINT,
-  type WireField,
-  WireReader,
-  writeLenField,
-} from "./wire.ts";
+  podQueryCodec,
+  type PodResourcesMessage,
+  podResourcesOf,
+} from "./pod_query_resources_wire.ts";
 
 /** `podsapi.v1.EventType` values. */
 export const QUERY_EVENT_TYPE = {
@@ -33,16 +31,8 @@ export const QUERY_EVENT_TYPE = {
 /** One of {@linkcode QUERY_EVENT_TYPE}. */
 export type QueryEventType = typeof QUERY_EVENT_TYPE[keyof typeof QUERY_EVENT_TYPE];
 
-/** `podsapi.v1.Selector`. */
-export interface SelectorMessage {
-  namespace: string;
-  labelSelector: string;
-  fieldSelector: string;
-  /** Only pods holding this resource (podresources). */
-  resourceName: string;
-  /** Only pods holding this device. */
-  deviceId: string;
-}
+/** `podsapi.v1.Selector` (`resourceName`, `deviceId`: only pods holding it). */
+export type SelectorMessage = Wire.Selector;
 
 /** `podsapi.v1.ListRequest`; `mask` is `undefined` when the field is absent. */
 export interface ListRequestMessage {
@@ -66,18 +56,11 @@ export type GetKeyMessage =
   /** A mount namespace inode. */
   | { readonly kind: "mntns"; readonly inode: number };
 
-/** `podsapi.v1.ProcessContainer`: the container a process lookup found. */
-export interface ProcessContainerMessage {
-  name: string;
-  /** With the runtime's scheme (`containerd://ID`). */
-  containerId: string;
-  init: boolean;
-  ephemeral: boolean;
-  initPid: number;
-  cgroupPath: string;
-  cgroupId: number;
-  mntnsInode: number;
-}
+/**
+ * `podsapi.v1.ProcessContainer`: the container a process lookup found
+ * (`containerId` with the runtime's scheme, `containerd://ID`).
+ */
+export type ProcessContainerMessage = Wire.ProcessContainer;
 
 /** `podsapi.v1.GetRequest`. */
 export interface GetRequestMessage {
@@ -129,29 +112,12 @@ export interface WatchEventMessage {
 
 const ENCODER = new TextEncoder();
 
-function decodeSelector(bytes: Uint8Array, into: SelectorMessage): void {
-  const reader = new WireReader(bytes, "Selector");
-  while (!reader.done) {
-    const f = reader.next();
-    if (f.field === 1) into.namespace = readString(reader, f, "namespace");
-    else if (f.field === 2) into.labelSelector = readString(reader, f, "label_selector");
-    else if (f.field === 3) into.fieldSelector = readString(reader, f, "field_selector");
-    else if (f.field === 4) into.resourceName = readString(reader, f, "resource_name");
-    else if (f.field === 5) into.deviceId = readString(reader, f, "device_id");
-  }
-}
-
-function decodeMask(reader: WireReader, f: WireField, previous: readonly string[] | undefined) {
-  const bytes = readMessage(reader, f, "mask");
-  let paths: string[];
-  try {
-    paths = decodeFieldMaskBinary(bytes);
-  } catch (err) {
-    return reader.fail((err as Error).message);
-  }
-  // A repeated singular message field merges: repeated `paths` concatenate.
-  return previous === undefined ? paths : [...previous, ...paths];
-}
+const LIST_REQUEST = podQueryCodec<Wire.ListRequest>("ListRequest");
+const GET_REQUEST = podQueryCodec<Wire.GetRequest>("GetRequest");
+const WATCH_REQUEST = podQueryCodec<Wire.WatchRequest>("WatchRequest");
+const LIST_RESPONSE = podQueryCodec<Wire.ListResponse>("ListResponse");
+const GET_RESPONSE = podQueryCodec<Wire.GetResponse>("GetResponse");
+const WATCH_EVENT = podQueryCodec<Wire.WatchEvent>("WatchEvent");
 
 function emptySelector(): SelectorMessage {
   return { namespace: "", labelSelector: "", fieldSelector: "", resourceName: "", deviceId: "" };
@@ -165,19 +131,37 @@ function emptySelector(): SelectorMessage {
  * @throws {TypeError} When the bytes are malformed.
  */
 export function decodeListRequest(bytes: Uint8Array): ListRequestMessage {
-  const reader = new WireReader(bytes, "ListRequest");
-  const out: ListRequestMessage = {
-    selector: emptySelector(),
-    mask: undefined,
-    includeResources: false,
+  const m = LIST_REQUEST.decode(bytes);
+  return {
+    selector: m.selector ?? emptySelector(),
+    mask: m.mask?.paths,
+    includeResources: m.includeResources,
   };
-  while (!reader.done) {
-    const f = reader.next();
-    if (f.field === 1) decodeSelector(readMessage(reader, f, "selector"), out.selector);
-    else if (f.field === 2) out.mask = decodeMask(reader, f, out.mask);
-    else if (f.field === 3) out.includeResources = readBool(reader, f, "include_resources");
+}
+
+function keyOf(m: Wire.GetRequest): GetKeyMessage | undefined {
+  switch (m.key) {
+    case "uid":
+      return { kind: "uid", uid: m.uid };
+    case "name":
+      return { kind: "name", namespace: m.name?.namespace ?? "", name: m.name?.name ?? "" };
+    case "containerId":
+      return { kind: "containerId", id: m.containerId };
+    case "podIp":
+      return { kind: "podIp", ip: m.podIp };
+    case "deviceId":
+      return { kind: "deviceId", id: m.deviceId };
+    case "hostPid":
+      return { kind: "pid", pid: m.hostPid };
+    case "cgroupId":
+      return { kind: "cgroupId", cgroupId: m.cgroupId };
+    case "cgroupPath":
+      return { kind: "cgroupPath", path: m.cgroupPath };
+    case "mntnsInode":
+      return { kind: "mntns", inode: m.mntnsInode };
+    case null:
+      return undefined;
   }
-  return out;
 }
 
 /**
@@ -188,76 +172,13 @@ export function decodeListRequest(bytes: Uint8Array): ListRequestMessage {
  * @throws {TypeError} When the bytes are malformed.
  */
 export function decodeGetRequest(bytes: Uint8Array): GetRequestMessage {
-  const reader = new WireReader(bytes, "GetRequest");
-  const out: GetRequestMessage = {
-    key: undefined,
-    mask: undefined,
-    includeDeleted: false,
-    includeResources: false,
+  const m = GET_REQUEST.decode(bytes);
+  return {
+    key: keyOf(m),
+    mask: m.mask?.paths,
+    includeDeleted: m.includeDeleted,
+    includeResources: m.includeResources,
   };
-  while (!reader.done) {
-    const f = reader.next();
-    switch (f.field) {
-      case 1:
-        out.key = { kind: "uid", uid: readString(reader, f, "uid") };
-        break;
-      case 2: {
-        const name = new WireReader(readMessage(reader, f, "name"), "NamespacedName");
-        let namespace = "";
-        let podName = "";
-        while (!name.done) {
-          const g = name.next();
-          if (g.field === 1) namespace = readString(name, g, "namespace");
-          else if (g.field === 2) podName = readString(name, g, "name");
-        }
-        out.key = { kind: "name", namespace, name: podName };
-        break;
-      }
-      case 3:
-        out.key = { kind: "containerId", id: readString(reader, f, "container_id") };
-        break;
-      case 4:
-        out.key = { kind: "podIp", ip: readString(reader, f, "pod_ip") };
-        break;
-      case 5:
-        out.mask = decodeMask(reader, f, out.mask);
-        break;
-      case 6:
-        out.includeDeleted = readBool(reader, f, "include_deleted");
-        break;
-      case 7:
-        out.key = { kind: "deviceId", id: readString(reader, f, "device_id") };
-        break;
-      case 8:
-        out.includeResources = readBool(reader, f, "include_resources");
-        break;
-      case 9:
-        out.key = { kind: "pid", pid: int64Of(reader, f, "host_pid") };
-        break;
-      case 10:
-        expect(reader, f, WIRE_VARINT, "cgroup_id");
-        out.key = { kind: "cgroupId", cgroupId: f.varint };
-        break;
-      case 11:
-        out.key = { kind: "cgroupPath", path: readString(reader, f, "cgroup_path") };
-        break;
-      case 12:
-        expect(reader, f, WIRE_VARINT, "mntns_inode");
-        out.key = { kind: "mntns", inode: f.varint };
-        break;
-    }
-  }
-  return out;
-}
-
-/**
- * An `int64` varint as a number. A negative value (two's complement, ten
- * bytes) comes back negative, but not exact: the reader's doubles keep 53
- * bits, so small magnitudes read as -1.
- */
-function int64Of(reader: WireReader, f: WireField, name: string): number {
-  expect(reader, f, WIRE_VARINT, name);
-  return f.varint >= 2 ** 63 ? Math.min(-1, f.varint - 2 ** 64) : f.varint;
 }
 
 /**
@@ -268,33 +189,22 @@ function int64Of(reader: WireReader, f: WireField, name: string): number {
  * @throws {TypeError} When the bytes are malformed.
  */
 export function decodeWatchRequest(bytes: Uint8Array): WatchRequestMessage {
-  const reader = new WireReader(bytes, "WatchRequest");
-  const out: WatchRequestMessage = {
-    selector: emptySelector(),
-    mask: undefined,
-    resumeToken: "",
-    bookmarkSeconds: 0,
-    includeResources: false,
+  const m = WATCH_REQUEST.decode(bytes);
+  return {
+    selector: m.selector ?? emptySelector(),
+    mask: m.mask?.paths,
+    resumeToken: m.resumeToken,
+    bookmarkSeconds: m.bookmarkSeconds,
+    includeResources: m.includeResources,
   };
-  while (!reader.done) {
-    const f = reader.next();
-    if (f.field === 1) decodeSelector(readMessage(reader, f, "selector"), out.selector);
-    else if (f.field === 2) out.mask = decodeMask(reader, f, out.mask);
-    else if (f.field === 3) out.resumeToken = readString(reader, f, "resume_token");
-    else if (f.field === 4) {
-      expect(reader, f, WIRE_VARINT, "bookmark_seconds");
-      // uint32: the low 32 bits, as protobuf truncates a wider varint.
-      out.bookmarkSeconds = f.varint % 2 ** 32;
-    } else if (f.field === 5) out.includeResources = readBool(reader, f, "include_resources");
-  }
-  return out;
 }
 
 // ---- encoding -------------------------------------------------------------
 
 /**
  * Frames `ListResponse { repeated bytes pods = 1; string resume_token = 2;
- * repeated PodResources resources = 3 }`.
+ * repeated PodResources resources = 3 }` into a buffer of the exact size:
+ * the pods are copied once.
  *
  * @param pods Each pod's serialized `v1.Pod`, in order.
  * @param resumeToken The position of the list.
@@ -319,13 +229,14 @@ export function encodeListResponse(
 }
 
 /**
- * Frames `GetResponse { bytes pod = 1; string resume_token = 2; bool deleted = 3 }`.
+ * Frames `GetResponse`.
  *
  * @param pod The serialized `v1.Pod`.
  * @param resumeToken The position the answer holds at (text, or its UTF-8 bytes).
  * @param deleted Whether `pod` is a tombstone.
  * @param extra What the pod holds (serialized `PodResources`) and, for a
- *   device lookup, the containers holding the device.
+ *   device lookup, the containers holding the device; for a process lookup,
+ *   its container.
  * @returns The serialized response.
  */
 export function encodeGetResponse(
@@ -339,16 +250,9 @@ export function encodeGetResponse(
   },
 ): Uint8Array {
   if (extra !== undefined) {
-    // Appended fields: the message is the same with or without them in front.
+    // Fields 4 to 6 follow 1 to 3: the answer is the plain one with them appended.
     const base = encodeGetResponse(pod, resumeToken, deleted);
-    const tail = new MessageWriter()
-      .message(4, extra.resources)
-      .strings(5, extra.deviceContainers ?? [])
-      .message(
-        6,
-        extra.container === undefined ? undefined : encodeProcessContainer(extra.container),
-      )
-      .finish();
+    const tail = GET_RESPONSE.encode(extra);
     const out = new Uint8Array(base.length + tail.length);
     out.set(base);
     out.set(tail, base.length);
@@ -363,7 +267,7 @@ export function encodeGetResponse(
   if (pod.length > 0) pos = writeLenField(buf, pos, 1, pod);
   if (token.length > 0) pos = writeLenField(buf, pos, 2, token);
   if (deleted) {
-    buf[pos++] = (3 << 3) | WIRE_VARINT;
+    buf[pos++] = 3 << 3;
     buf[pos] = 1;
   }
   return buf;
@@ -384,21 +288,7 @@ export function encodeWatchEvent(
   resumeToken: string,
   resources?: Uint8Array,
 ): Uint8Array {
-  return new MessageWriter().varint(1, type).bytes(2, pod).string(3, resumeToken)
-    .message(4, resources).finish();
-}
-
-function encodeProcessContainer(c: ProcessContainerMessage): Uint8Array {
-  return new MessageWriter()
-    .string(1, c.name)
-    .string(2, c.containerId)
-    .bool(3, c.init)
-    .bool(4, c.ephemeral)
-    .varint(5, c.initPid)
-    .string(6, c.cgroupPath)
-    .varint(7, c.cgroupId)
-    .varint(8, c.mntnsInode)
-    .finish();
+  return WATCH_EVENT.encode({ type, pod, resumeToken, resources });
 }
 
 /** A `ProcessContainer` with every field at its default (what an absent message decodes to). */
@@ -413,40 +303,8 @@ export const EMPTY_PROCESS_CONTAINER: Readonly<ProcessContainerMessage> = Object
   mntnsInode: 0,
 });
 
-function decodeProcessContainer(bytes: Uint8Array): ProcessContainerMessage {
-  const reader = new WireReader(bytes, "ProcessContainer");
-  const out: ProcessContainerMessage = { ...EMPTY_PROCESS_CONTAINER };
-  while (!reader.done) {
-    const f = reader.next();
-    if (f.field === 1) out.name = readString(reader, f, "name");
-    else if (f.field === 2) out.containerId = readString(reader, f, "container_id");
-    else if (f.field === 3) out.init = readBool(reader, f, "init");
-    else if (f.field === 4) out.ephemeral = readBool(reader, f, "ephemeral");
-    else if (f.field === 5) out.initPid = int64Of(reader, f, "init_pid");
-    else if (f.field === 6) out.cgroupPath = readString(reader, f, "cgroup_path");
-    else if (f.field === 7) {
-      expect(reader, f, WIRE_VARINT, "cgroup_id");
-      out.cgroupId = f.varint;
-    } else if (f.field === 8) {
-      expect(reader, f, WIRE_VARINT, "mntns_inode");
-      out.mntnsInode = f.varint;
-    }
-  }
-  return out;
-}
-
-function encodeSelector(selector: Partial<SelectorMessage> | undefined): Uint8Array | undefined {
-  if (selector === undefined) return undefined;
-  return new MessageWriter()
-    .string(1, selector.namespace ?? "")
-    .string(2, selector.labelSelector ?? "")
-    .string(3, selector.fieldSelector ?? "")
-    .string(4, selector.resourceName ?? "")
-    .string(5, selector.deviceId ?? "")
-    .finish();
-}
-
-function encodeMask(mask: readonly string[] | undefined): Uint8Array | undefined {
+/** A mask as its encoding: a path that is not well-formed UTF-16 is refused, not written. */
+function maskOf(mask: readonly string[] | undefined): Uint8Array | undefined {
   return mask === undefined ? undefined : encodeFieldMaskBinary(mask);
 }
 
@@ -463,15 +321,36 @@ export function encodeListRequest(
     includeResources?: boolean;
   } = {},
 ): Uint8Array {
-  return new MessageWriter()
-    .message(1, encodeSelector(request.selector))
-    .message(2, encodeMask(request.mask))
-    .bool(3, request.includeResources ?? false)
-    .finish();
+  return LIST_REQUEST.encode({ ...request, mask: maskOf(request.mask) });
+}
+
+function keyFields(key: GetKeyMessage): MessageInit<Wire.GetRequest> {
+  switch (key.kind) {
+    case "uid":
+      return { uid: key.uid };
+    case "name":
+      return { name: { namespace: key.namespace, name: key.name } };
+    case "containerId":
+      return { containerId: key.id };
+    case "podIp":
+      return { podIp: key.ip };
+    case "deviceId":
+      return { deviceId: key.id };
+    case "pid":
+      // Negative as int64 writes it, for the server to refuse.
+      return { hostPid: key.pid };
+    case "cgroupId":
+      return { cgroupId: key.cgroupId };
+    case "cgroupPath":
+      return { cgroupPath: key.path };
+    case "mntns":
+      return { mntnsInode: key.inode };
+  }
 }
 
 /**
- * Frames a `GetRequest` (clients).
+ * Frames a `GetRequest` (clients). The key is a oneof member: written even
+ * at its default.
  *
  * @param request Key, mask paths and whether tombstones count.
  * @returns The serialized request.
@@ -484,41 +363,12 @@ export function encodeGetRequest(
     includeResources?: boolean;
   },
 ): Uint8Array {
-  const w = new MessageWriter();
-  const key = request.key;
-  switch (key.kind) {
-    case "uid":
-      w.message(1, ENCODER.encode(key.uid));
-      break;
-    case "name":
-      w.message(2, new MessageWriter().string(1, key.namespace).string(2, key.name).finish());
-      break;
-    case "containerId":
-      w.message(3, ENCODER.encode(key.id));
-      break;
-    case "podIp":
-      w.message(4, ENCODER.encode(key.ip));
-      break;
-    case "deviceId":
-      w.presentString(7, key.id);
-      break;
-    case "pid":
-      // Present even when 0 (a oneof member); negative as int64, for the server to refuse.
-      w.presentVarint(9, key.pid);
-      break;
-    case "cgroupId":
-      w.presentVarint(10, key.cgroupId);
-      break;
-    case "cgroupPath":
-      w.presentString(11, key.path);
-      break;
-    case "mntns":
-      w.presentVarint(12, key.inode);
-      break;
-  }
-  return w.message(5, encodeMask(request.mask)).bool(6, request.includeDeleted ?? false)
-    .bool(8, request.includeResources ?? false)
-    .finish();
+  return GET_REQUEST.encode({
+    ...keyFields(request.key),
+    mask: maskOf(request.mask),
+    includeDeleted: request.includeDeleted,
+    includeResources: request.includeResources,
+  });
 }
 
 /**
@@ -536,13 +386,7 @@ export function encodeWatchRequest(
     includeResources?: boolean;
   } = {},
 ): Uint8Array {
-  return new MessageWriter()
-    .message(1, encodeSelector(request.selector))
-    .message(2, encodeMask(request.mask))
-    .string(3, request.resumeToken ?? "")
-    .varint(4, request.bookmarkSeconds ?? 0)
-    .bool(5, request.includeResources ?? false)
-    .finish();
+  return WATCH_REQUEST.encode({ ...request, mask: maskOf(request.mask) });
 }
 
 /**
@@ -553,17 +397,12 @@ export function encodeWatchRequest(
  * @throws {TypeError} When the bytes are malformed.
  */
 export function decodeListResponse(bytes: Uint8Array): ListResponseMessage {
-  const reader = new WireReader(bytes, "ListResponse");
-  const out: ListResponseMessage = { pods: [], resumeToken: "", resources: [] };
-  while (!reader.done) {
-    const f = reader.next();
-    if (f.field === 1) out.pods.push(readMessage(reader, f, "pods"));
-    else if (f.field === 2) out.resumeToken = readString(reader, f, "resume_token");
-    else if (f.field === 3) {
-      out.resources.push(decodePodResourcesMessage(readMessage(reader, f, "resources")));
-    }
-  }
-  return out;
+  const m = LIST_RESPONSE.decode(bytes);
+  return {
+    pods: m.pods,
+    resumeToken: m.resumeToken,
+    resources: m.resources.map(podResourcesOf),
+  };
 }
 
 /**
@@ -574,31 +413,22 @@ export function decodeListResponse(bytes: Uint8Array): ListResponseMessage {
  * @throws {TypeError} When the bytes are malformed.
  */
 export function decodeGetResponse(bytes: Uint8Array): GetResponseMessage {
-  const reader = new WireReader(bytes, "GetResponse");
-  const out: GetResponseMessage = {
-    pod: new Uint8Array(0),
-    resumeToken: "",
-    deleted: false,
-    resources: undefined,
-    deviceContainers: [],
-    container: undefined,
+  const m = GET_RESPONSE.decode(bytes);
+  return {
+    pod: m.pod,
+    resumeToken: m.resumeToken,
+    deleted: m.deleted,
+    resources: m.resources === null ? undefined : podResourcesOf(m.resources),
+    deviceContainers: m.deviceContainers,
+    container: m.container ?? undefined,
   };
-  while (!reader.done) {
-    const f = reader.next();
-    if (f.field === 1) out.pod = readMessage(reader, f, "pod");
-    else if (f.field === 2) out.resumeToken = readString(reader, f, "resume_token");
-    else if (f.field === 3) out.deleted = readBool(reader, f, "deleted");
-    else if (f.field === 4) {
-      out.resources = decodePodResourcesMessage(readMessage(reader, f, "resources"));
-    } else if (f.field === 5) out.deviceContainers.push(readString(reader, f, "device_containers"));
-    else if (f.field === 6) {
-      out.container = decodeProcessContainer(readMessage(reader, f, "container"));
-    }
-  }
-  return out;
 }
 
 const EVENT_TYPES: ReadonlySet<number> = new Set(Object.values(QUERY_EVENT_TYPE));
+
+function isEventType(type: number): type is QueryEventType {
+  return EVENT_TYPES.has(type);
+}
 
 /**
  * Decodes a `WatchEvent` (clients).
@@ -608,22 +438,16 @@ const EVENT_TYPES: ReadonlySet<number> = new Set(Object.values(QUERY_EVENT_TYPE)
  * @throws {TypeError} When the bytes are malformed or the type unknown.
  */
 export function decodeWatchEvent(bytes: Uint8Array): WatchEventMessage {
-  const reader = new WireReader(bytes, "WatchEvent");
-  let type = 0;
-  let pod: Uint8Array | undefined;
-  let resumeToken = "";
-  let resources: PodResourcesMessage | undefined;
-  while (!reader.done) {
-    const f = reader.next();
-    if (f.field === 1) {
-      expect(reader, f, WIRE_VARINT, "type");
-      type = f.varint;
-    } else if (f.field === 2) pod = readMessage(reader, f, "pod");
-    else if (f.field === 3) resumeToken = readString(reader, f, "resume_token");
-    else if (f.field === 4) {
-      resources = decodePodResourcesMessage(readMessage(reader, f, "resources"));
-    }
+  const m = WATCH_EVENT.decode(bytes);
+  const type = m.type;
+  if (!isEventType(type)) {
+    throw new TypeError(`Cannot decode WatchEvent: unknown event type "${type}"`);
   }
-  if (!EVENT_TYPES.has(type)) reader.fail(`unknown event type "${type}"`);
-  return { type: type as QueryEventType, pod, resumeToken, resources };
+  return {
+    type,
+    // An empty pod is not written: absent and empty read the same.
+    pod: m.pod.length === 0 ? undefined : m.pod,
+    resumeToken: m.resumeToken,
+    resources: m.resources === null ? undefined : podResourcesOf(m.resources),
+  };
 }

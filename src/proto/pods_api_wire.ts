@@ -8,17 +8,38 @@
  * @module
  */
 
-import {
-  decodeUtf8,
-  expect,
-  lenFieldSize,
-  varintSize,
-  WIRE_LEN,
-  WIRE_VARINT,
-  WireReader,
-  writeLenField,
-  writeVarint,
-} from "./wire.ts";
+import { ProtoReader } from "./proto_reader.ts";
+import { decodeUtf8, WIRE_TYPE } from "./wire.ts";
+import { lenFieldSize, varintSize, writeLenField, writeVarint } from "./writer.ts";
+
+const WIRE_VARINT = WIRE_TYPE.varint;
+const WIRE_LEN = WIRE_TYPE.lengthDelimited;
+
+/**
+ * Reads each field of a message strictly: `read` takes the fields it knows
+ * and returns false for the others, which are skipped.
+ */
+function readFields(
+  bytes: Uint8Array,
+  what: string,
+  read: (r: ProtoReader, field: number, wireType: number) => boolean,
+): void {
+  const r = new ProtoReader(bytes, what);
+  while (!r.done) {
+    const tag = r.tag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
+    if (!read(r, field, wireType)) r.skipType(wireType, 0, field);
+  }
+}
+
+/** Fails the read unless a known field has the wire type its schema gives. */
+function expectWireType(r: ProtoReader, f: number, wireType: number, want: number, name: string) {
+  if (wireType === want) return;
+  // Skipped first, so a malformed value is reported as such.
+  r.skipType(wireType, 0, f);
+  r.fail(`field "${name}" has wire type ${wireType}, expected ${want}`);
+}
 
 /** `v1alpha1.EventType` values (DESIGN.md §3.1). */
 export const WATCH_EVENT_TYPE = {
@@ -189,18 +210,18 @@ export function decodeGetPodRequest(bytes: Uint8Array): { podUID: string } {
       }
     }
   }
-  const reader = new WireReader(bytes, "GetPodRequest");
   let podUID = "";
-  while (!reader.done) {
-    const f = reader.next();
-    if (f.field !== 1) continue;
-    expect(reader, f, WIRE_LEN, "podUID");
+  readFields(bytes, "GetPodRequest", (r, field, wireType) => {
+    if (field !== 1) return false;
+    expectWireType(r, field, wireType, WIRE_LEN, "podUID");
+    const value = r.bytes();
     try {
-      podUID = decodeUtf8(f.bytes!);
+      podUID = decodeUtf8(value);
     } catch {
-      reader.fail("podUID is not valid UTF-8");
+      r.fail("podUID is not valid UTF-8");
     }
-  }
+    return true;
+  });
   return { podUID };
 }
 
@@ -212,27 +233,26 @@ export function decodeGetPodRequest(bytes: Uint8Array): { podUID: string } {
  * @throws {TypeError} When the bytes are malformed.
  */
 export function decodeListPodsResponse(bytes: Uint8Array): Uint8Array[] {
-  const reader = new WireReader(bytes, "ListPodsResponse");
   const pods: Uint8Array[] = [];
-  while (!reader.done) {
-    const f = reader.next();
-    if (f.field !== 1) continue;
-    expect(reader, f, WIRE_LEN, "pods");
-    pods.push(f.bytes!);
-  }
+  readFields(bytes, "ListPodsResponse", (r, field, wireType) => {
+    if (field !== 1) return false;
+    expectWireType(r, field, wireType, WIRE_LEN, "pods");
+    pods.push(r.bytes());
+    return true;
+  });
   return pods;
 }
 
 function decodeSinglePod(bytes: Uint8Array, what: string): Uint8Array {
-  const reader = new WireReader(bytes, what);
   let pod: Uint8Array | undefined;
-  while (!reader.done) {
-    const f = reader.next();
-    if (f.field !== 1) continue;
-    expect(reader, f, WIRE_LEN, "pod");
+  readFields(bytes, what, (r, field, wireType) => {
+    if (field !== 1) return false;
+    expectWireType(r, field, wireType, WIRE_LEN, "pod");
     // A repeated singular message field merges; concatenation is its merge.
-    pod = pod === undefined ? f.bytes : concat(pod, f.bytes!);
-  }
+    const value = r.bytes();
+    pod = pod === undefined ? value : concat(pod, value);
+    return true;
+  });
   // Absent is the empty message (proto3 `bytes` default; an empty v1.Pod).
   return pod ?? new Uint8Array(0);
 }
@@ -276,19 +296,20 @@ const EVENT_TYPES: ReadonlySet<number> = new Set(Object.values(WATCH_EVENT_TYPE)
  * @throws {TypeError} When the bytes are malformed or the event type is unknown.
  */
 export function decodeWatchPodsEvent(bytes: Uint8Array): WatchPodsEvent {
-  const reader = new WireReader(bytes, "WatchPodsEvent");
   let type = 0;
   let pod: Uint8Array | undefined;
-  while (!reader.done) {
-    const f = reader.next();
-    if (f.field === 1) {
-      expect(reader, f, WIRE_VARINT, "type");
-      type = f.varint;
-    } else if (f.field === 2) {
-      expect(reader, f, WIRE_LEN, "pod");
-      pod = f.bytes;
-    }
+  readFields(bytes, "WatchPodsEvent", (r, field, wireType) => {
+    if (field === 1) {
+      expectWireType(r, field, wireType, WIRE_VARINT, "type");
+      type = r.uint64();
+    } else if (field === 2) {
+      expectWireType(r, field, wireType, WIRE_LEN, "pod");
+      pod = r.bytes();
+    } else return false;
+    return true;
+  });
+  if (!EVENT_TYPES.has(type)) {
+    throw new TypeError(`Cannot decode WatchPodsEvent: unknown event type "${type}"`);
   }
-  if (!EVENT_TYPES.has(type)) reader.fail(`unknown event type "${type}"`);
   return { type: type as WatchEventType, pod };
 }

@@ -5,8 +5,14 @@
  * (version 8) reads them: varints as their low 32 bits for 32-bit types, int64 as
  * the nearest `number`, a bool true when any bit is set, strings through a
  * non-fatal `TextDecoder` (invalid bytes become U+FFFD, a BOM is kept, the
- * string is flat), short ASCII ones through a small intern table. Reading past the end throws a `RangeError`, malformed
- * varints and tags an `Error`.
+ * string is flat), short ASCII ones through a small intern table.
+ *
+ * Errors say what is wrong and where. A reader made without a message name
+ * throws as the reference does: a `RangeError` for reading past the end, an
+ * `Error` for a malformation. A reader given the name of the message it reads
+ * (hostile input: requests, the kubelet's answers) throws a `TypeError`
+ * `Cannot decode <message>: <reason>` for both, and its owner keeps
+ * {@linkcode ProtoReader.what} on the message being read.
  *
  * `len` is the end of the message being read: a decoder narrows it to a
  * sub-message's end while it reads that sub-message, so no read can run
@@ -15,8 +21,7 @@
  * @module
  */
 
-/** protobuf's default recursion limit. */
-export const RECURSION_LIMIT = 100;
+import { MAX_DEPTH } from "./wire.ts";
 
 const LOOSE_UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
@@ -76,9 +81,8 @@ function spells(buf: Uint8Array, start: number, length: number, text: string): b
   return true;
 }
 
-function outOfRange(r: ProtoReader, length: number): RangeError {
-  return new RangeError(`index out of range: ${r.pos} + ${length} > ${r.len}`);
-}
+/** A varint has at most 10 bytes. */
+const MAX_VARINT_BYTES = 10;
 
 /**
  * Reads protobuf wire values.
@@ -95,11 +99,42 @@ export class ProtoReader {
   readonly buf: Uint8Array;
   pos = 0;
   len: number;
+  /** The message being read, for errors; `undefined`: errors as the reference. */
+  what: string | undefined;
 
-  /** @param buf The bytes to read. */
-  constructor(buf: Uint8Array) {
+  /**
+   * @param buf The bytes to read.
+   * @param what The message's name: errors are then `TypeError`s naming it.
+   */
+  constructor(buf: Uint8Array, what?: string) {
     this.buf = buf;
     this.len = buf.length;
+    this.what = what;
+  }
+
+  /** Every byte of the current message has been read. */
+  get done(): boolean {
+    return this.pos >= this.len;
+  }
+
+  /**
+   * Fails the read.
+   *
+   * @param reason What is wrong, and where.
+   * @param pastEnd A read past the end (a `RangeError` without a message name).
+   * @throws {Error} Always.
+   */
+  fail(reason: string, pastEnd = false): never {
+    if (this.what !== undefined) throw new TypeError(`Cannot decode ${this.what}: ${reason}`);
+    throw pastEnd ? new RangeError(reason) : new Error(reason);
+  }
+
+  #truncated(start: number): never {
+    return this.fail(`truncated varint at offset ${start}`, true);
+  }
+
+  #pastEnd(length: number, start: number): never {
+    return this.fail(`length ${length} at offset ${start} runs past the end of the input`, true);
   }
 
   /** @returns A varint's low 32 bits, unsigned (up to 10 bytes are read). */
@@ -113,12 +148,10 @@ export class ProtoReader {
         return b;
       }
     }
+    const start = pos;
     let value = 0;
-    for (let i = 0; i < 10; i++) {
-      if (pos >= this.len) {
-        this.pos = pos;
-        throw outOfRange(this, 1);
-      }
+    for (let i = 0; i < MAX_VARINT_BYTES; i++) {
+      if (pos >= this.len) this.#truncated(start);
       const b = buf[pos++]!;
       if (i < 4) value |= (b & 0x7f) << (i * 7);
       else if (i === 4) value |= (b & 0x0f) << 28;
@@ -127,8 +160,7 @@ export class ProtoReader {
         return value >>> 0;
       }
     }
-    this.pos = pos;
-    throw new Error("invalid varint encoding");
+    return this.fail(`varint longer than 10 bytes at offset ${start}`);
   }
 
   /** @returns A field tag (at most 5 bytes, at most 32 bits). */
@@ -140,23 +172,20 @@ export class ProtoReader {
     }
     const value = this.uint32();
     if (this.pos - pos > 5 || (this.pos - pos === 5 && (this.buf[pos + 4]! & 0x70) !== 0)) {
-      throw new Error("invalid tag encoding");
+      this.fail(`invalid tag encoding at offset ${pos}`);
     }
     return value;
   }
 
-  /** @returns A length prefix (below 2^31). */
+  /** @returns A length prefix that fits in what is left of the message. */
   size(): number {
     const start = this.pos;
+    let value: number;
     if (start < this.len && this.buf[start]! < 0x80) {
+      value = this.buf[start]!;
       this.pos = start + 1;
-      return this.buf[start]!;
-    }
-    const value = this.uint32();
-    const read = this.pos - start;
-    if (read > 5 || (read === 5 && this.buf[start + 4]! > 7)) {
-      throw new Error("invalid length encoding");
-    }
+    } else value = this.uint64();
+    if (value > this.len - this.pos) this.#pastEnd(value, start);
     return value;
   }
 
@@ -167,14 +196,15 @@ export class ProtoReader {
 
   /** @returns A varint: true when any of its bits is set. */
   bool(): boolean {
+    const start = this.pos;
     let value = false;
-    for (let i = 0; i < 10; i++) {
-      if (this.pos >= this.len) throw outOfRange(this, 1);
+    for (let i = 0; i < MAX_VARINT_BYTES; i++) {
+      if (this.pos >= this.len) this.#truncated(start);
       const b = this.buf[this.pos++]!;
       if ((b & 0x7f) !== 0) value = true;
       if (b < 0x80) return value;
     }
-    throw new Error("invalid varint encoding");
+    return this.fail(`varint longer than 10 bytes at offset ${start}`);
   }
 
   /** @returns A signed 64-bit varint as the nearest number. */
@@ -197,13 +227,11 @@ export class ProtoReader {
         return b0;
       }
     }
+    const start = pos;
     let lo = 0;
     let hi = 0;
-    for (let i = 0; i < 10; i++) {
-      if (pos >= this.len) {
-        this.pos = pos;
-        throw outOfRange(this, 1);
-      }
+    for (let i = 0; i < MAX_VARINT_BYTES; i++) {
+      if (pos >= this.len) this.#truncated(start);
       const b = buf[pos++]!;
       if (i < 4) lo |= (b & 0x7f) << (i * 7);
       else if (i === 4) {
@@ -224,15 +252,13 @@ export class ProtoReader {
         return lo + hi * 4294967296;
       }
     }
-    this.pos = pos;
-    throw new Error("invalid varint encoding");
+    return this.fail(`varint longer than 10 bytes at offset ${start}`);
   }
 
   /** @returns A length-delimited value's bytes (a view into the input). */
   bytes(): Uint8Array {
     const length = this.size();
     const start = this.pos;
-    if (length > this.len - start) throw outOfRange(this, length);
     this.pos = start + length;
     return this.buf.subarray(start, start + length);
   }
@@ -248,7 +274,6 @@ export class ProtoReader {
   stringLike(known: string | undefined): string {
     const length = this.size();
     const start = this.pos;
-    if (length > this.len - start) throw outOfRange(this, length);
     this.pos = start + length;
     if (known !== undefined && spells(this.buf, start, length, known)) return known;
     return length === 0 ? "" : readText(this.buf, start, start + length);
@@ -267,7 +292,6 @@ export class ProtoReader {
   enter(): number {
     const length = this.size();
     const outer = this.len;
-    if (length > outer - this.pos) throw outOfRange(this, length);
     this.len = this.pos + length;
     return outer;
   }
@@ -278,7 +302,7 @@ export class ProtoReader {
    * @param outer What {@linkcode ProtoReader.enter} returned.
    */
   leave(outer: number): void {
-    if (this.pos !== this.len) throw new RangeError("index out of range");
+    if (this.pos !== this.len) this.fail(`message ends inside a field at offset ${this.pos}`, true);
     this.len = outer;
   }
 
@@ -290,41 +314,50 @@ export class ProtoReader {
    * @param fieldNumber The field's number (0 is never valid).
    */
   skipType(wireType: number, depth: number, fieldNumber: number): void {
-    if (depth > RECURSION_LIMIT) throw new Error("max depth exceeded");
-    if (fieldNumber === 0) throw new Error("illegal tag: field number 0");
+    if (fieldNumber === 0) this.fail("field number 0");
     switch (wireType) {
       case 0:
-        do {
-          if (this.pos >= this.len) throw outOfRange(this, 1);
-        } while (this.buf[this.pos++]! & 0x80);
+        this.uint64();
         return;
       case 1:
-        this.#skip(8);
+        this.skip(8);
         return;
-      case 2:
-        this.#skip(this.size());
+      case 2: {
+        const length = this.size();
+        this.pos += length;
         return;
+      }
       case 3:
+        if (depth >= MAX_DEPTH) this.fail(`groups nested deeper than ${MAX_DEPTH}`);
         for (;;) {
+          if (this.done) this.fail(`unterminated group "${fieldNumber}"`, true);
           const tag = this.tag();
-          const nested = tag >>> 3;
-          if (nested === 0) throw new Error("illegal tag: field number 0");
           if ((tag & 7) === 4) {
-            if (nested !== fieldNumber) throw new Error("invalid end group tag");
+            if (tag >>> 3 !== fieldNumber) this.fail(`mismatched end of group "${fieldNumber}"`);
             return;
           }
-          this.skipType(tag & 7, depth + 1, nested);
+          this.skipType(tag & 7, depth + 1, tag >>> 3);
         }
       case 5:
-        this.#skip(4);
+        this.skip(4);
         return;
       default:
-        throw new Error(`invalid wire type ${wireType} at offset ${this.pos}`);
+        this.fail(`invalid wire type "${wireType}" for field "${fieldNumber}"`);
     }
   }
 
-  #skip(length: number): void {
-    if (length > this.len - this.pos) throw outOfRange(this, length);
-    this.pos += length;
+  /**
+   * Skips a fixed-size value.
+   *
+   * @param count Its size in bytes.
+   */
+  skip(count: number): void {
+    if (count > this.len - this.pos) {
+      this.fail(
+        `truncated fixed-size field at offset ${this.pos} runs past the end of the input`,
+        true,
+      );
+    }
+    this.pos += count;
   }
 }

@@ -14,7 +14,9 @@ export interface DescriptorField {
   readonly id: number;
   readonly rule?: string;
   readonly keyType?: string;
-  readonly options?: { readonly packed?: boolean };
+  /** The `.proto` spelling when the descriptor's names are camelCase. */
+  readonly protoName?: string;
+  readonly options?: { readonly packed?: boolean; readonly "proto3_optional"?: boolean };
 }
 
 /** A namespace, message type, enum or service of a JSON descriptor. */
@@ -23,7 +25,7 @@ export interface DescriptorNode {
   readonly fields?: { readonly [name: string]: DescriptorField };
   readonly values?: { readonly [name: string]: number };
   readonly edition?: string;
-  readonly oneofs?: object;
+  readonly oneofs?: { readonly [name: string]: { readonly oneof: readonly string[] } };
   readonly options?: object;
   /** A service's methods (not reflected). */
   readonly methods?: object;
@@ -85,7 +87,13 @@ export type FieldValueType =
 export interface FieldInfo {
   /** The field name as the descriptor spells it. */
   readonly name: string;
+  /** The field name as the `.proto` file spells it (for errors). */
+  readonly protoName: string;
   readonly id: number;
+  /** The oneof it is a member of (not the synthetic one of a proto3 `optional`). */
+  readonly oneof: string | undefined;
+  /** Written whenever set, even at its default: a oneof member or a proto3 `optional`. */
+  readonly explicitPresence: boolean;
   /** Repeated (not a map). */
   readonly repeated: boolean;
   /** A map; the key type is `keyType`. */
@@ -158,16 +166,20 @@ export class ProtoSchema {
     if (entry === undefined || entry.node.fields === undefined) {
       throw new TypeError(`Cannot find message type "${fullName}" in the schema`);
     }
-    if (entry.node.oneofs !== undefined) {
-      throw new TypeError(`Cannot reflect "${fullName}": oneofs are not supported`);
-    }
     const fields: FieldInfo[] = [];
     const type: MessageType = { kind: "message", fullName, fields };
     // Registered before its fields resolve, so a recursive reference finds it.
     this.#messages.set(fullName, type);
     const declared = Object.entries(entry.node.fields);
     declared.sort((a, b) => a[1].id - b[1].id);
-    for (const [name, field] of declared) fields.push(this.#field(entry, name, field));
+    const oneofOf = new Map<string, string>();
+    for (const [oneof, { oneof: members }] of Object.entries(entry.node.oneofs ?? {})) {
+      for (const member of members) oneofOf.set(member, oneof);
+    }
+    for (const [name, field] of declared) {
+      const synthetic = field.options?.proto3_optional === true;
+      fields.push(this.#field(entry, name, field, synthetic ? undefined : oneofOf.get(name)));
+    }
     return type;
   }
 
@@ -186,7 +198,12 @@ export class ProtoSchema {
     return type;
   }
 
-  #field(owner: Entry, name: string, field: DescriptorField): FieldInfo {
+  #field(
+    owner: Entry,
+    name: string,
+    field: DescriptorField,
+    oneof: string | undefined,
+  ): FieldInfo {
     const where = `${owner.fullName}.${name}`;
     const value = this.#resolve(owner.fullName, field.type, where);
     const map = field.keyType !== undefined;
@@ -201,7 +218,19 @@ export class ProtoSchema {
     const packable = value.kind === "enum" ||
       (value.kind === "scalar" && value.type !== "string" && value.type !== "bytes");
     const packed = repeated && packable && (field.options?.packed ?? !owner.proto2);
-    return { name, id: field.id, repeated, map, keyType, packed, value };
+    const explicitPresence = oneof !== undefined || field.options?.proto3_optional === true;
+    return {
+      name,
+      protoName: field.protoName ?? name,
+      id: field.id,
+      oneof,
+      explicitPresence,
+      repeated,
+      map,
+      keyType,
+      packed,
+      value,
+    };
   }
 
   #resolve(scope: string, typeName: string, where: string): FieldValueType {

@@ -16,7 +16,7 @@ import {
   decodeListPodResourcesResponse,
   encodeGetPodResourcesRequest,
   PODRESOURCES_METHODS,
-} from "./podresources_codec.ts";
+} from "../../proto/podresources_wire.ts";
 
 /** The kubelet's podresources socket, used when `--pod-resources-endpoint` is empty. */
 export const DEFAULT_POD_RESOURCES_ENDPOINT = "unix:///var/lib/kubelet/pod-resources/kubelet.sock";

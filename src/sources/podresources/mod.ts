@@ -25,7 +25,7 @@ export {
   encodeListPodResourcesResponse,
   encodePodResources,
   PODRESOURCES_METHODS,
-} from "./podresources_codec.ts";
+} from "../../proto/podresources_wire.ts";
 export {
   ALLOCATABLE_PERIOD_MS,
   MIN_POLL_PERIOD_MS,

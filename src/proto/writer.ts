@@ -1,8 +1,13 @@
 /**
- * The protobuf writer of the pod encoder.
+ * The protobuf writer: {@linkcode Writer}, a growing buffer reused from one
+ * message to the next (the pod encoder and the descriptor-driven codecs), and
+ * the exact-size framing of length-delimited fields around bytes encoded
+ * already (pods), which copies them once.
  *
  * @module
  */
+
+import { WIRE_TYPE } from "./wire.ts";
 
 /**
  * A protobuf writer for the pod encoder: the subset of the reference JS writer's API (tests compare with it)
@@ -13,9 +18,14 @@
  * strings. Nested lengths reserve one byte and shift on the rare longer one.
  */
 export class Writer {
-  buf: Uint8Array = new Uint8Array(16384);
+  buf: Uint8Array;
   pos = 0;
   #stack: number[] = [];
+
+  /** @param size The buffer's first size; it grows as needed. */
+  constructor(size = 16384) {
+    this.buf = new Uint8Array(size);
+  }
 
   reset(): void {
     this.pos = 0;
@@ -200,4 +210,68 @@ function utf8Write(s: string, buf: Uint8Array, pos: number): number {
     }
   }
   return pos;
+}
+
+/**
+ * The bytes a varint of `n` takes.
+ *
+ * @param n A non-negative integer.
+ * @returns 1 to 10.
+ */
+export function varintSize(n: number): number {
+  let size = 1;
+  while (n >= 0x80) {
+    n = Math.floor(n / 128);
+    size++;
+  }
+  return size;
+}
+
+/**
+ * Writes a varint at `pos`.
+ *
+ * @param buf The buffer, large enough.
+ * @param pos Where to write.
+ * @param n A non-negative integer.
+ * @returns The position after it.
+ */
+export function writeVarint(buf: Uint8Array, pos: number, n: number): number {
+  while (n >= 0x80) {
+    buf[pos++] = (n & 0x7f) | 0x80;
+    n = Math.floor(n / 128);
+  }
+  buf[pos++] = n;
+  return pos;
+}
+
+/**
+ * The size of a length-delimited field: tag, length, payload.
+ *
+ * @param field The field number.
+ * @param payload The payload.
+ * @returns Its size in bytes.
+ */
+export function lenFieldSize(field: number, payload: Uint8Array): number {
+  return varintSize(field << 3) + varintSize(payload.length) + payload.length;
+}
+
+/**
+ * Writes a length-delimited field at `pos`.
+ *
+ * @param buf The buffer, large enough ({@linkcode lenFieldSize}).
+ * @param pos Where to write.
+ * @param field The field number.
+ * @param payload The payload.
+ * @returns The position after it.
+ */
+export function writeLenField(
+  buf: Uint8Array,
+  pos: number,
+  field: number,
+  payload: Uint8Array,
+): number {
+  pos = writeVarint(buf, pos, (field << 3) | WIRE_TYPE.lengthDelimited);
+  pos = writeVarint(buf, pos, payload.length);
+  buf.set(payload, pos);
+  return pos + payload.length;
 }

@@ -290,13 +290,13 @@ export class Relister {
     if (this.#viewQueued) return;
     this.#viewQueued = true;
     const wait = this.#viewBudget.wait(this.#clock.now());
-    const hand = () => void this.#turns.run(() => this.#handView());
-    if (wait <= 0) return hand();
-    this.#sleep(wait, signal).then(hand, hand);
+    const deliver = () => void this.#turns.run(() => this.#deliverView());
+    if (wait <= 0) return deliver();
+    this.#sleep(wait, signal).then(deliver, deliver);
   }
 
   /** One turn of {@linkcode publishView}: the source's view, as it is now, to the sink. */
-  #handView(): void {
+  #deliverView(): void {
     this.#viewQueued = false;
     if (this.#failures > 0 || this.#lastSignal?.aborted) return;
     const at = this.#clock.now();

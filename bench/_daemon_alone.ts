@@ -39,77 +39,11 @@ import {
 } from "../scripts/image.ts";
 import { v8FlagsArg } from "../scripts/_v8_flags.ts";
 import { cpuMs, readProc } from "./_proc_usage.ts";
+import { PERMS, type Proc, sleep, spawnProc, stopProc } from "./_child_process.ts";
+import { waitReady } from "./_sim_daemon.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const MAIN = `${ROOT}main.ts`;
-const PERMS = ["--allow-read", "--allow-write", "--allow-net", "--allow-env", "--allow-sys"];
-
-/** A process started by the harness. */
-export interface Proc {
-  readonly pid: number;
-  readonly child: Deno.ChildProcess;
-  /** Resolves to its first stdout line ("" if it exits first). */
-  readonly firstLine: Promise<string>;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-/**
- * Spawns a command, its stdout read line by line, its stderr to a file.
- *
- * @param cmd The program.
- * @param args Its arguments.
- * @param logPath Where its stderr goes.
- * @param cpu Pins it to this CPU with `taskset`, when given.
- * @returns The process.
- */
-export function spawnProc(cmd: string, args: string[], logPath: string, cpu?: number): Proc {
-  // The shell sends stderr straight to the file and then becomes the
-  // program (same pid): a stream piped through this process was seen to
-  // reach the file only when the child exited.
-  const pinned = cpu === undefined ? [cmd, ...args] : ["taskset", "-c", String(cpu), cmd, ...args];
-  const child = new Deno.Command("sh", {
-    args: ["-c", 'exec "$@" 2>"$0"', logPath, ...pinned],
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const first = Promise.withResolvers<string>();
-  (async () => {
-    let text = "";
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      text += chunk;
-      const nl = text.indexOf("\n");
-      if (nl >= 0) {
-        first.resolve(text.slice(0, nl));
-        text = text.slice(nl + 1);
-      }
-    }
-    first.resolve("");
-  })().catch(() => first.resolve(""));
-  return { pid: child.pid, child, firstLine: first.promise };
-}
-
-/**
- * Stops a process with SIGTERM (SIGKILL after 15 s) and waits for it.
- *
- * @param proc The process.
- */
-export async function stopProc(proc: Proc): Promise<void> {
-  try {
-    proc.child.kill("SIGTERM");
-  } catch { /* gone */ }
-  const timer = setTimeout(() => {
-    try {
-      proc.child.kill("SIGKILL");
-    } catch { /* gone */ }
-  }, 15_000);
-  await proc.child.status;
-  clearTimeout(timer);
-}
 
 /** Options of {@linkcode startDaemonAlone}. */
 export interface DaemonAloneOptions {
@@ -384,15 +318,7 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
   if (metricsPort === 0) {
     throw new Error(`The daemon did not start; see ${o.dir}/daemon-${o.tag}.log`);
   }
-  for (let i = 0;; i++) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${metricsPort}/readyz`);
-      await res.body?.cancel();
-      if (res.ok) break;
-    } catch { /* not yet */ }
-    if (i > 1200) throw new Error("The daemon never became ready");
-    await sleep(100);
-  }
+  await waitReady(metricsPort, 100, 1200);
   return {
     runtime,
     daemon,

@@ -24,7 +24,9 @@
 
 import { type Latencies, latencies, readTimeline } from "../_live_latency.ts";
 import { cpuMs } from "../_proc_usage.ts";
-import { spawnProc, startDaemonAlone, stopProc } from "../_daemon_alone.ts";
+import { spawnProc, stopProc } from "../_child_process.ts";
+import { startDaemonAlone } from "../_daemon_alone.ts";
+import { metricValue } from "../_sim_daemon.ts";
 
 const SIM_RUNTIME = new URL("./sim_runtime.ts", import.meta.url).pathname;
 /** A watcher's queue in both servers: a burst of one relist never ends a watcher here. */
@@ -125,26 +127,16 @@ interface Quiet {
   readonly cpuMsPerSecond: number;
 }
 
-/** A counter of the daemon's /metrics, summed over its labels. */
-async function counter(metricsPort: number, name: string): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-  let total = 0;
-  for (const line of text.split("\n")) {
-    if (line.startsWith(name)) total += Number(line.slice(line.lastIndexOf(" ") + 1));
-  }
-  return total;
-}
-
 /** Events published and CPU used over `seconds`, after 2 s to settle. */
 async function quietWindow(pid: number, metricsPort: number, seconds: number): Promise<Quiet> {
   await new Promise((r) => setTimeout(r, 2000));
-  const events0 = await counter(metricsPort, EVENTS_METRIC);
+  const events0 = await metricValue(metricsPort, EVENTS_METRIC);
   const cpu0 = await cpuMs(pid);
   const t0 = performance.now();
   await new Promise((r) => setTimeout(r, 1000 * seconds));
   const elapsed = (performance.now() - t0) / 1000;
   return {
-    eventsPerSecond: (await counter(metricsPort, EVENTS_METRIC) - events0) / elapsed,
+    eventsPerSecond: (await metricValue(metricsPort, EVENTS_METRIC) - events0) / elapsed,
     cpuMsPerSecond: (await cpuMs(pid) - cpu0) / elapsed,
   };
 }
@@ -212,7 +204,7 @@ export async function livePhase(
   try {
     quiet = await quietWindow(alone.daemon.pid, alone.metricsPort, o.seconds);
     daemonRun = await watch(o, alone.socket, alone.daemon.pid, arrivalsOf(o, "daemon"));
-    daemonDropped = await counter(alone.metricsPort, "kubelet_pod_watch_events_dropped_total");
+    daemonDropped = await metricValue(alone.metricsPort, "kubelet_pod_watch_events_dropped_total");
   } finally {
     // The simulated runtime writes its timeline as it stops.
     await alone.stop();

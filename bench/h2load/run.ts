@@ -54,11 +54,9 @@ import {
   grpcFrame,
   h2load,
   loadAverage,
-  type Proc,
-  spawnProc,
   startDaemonAlone,
-  stopProc,
 } from "../_daemon_alone.ts";
+import { type Proc, spawnProc, stopProc } from "../_child_process.ts";
 import { type LiveFigures, livePhase } from "./live_phase.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;

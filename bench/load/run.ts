@@ -15,20 +15,13 @@
 
 import { parseArgs } from "node:util";
 import { cpuMs, readProc, rssMb, rssSampler } from "../_proc_usage.ts";
-import { simDaemonFlags } from "../_sim_daemon_flags.ts";
+import { PERMS, type Proc, runCommand, spawnProc, stopProc } from "../_child_process.ts";
+import { metricValue, type SimDaemon, startSimDaemon } from "../_sim_daemon.ts";
 
 const HERE = new URL(".", import.meta.url).pathname;
-const ROOT = new URL("../../", import.meta.url).pathname;
 const PYTHON = "/usr/bin/python3";
 const CLIENT = `${HERE}client.py`;
 const MASK = "metadata.name,status.phase,status.podIPs";
-const PERMS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-net",
-  "--allow-env",
-  "--allow-sys",
-];
 
 interface UnaryResult {
   ok: number;
@@ -52,122 +45,35 @@ interface WatchClientResult {
   "end_ns": number;
 }
 
-/** A child process with a handle on its pid and first stdout line. */
-interface Child {
-  readonly pid: number;
-  readonly process: Deno.ChildProcess;
-  readonly firstLine: Promise<string>;
+function spawnDeno(script: string, args: string[], logPath: string): Proc {
+  return spawnProc(Deno.execPath(), [
+    "run",
+    "--frozen",
+    ...PERMS,
+    `${HERE}${script}`,
+    ...args,
+  ], logPath);
 }
 
-function spawnDeno(script: string, args: string[], stderrPath: string): Child {
-  const command = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--frozen", ...PERMS, `${HERE}${script}`, ...args],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  });
-  const process = command.spawn();
-  const firstLine = (async () => {
-    const reader = process.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    while (!text.includes("\n")) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += value;
-    }
-    // Keep draining so the child never blocks on a full pipe.
-    (async () => {
-      while (!(await reader.read()).done) { /* drain */ }
-    })();
-    return text.split("\n")[0] ?? "";
-  })();
-  (async () => {
-    const file = await Deno.open(stderrPath, { write: true, create: true, truncate: true });
-    await process.stderr.pipeTo(file.writable);
-  })().catch(() => {});
-  return { pid: process.pid, process, firstLine };
-}
-
-async function stop(child: Child): Promise<void> {
-  try {
-    child.process.kill("SIGTERM");
-  } catch { /* already gone */ }
-  const timer = setTimeout(() => {
-    try {
-      child.process.kill("SIGKILL");
-    } catch { /* gone */ }
-  }, 10_000);
-  await child.process.status;
-  clearTimeout(timer);
-}
-
-async function python(args: string[], timeoutMs = 120_000): Promise<string> {
-  const child = new Deno.Command(PYTHON, {
-    args: [CLIENT, ...args],
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const timer = setTimeout(() => {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* gone */ }
-  }, timeoutMs);
-  const out = await child.output();
-  clearTimeout(timer);
-  const stderr = new TextDecoder().decode(out.stderr);
-  if (!out.success) throw new Error(`Client failed: ${args.join(" ")}\n${stderr}`);
-  return new TextDecoder().decode(out.stdout);
-}
-
-/** Reads a /proc file through `cat` (Deno asks for --allow-all to read /proc itself). */
-
-async function waitReady(port: number): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-      await res.body?.cancel();
-      if (res.ok) return;
-    } catch { /* not yet */ }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("Daemon never became ready");
-}
-
-async function metricValue(port: number, name: string): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  let sum = 0;
-  for (const line of text.split("\n")) {
-    if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
-      sum += Number(line.slice(line.lastIndexOf(" ") + 1));
-    }
-  }
-  return sum;
-}
-
-interface Daemon {
-  child: Child;
-  socket: string;
-  port: number;
-  timeline: string;
+function python(args: string[], timeoutMs = 120_000): Promise<string> {
+  return runCommand(PYTHON, [CLIENT, ...args], timeoutMs);
 }
 
 /** `--direct` for the daemon over the simulated node's pod source alone. */
-let daemonMode: string[] = [];
+let direct = false;
 
-async function startDaemon(
+function startDaemon(
   dir: string,
   options: { pods: number; churn: number; relistPeriod: string; queue?: number },
-): Promise<Daemon> {
-  const socket = `${dir}/pods-${options.pods}-${options.churn}.sock`;
-  const timeline = `${dir}/timeline-${options.pods}-${options.churn}.txt`;
-  const child = spawnDeno("sim_daemon.ts", [
-    ...daemonMode,
-    ...simDaemonFlags({ ...options, socket, timeline }),
-  ], `${dir}/daemon-${options.pods}-${options.churn}.log`);
-  const line = await child.firstLine;
-  const port = (JSON.parse(line) as { metricsPort: number }).metricsPort;
-  await waitReady(port);
-  return { child, socket, port, timeline };
+): Promise<SimDaemon> {
+  const tag = `${options.pods}-${options.churn}`;
+  return startSimDaemon({
+    ...options,
+    direct,
+    socket: `${dir}/pods-${tag}.sock`,
+    timeline: `${dir}/timeline-${tag}.txt`,
+    logPath: `${dir}/daemon-${tag}.log`,
+  });
 }
 
 interface UnaryFigures {
@@ -301,7 +207,7 @@ async function bareWatchPhase(
     processes: options.processes,
     duration: 0.2,
   });
-  await stop(bare);
+  await stopProc(bare);
   const r = initialRate(results);
   return { eventsPerSec: r.events / r.seconds, seconds: r.seconds };
 }
@@ -324,7 +230,7 @@ async function watchPhase(
     relistPeriod: options.relistPeriod,
     queue: options.queue,
   });
-  const pid = daemon.child.pid;
+  const pid = daemon.proc.pid;
   const sampler = rssSampler(pid);
   const cpu0 = await cpuMs(pid);
   const { results, outs } = await watchClients(dir, daemon.socket, {
@@ -336,7 +242,7 @@ async function watchPhase(
   const cpu1 = await cpuMs(pid);
   const rssPeak = await sampler.stop();
   const dropsMetric = await metricValue(daemon.port, "kubelet_pod_watch_events_dropped_total");
-  await stop(daemon.child);
+  await stopProc(daemon.proc);
 
   const syncedAt = Math.max(...results.map((r) => r.synced_at_ns)) / 1e6;
   const endAt = Math.max(...results.map((r) => r.end_ns)) / 1e6;
@@ -439,12 +345,12 @@ async function unaryPhases(
     relistPeriod: options.idleRelistPeriod,
   });
   await new Promise((r) => setTimeout(r, 1000));
-  const idleCpu0 = await cpuMs(idle.child.pid);
+  const idleCpu0 = await cpuMs(idle.proc.pid);
   const idleStart = performance.now();
   await new Promise((r) => setTimeout(r, 2000));
-  const idleCpu = (await cpuMs(idle.child.pid)) - idleCpu0;
+  const idleCpu = (await cpuMs(idle.proc.pid)) - idleCpu0;
   const relists = (performance.now() - idleStart) / Number.parseFloat(options.idleRelistPeriod);
-  await stop(idle.child);
+  await stopProc(idle.proc);
 
   // Requests: a daemon as deployed (relist period `relistPeriod`), no churn
   // so that every request sees the same pods.
@@ -453,7 +359,7 @@ async function unaryPhases(
     churn: 0,
     relistPeriod: options.relistPeriod,
   });
-  const pid = daemon.child.pid;
+  const pid = daemon.proc.pid;
   await new Promise((r) => setTimeout(r, 1000));
   const rssIdle = await rssMb(pid);
 
@@ -513,8 +419,8 @@ async function unaryPhases(
     }
   }
   const rssLoadPeak = await sampler.stop();
-  await stop(bare);
-  await stop(daemon.child);
+  await stopProc(bare);
+  await stopProc(daemon.proc);
   return {
     pods: options.pods,
     listBytes: dump.bytes,
@@ -550,7 +456,7 @@ async function main(): Promise<void> {
       keep: { type: "boolean", default: false },
     },
   });
-  if (values.direct) daemonMode = ["--direct"];
+  direct = values.direct === true;
   const quick = values.quick;
   const pods = (values.pods ?? (quick ? "1000" : "110,1000,5000")).split(",").filter(Boolean).map(
     Number,
@@ -629,7 +535,7 @@ async function main(): Promise<void> {
       // The bare server needs the list bytes of this pod count.
       const d = await startDaemon(dir, { pods: n, churn: 0, relistPeriod: watchRelistPeriod });
       await python(["dump", "--socket", d.socket, "--out", `${dir}/list-${n}.bin`]);
-      await stop(d.child);
+      await stopProc(d.proc);
     }
     const ceiling = await bareWatchPhase(dir, { pods: n, watchers, processes });
     bareWatch.push({ pods: n, ...ceiling });

@@ -46,15 +46,12 @@ import {
   loadAverage,
   startDaemonAlone,
 } from "../_daemon_alone.ts";
+import { sleep } from "../_child_process.ts";
 
 /** What runs (`--source`: main.ts instead of the shipped bundle) and its V8 flags (`--v8-flags`). */
 let shape: Pick<DaemonAloneOptions, "entry" | "v8Flags"> = {};
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
 
 function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);

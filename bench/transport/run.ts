@@ -33,96 +33,18 @@
 import { parseArgs } from "node:util";
 import { cpuMs, rssMb, rssSampler } from "../_proc_usage.ts";
 import { latencies, readTimeline } from "../_live_latency.ts";
-import { simDaemonFlags } from "../_sim_daemon_flags.ts";
+import { type Proc, runCommand, sleep, spawnProc, stopProc } from "../_child_process.ts";
+import { metricValue, startSimDaemon } from "../_sim_daemon.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-const SIM_DAEMON = `${ROOT}bench/load/sim_daemon.ts`;
 const PY_CLIENT = `${ROOT}bench/load/client.py`;
 const PYTHON = "/usr/bin/python3";
-const PERMS = ["--allow-read", "--allow-write", "--allow-net", "--allow-env", "--allow-sys"];
 const LIST = "/v1alpha1.Pods/ListPods";
 const GET = "/v1alpha1.Pods/GetPod";
 
-/** A child process: its pid, every stdout line so far, and a promise of its first line. */
-interface Child {
-  readonly pid: number;
-  readonly process: Deno.ChildProcess;
-  readonly lines: string[];
-  readonly firstLine: Promise<string>;
-  readonly done: Promise<void>;
-}
-
-function spawn(cmd: string, args: string[], stderrPath: string): Child {
-  const process = new Deno.Command(cmd, {
-    args,
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const lines: string[] = [];
-  const first = Promise.withResolvers<string>();
-  const done = (async () => {
-    let text = "";
-    for await (const chunk of process.stdout.pipeThrough(new TextDecoderStream())) {
-      text += chunk;
-      let nl;
-      while ((nl = text.indexOf("\n")) >= 0) {
-        lines.push(text.slice(0, nl));
-        if (lines.length === 1) first.resolve(lines[0]!);
-        text = text.slice(nl + 1);
-      }
-    }
-    first.resolve("");
-  })();
-  (async () => {
-    const file = await Deno.open(stderrPath, { write: true, create: true, truncate: true });
-    await process.stderr.pipeTo(file.writable);
-  })().catch(() => {});
-  return { pid: process.pid, process, lines, firstLine: first.promise, done };
-}
-
-async function stop(child: Child): Promise<void> {
-  try {
-    child.process.kill("SIGTERM");
-  } catch { /* already gone */ }
-  const timer = setTimeout(() => {
-    try {
-      child.process.kill("SIGKILL");
-    } catch { /* gone */ }
-  }, 15_000);
-  await child.process.status;
-  await child.done;
-  clearTimeout(timer);
-}
-
-async function run(cmd: string, args: string[], timeoutMs = 300_000): Promise<string> {
-  const child = new Deno.Command(cmd, { args, cwd: ROOT, stdout: "piped", stderr: "piped" })
-    .spawn();
-  const timer = setTimeout(() => {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* gone */ }
-  }, timeoutMs);
-  const out = await child.output();
-  clearTimeout(timer);
-  if (!out.success) {
-    throw new Error(
-      `${cmd} ${args.join(" ")} failed: ${new TextDecoder().decode(out.stderr).slice(-2000)}`,
-    );
-  }
-  return new TextDecoder().decode(out.stdout);
-}
-
-/** Reads a /proc file through `cat` (Deno asks for --allow-all to read /proc itself). */
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
 async function buildGo(pkg: string, dir: string): Promise<string> {
   const out = `${dir}/${pkg.split("/").at(-1)}`;
-  await run("go", ["build", "-o", out, pkg], 600_000).catch((err) => {
+  await runCommand("go", ["build", "-o", out, pkg], 600_000).catch((err) => {
     throw new Error(`${err.message}\n(needs golang-go and golang-google-grpc-dev)`);
   });
   return out;
@@ -131,7 +53,7 @@ async function buildGo(pkg: string, dir: string): Promise<string> {
 /** A server under test. */
 interface Server {
   readonly name: "daemon" | "go";
-  readonly child: Child;
+  readonly child: Proc;
   readonly socket: string;
   /** The daemon's metrics port. */
   readonly port?: number;
@@ -143,29 +65,14 @@ async function startDaemon(
   tag: string,
   options: { pods: number; churn: number; relistPeriod: string; queue: number },
 ): Promise<Server> {
-  const socket = `${dir}/daemon-${tag}.sock`;
-  const timeline = `${dir}/daemon-timeline-${tag}.txt`;
-  const child = spawn(Deno.execPath(), [
-    "run",
-    "--frozen",
-    ...PERMS,
-    SIM_DAEMON,
-    "--direct",
-    ...simDaemonFlags({ ...options, socket, timeline }),
-  ], `${dir}/daemon-${tag}.log`);
-  const line = await child.firstLine;
-  if (line === "") throw new Error(`The daemon did not start; see ${dir}/daemon-${tag}.log`);
-  const port = (JSON.parse(line) as { metricsPort: number }).metricsPort;
-  for (let i = 0;; i++) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-      await res.body?.cancel();
-      if (res.ok) break;
-    } catch { /* not yet */ }
-    if (i > 600) throw new Error("The daemon never became ready");
-    await sleep(50);
-  }
-  return { name: "daemon", child, socket, port, timeline };
+  const d = await startSimDaemon({
+    ...options,
+    direct: true,
+    socket: `${dir}/daemon-${tag}.sock`,
+    timeline: `${dir}/daemon-timeline-${tag}.txt`,
+    logPath: `${dir}/daemon-${tag}.log`,
+  });
+  return { name: "daemon", child: d.proc, socket: d.socket, port: d.port, timeline: d.timeline };
 }
 
 async function startGo(
@@ -177,7 +84,7 @@ async function startGo(
 ): Promise<Server> {
   const socket = `${dir}/go-${tag}.sock`;
   const timeline = `${dir}/go-timeline-${tag}.txt`;
-  const child = spawn(refserver, [
+  const child = spawnProc(refserver, [
     "-socket",
     socket,
     "-list",
@@ -196,17 +103,6 @@ async function startGo(
   const line = await child.firstLine;
   if (!line.includes('"ready":true')) throw new Error(`refserver did not start: ${line}`);
   return { name: "go", child, socket, timeline };
-}
-
-async function metricValue(port: number, name: string): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  let sum = 0;
-  for (const l of text.split("\n")) {
-    if (l.startsWith(name + " ") || l.startsWith(name + "{")) {
-      sum += Number(l.slice(l.lastIndexOf(" ") + 1));
-    }
-  }
-  return sum;
 }
 
 interface UnaryOut {
@@ -236,7 +132,7 @@ async function unary(
   let out: UnaryOut;
   if (client === "go") {
     out = JSON.parse(
-      await run(tools.loadclient, [
+      await runCommand(tools.loadclient, [
         "unary",
         "-socket",
         server.socket,
@@ -267,7 +163,7 @@ async function unary(
       await Deno.writeTextFile(file, options.uid + "\n");
       args.push("--uids", file);
     }
-    out = JSON.parse(await run(PYTHON, args));
+    out = JSON.parse(await runCommand(PYTHON, args));
   }
   const cpu1 = await cpuMs(server.child.pid);
   return {
@@ -297,7 +193,7 @@ async function goWatch(
 ): Promise<{ out: WatchOut; cpuMs: number }> {
   const cpu0 = await cpuMs(server.child.pid);
   const out = JSON.parse(
-    await run(tools.loadclient, [
+    await runCommand(tools.loadclient, [
       "watch",
       "-socket",
       server.socket,
@@ -397,7 +293,7 @@ async function main(): Promise<void> {
   const raw: Record<string, unknown> = {};
   const servers: Server[] = [];
   const cleanup = async () => {
-    for (const s of servers.splice(0)) await stop(s.child);
+    for (const s of servers.splice(0)) await stopProc(s.child);
   };
 
   try {
@@ -413,7 +309,7 @@ async function main(): Promise<void> {
       const dump = `${dir}/dump-${pods}`;
       await Deno.mkdir(dump);
       const dumped = JSON.parse(
-        await run(tools.loadclient, ["dump", "-socket", daemon.socket, "-out", dump]),
+        await runCommand(tools.loadclient, ["dump", "-socket", daemon.socket, "-out", dump]),
       ) as { uid: string; "list_bytes": number; pods: number };
       raw[`dump_${pods}`] = dumped;
       const go = await startGo(tools.refserver, dir, dump, `${pods}`);
@@ -571,7 +467,7 @@ async function main(): Promise<void> {
       const dropsMetric = server.port === undefined
         ? 0
         : await metricValue(server.port, "kubelet_pod_watch_events_dropped_total");
-      await stop(server.child);
+      await stopProc(server.child);
       servers.splice(servers.indexOf(server), 1);
       const goStats = name === "go"
         ? JSON.parse(server.child.lines.at(-1) ?? "{}") as { "dropped_watchers"?: number }

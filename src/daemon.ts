@@ -189,7 +189,9 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     masks,
     encode: encodePod,
     ...(podResources === undefined ? {} : { devices: pipeline.devices }),
-    ...(processSource === undefined ? {} : { processes: new ProcessIndex(processSource) }),
+    ...(processSource === undefined
+      ? {}
+      : { processes: new ProcessIndex(processSource, { metrics }) }),
   });
   const grpc = await startGrpcServer(
     {

@@ -76,6 +76,10 @@ export interface Metrics {
   readonly runtimeReachable: Gauge<never>;
   /** The runtime's container events, by what became of each (`applied`, `covered` by the last relist, or woke a `relist`). */
   readonly runtimeEvents: Counter<"outcome">;
+  /** Init processes of containers started between relists read at once (`taken`), named none (`none`) or not read (`failed`). */
+  readonly runtimeProcessReads: Counter<"outcome">;
+  /** Process lookups (PID, cgroup, mount namespace), by outcome. */
+  readonly processLookups: Counter<"outcome">;
   /** Pod changes the cache refused because they broke a watch invariant. */
   readonly invariantCorrections: Counter<"kind">;
   /** API socket file found missing (and re-created), replaced by something else, or taken by another server. */
@@ -213,6 +217,10 @@ export const SEEDED_LABEL_VALUES = {
   },
   podEvents: { type: ["ADDED", "MODIFIED", "DELETED"] },
   runtimeEvents: { outcome: ["applied", "covered", "relist"] },
+  runtimeProcessReads: { outcome: ["taken", "none", "failed"] },
+  processLookups: {
+    outcome: ["found", "not_found", "invalid", "unavailable", "exhausted"],
+  },
   invariantCorrections: {
     kind: ["phase_empty", "phase_regression", "phase_terminal", "deletion_timestamp"],
   },
@@ -481,6 +489,26 @@ export function createMetrics(registry: Registry): Metrics {
         registers,
       }),
       SEEDED_LABEL_VALUES.runtimeEvents,
+    ),
+    runtimeProcessReads: seeded(
+      new Counter({
+        name: "pods_api_runtime_process_reads_total",
+        help:
+          "Verbose ContainerStatus reads of a container a runtime event showed running with no init process known yet, by outcome: taken (process lookups find it at once), none (no live PID, or the container left meanwhile), failed (the call failed; the next relist reads it).",
+        labelNames: ["outcome"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.runtimeProcessReads,
+    ),
+    processLookups: seeded(
+      new Counter({
+        name: "pods_api_process_lookups_total",
+        help:
+          "PodQuery Get by host PID, cgroup ID, cgroup path or mount namespace, by outcome: found, not_found (not in a pod's container), invalid (bad input), unavailable (/proc or the cgroup tree not readable), exhausted (the daemon had no file descriptor left to read /proc).",
+        labelNames: ["outcome"],
+        registers,
+      }),
+      SEEDED_LABEL_VALUES.processLookups,
     ),
     socketProblems: seeded(
       new Counter({

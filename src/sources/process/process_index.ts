@@ -12,6 +12,7 @@
  * @module
  */
 
+import type { Metrics } from "../../metrics/metrics.ts";
 import {
   cgroupDirOf,
   type ContainerProcessSource,
@@ -36,11 +37,17 @@ export const hostProcFs: ProcFs = {
 };
 
 /** Why a lookup has no answer. */
-export type ProcessLookupFailure = "invalid" | "not_found" | "unavailable";
+export type ProcessLookupFailure = "invalid" | "not_found" | "unavailable" | "exhausted";
 
-/** A lookup without an answer: bad input, no such pod process, or `/proc` or cgroups unreadable. */
+/**
+ * A lookup without an answer: bad input, no such pod process, `/proc` or
+ * cgroups unreadable, or no file descriptor left to read them.
+ */
 export class ProcessLookupError extends Error {
-  /** `invalid`: INVALID_ARGUMENT; `not_found`; `unavailable`: FAILED_PRECONDITION. */
+  /**
+   * `invalid`: INVALID_ARGUMENT; `not_found`; `unavailable`:
+   * FAILED_PRECONDITION; `exhausted` (EMFILE, ENFILE): RESOURCE_EXHAUSTED.
+   */
   readonly reason: ProcessLookupFailure;
   /**
    * @param reason What failed.
@@ -82,6 +89,8 @@ export interface ProcessIndexOptions {
   readonly procRoot?: string;
   /** cgroup v2 mounts to try, the first holding `cgroup.controllers` wins. */
   readonly cgroupRoots?: readonly string[];
+  /** `processLookups` counts each lookup's outcome. */
+  readonly metrics?: Pick<Metrics, "processLookups">;
 }
 
 /** The usual cgroup v2 mounts: unified, then hybrid. */
@@ -99,6 +108,12 @@ interface Built {
 
 function isMissing(err: unknown): boolean {
   return err instanceof Deno.errors.NotFound;
+}
+
+/** Out of file descriptors: the process' (EMFILE) or the system's (ENFILE). */
+function isExhausted(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "EMFILE" || code === "ENFILE";
 }
 
 function isDenied(err: unknown): boolean {
@@ -140,6 +155,7 @@ export class ProcessIndex {
   readonly #fs: ProcFs;
   readonly #proc: string;
   readonly #roots: readonly string[];
+  readonly #metrics: ProcessIndexOptions["metrics"];
   #root: string | undefined;
   #built: Built | undefined;
   /** Per container ID and PID: what its directory and namespace were read as. */
@@ -154,6 +170,7 @@ export class ProcessIndex {
     this.#fs = options.fs ?? hostProcFs;
     this.#proc = options.procRoot ?? "/proc";
     this.#roots = options.cgroupRoots ?? CGROUP_ROOTS;
+    this.#metrics = options.metrics;
   }
 
   /**
@@ -161,10 +178,24 @@ export class ProcessIndex {
    *
    * @param key A host PID, cgroup ID, cgroup path or mount namespace inode.
    * @returns Its container.
-   * @throws {ProcessLookupError} `invalid`, `not_found`, or `unavailable`
-   *   (`/proc` or the cgroup tree not readable).
+   * @throws {ProcessLookupError} `invalid`, `not_found`, `unavailable`
+   *   (`/proc` or the cgroup tree not readable) or `exhausted` (no file
+   *   descriptor left).
    */
   lookup(key: ProcessKey): ContainerOfProcess {
+    try {
+      const found = this.#lookup(key);
+      this.#metrics?.processLookups.inc({ outcome: "found" });
+      return found;
+    } catch (err) {
+      if (err instanceof ProcessLookupError) {
+        this.#metrics?.processLookups.inc({ outcome: err.reason });
+      }
+      throw err;
+    }
+  }
+
+  #lookup(key: ProcessKey): ContainerOfProcess {
     checkKey(key);
     const built = this.#index();
     switch (key.kind) {
@@ -246,6 +277,14 @@ export class ProcessIndex {
   }
 
   #unreadable(path: string, err: unknown): ProcessLookupError {
+    if (isExhausted(err)) {
+      return new ProcessLookupError(
+        "exhausted",
+        `Cannot open ${JSON.stringify(path)}: the daemon has no file descriptor left (${
+          (err as Error).message
+        }); retry later, or raise its descriptor limit (LimitNOFILE)`,
+      );
+    }
     const what = path.startsWith(this.#proc)
       ? `the host's ${this.#proc} (hostPID: true, and read permission on ${this.#proc})`
       : `the cgroup tree (a read-only mount of /sys/fs/cgroup, and read permission on it)`;
@@ -264,6 +303,7 @@ export class ProcessIndex {
         this.#fs.inode(`${root}/cgroup.controllers`);
         return this.#root = root;
       } catch (err) {
+        if (isExhausted(err)) throw this.#unreadable(`${root}/cgroup.controllers`, err);
         if (isDenied(err)) denied ??= { path: root, err };
       }
     }
@@ -378,10 +418,7 @@ function checkKey(key: ProcessKey): void {
     );
   switch (key.kind) {
     case "pid":
-      if (key.pid < 0) {
-        throw new ProcessLookupError("invalid", "Cannot look up a process by a negative PID");
-      }
-      if (!Number.isSafeInteger(key.pid) || key.pid === 0 || key.pid > PID_MAX) {
+      if (!Number.isSafeInteger(key.pid) || key.pid <= 0 || key.pid > PID_MAX) {
         throw bad("PID", key.pid);
       }
       return;

@@ -1,4 +1,8 @@
 import assert from "node:assert/strict";
+import { Registry } from "../../../src/metrics/exposition.ts";
+import { createMetrics } from "../../../src/metrics/metrics.ts";
+import { RpcError, STATUS } from "../../../src/server/errors.ts";
+import { lookupProcess } from "../../../src/server/process_lookup.ts";
 import {
   cgroupDirOf,
   parseContainerInfo,
@@ -116,11 +120,21 @@ Deno.test("ProcessIndex.lookup() answers not_found outside pods and after the co
 Deno.test("ProcessIndex.lookup() refuses bad input naming the value", async (t) => {
   const cases = [
     { key: { kind: "pid", pid: 0 }, text: /PID "0"/ },
-    { key: { kind: "pid", pid: -3 }, text: /negative PID/ },
+    { key: { kind: "pid", pid: -3 }, text: /PID "-3"/ },
+    { key: { kind: "pid", pid: Number.NaN }, text: /PID "NaN"/ },
+    { key: { kind: "pid", pid: 1.5 }, text: /PID "1.5"/ },
+    { key: { kind: "pid", pid: 5_000_000 }, text: /PID "5000000"/ },
     { key: { kind: "cgroupId", cgroupId: 0 }, text: /cgroup ID "0"/ },
+    { key: { kind: "cgroupId", cgroupId: -1 }, text: /cgroup ID "-1"/ },
+    { key: { kind: "mntns", inode: 0 }, text: /mount namespace inode "0"/ },
+    { key: { kind: "cgroupPath", path: ".." }, text: /"\.\."/ },
+    { key: { kind: "cgroupPath", path: "/kubepods/.." }, text: /"\/kubepods\/\.\."/ },
     { key: { kind: "cgroupPath", path: "/kubepods/../etc" }, text: /"\/kubepods\/..\/etc"/ },
     { key: { kind: "cgroupPath", path: "kubepods" }, text: /"kubepods"/ },
-    { key: { kind: "cgroupPath", path: "/sys/fs/cgroup/memory/x" }, text: /outside/ },
+    {
+      key: { kind: "cgroupPath", path: "/sys/fs/cgroup/memory/x" },
+      text: /"\/sys\/fs\/cgroup\/memory\/x" is outside/,
+    },
   ] as const;
   for (const c of cases) {
     await t.step(
@@ -145,5 +159,77 @@ Deno.test("ProcessIndex.lookup() is unavailable, naming what is missing, without
     () => index(RUNNING, fakeFs({}, INODES)).lookup({ kind: "cgroupId", cgroupId: 5555 }),
     "unavailable",
     /hostPID: true/,
+  );
+});
+
+/** A host where opening any file fails as it does when the daemon is out of descriptors. */
+function exhaustedFs(fs: ProcFs, fails: (path: string) => boolean): ProcFs {
+  const emfile = (path: string) => {
+    if (!fails(path)) return;
+    throw Object.assign(new Error(`Too many open files (os error 24): open '${path}'`), {
+      code: "EMFILE",
+    });
+  };
+  return {
+    readText: (p) => (emfile(p), fs.readText(p)),
+    inode: (p) => (emfile(p), fs.inode(p)),
+    readLink: (p) => (emfile(p), fs.readLink(p)),
+  };
+}
+
+Deno.test("ProcessIndex.lookup() out of file descriptors is exhausted, counted, and recovers", async () => {
+  const metrics = createMetrics(new Registry());
+  let out = true;
+  const fs = exhaustedFs(fakeFs(FILES, INODES), (p) => out && p === "/proc/101/cgroup");
+  const idx = new ProcessIndex(source(RUNNING), { fs, cgroupRoots: [ROOT], metrics });
+  assert.equal(idx.lookup({ kind: "pid", pid: 100 }).containerId, "c1");
+  failsWith(
+    () => idx.lookup({ kind: "pid", pid: 101 }),
+    "exhausted",
+    /"\/proc\/101\/cgroup".*no file descriptor left.*LimitNOFILE/,
+  );
+  out = false;
+  assert.equal(idx.lookup({ kind: "pid", pid: 101 }).containerId, "c1");
+  // While the index is built too.
+  const building = new ProcessIndex(source(RUNNING), {
+    fs: exhaustedFs(fakeFs(FILES, INODES), (p) => p.startsWith("/proc/100/")),
+    cgroupRoots: [ROOT],
+    metrics,
+  });
+  failsWith(
+    () => building.lookup({ kind: "cgroupId", cgroupId: 5555 }),
+    "exhausted",
+    /"\/proc\/100"/,
+  );
+  const outcomes = Object.fromEntries(
+    (await metrics.processLookups.get()).values.map((v) => [v.labels.outcome, v.value]),
+  );
+  assert.deepEqual(outcomes, {
+    found: 2,
+    not_found: 0,
+    invalid: 0,
+    unavailable: 0,
+    exhausted: 2,
+  });
+});
+
+Deno.test("lookupProcess() answers RESOURCE_EXHAUSTED, with the message, when out of descriptors", () => {
+  const fs = exhaustedFs(fakeFs(FILES, INODES), (p) => p === "/proc/101/cgroup");
+  const idx = new ProcessIndex(source(RUNNING), { fs, cgroupRoots: [ROOT] });
+  const engine = { lookup: () => undefined };
+  assert.throws(
+    () => lookupProcess({ kind: "pid", pid: 101 }, idx, engine),
+    (err: unknown) => {
+      assert.ok(err instanceof RpcError);
+      assert.equal(err.code, STATUS.RESOURCE_EXHAUSTED);
+      assert.match(err.message, /no file descriptor left/);
+      return true;
+    },
+  );
+  assert.throws(
+    () => lookupProcess({ kind: "pid", pid: -3 }, idx, engine),
+    (err: unknown) =>
+      err instanceof RpcError && err.code === STATUS.INVALID_ARGUMENT &&
+      /"-3"/.test(err.message),
   );
 });

@@ -29,7 +29,7 @@ import { ServingCore } from "./serving/mod.ts";
 import { PodPipeline } from "./pipeline/mod.ts";
 import { type RunningKubeApi, serveKubeApi } from "./kubeapi/mod.ts";
 import { containerProcessSourceOf, degradedReasonOf, type PodSource } from "./sources/mod.ts";
-import { ProcessIndex } from "./sources/process/mod.ts";
+import { cgroupRootsAt, ProcessIndex } from "./sources/process/mod.ts";
 import type { OwnSockets } from "./server/unix_socket.ts";
 import {
   DEFAULT_POD_RESOURCES_ENDPOINT,
@@ -189,9 +189,13 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     masks,
     encode: encodePod,
     ...(podResources === undefined ? {} : { devices: pipeline.devices }),
-    ...(processSource === undefined
-      ? {}
-      : { processes: new ProcessIndex(processSource, { metrics }) }),
+    ...(processSource === undefined ? {} : {
+      processes: new ProcessIndex(processSource, {
+        procRoot: config.hostProc,
+        cgroupRoots: cgroupRootsAt(config.hostCgroupRoot),
+        metrics,
+      }),
+    }),
   });
   const grpc = await startGrpcServer(
     {

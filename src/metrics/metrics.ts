@@ -80,6 +80,8 @@ export interface Metrics {
   readonly runtimeProcessReads: Counter<"outcome">;
   /** Process lookups (PID, cgroup, mount namespace), by outcome. */
   readonly processLookups: Counter<"outcome">;
+  /** Containers' mount namespaces the kernel would not show the process index (no CAP_SYS_PTRACE). */
+  readonly processNamespacesUnreadable: Counter<never>;
   /** Pod changes the cache refused because they broke a watch invariant. */
   readonly invariantCorrections: Counter<"kind">;
   /** API socket file found missing (and re-created), replaced by something else, or taken by another server. */
@@ -510,6 +512,12 @@ export function createMetrics(registry: Registry): Metrics {
       }),
       SEEDED_LABEL_VALUES.processLookups,
     ),
+    processNamespacesUnreadable: new Counter({
+      name: "pods_api_process_namespaces_unreadable_total",
+      help:
+        "Containers whose init process' mount namespace the kernel would not show (/proc/PID/ns/mnt of another user needs CAP_SYS_PTRACE): not found by --mntns, found by everything else.",
+      registers,
+    }),
     socketProblems: seeded(
       new Counter({
         name: "pods_api_socket_problems_total",

@@ -5,6 +5,7 @@ import { RpcError, STATUS } from "../../../src/server/errors.ts";
 import { lookupProcess } from "../../../src/server/process_lookup.ts";
 import {
   cgroupDirOf,
+  cgroupRootsAt,
   parseContainerInfo,
   ProcessIndex,
   ProcessLookupError,
@@ -231,5 +232,63 @@ Deno.test("lookupProcess() answers RESOURCE_EXHAUSTED, with the message, when ou
     (err: unknown) =>
       err instanceof RpcError && err.code === STATUS.INVALID_ARGUMENT &&
       /"-3"/.test(err.message),
+  );
+});
+
+Deno.test("ProcessIndex reads a host /proc and cgroup tree mounted elsewhere (--host-proc, --host-cgroup-root)", () => {
+  const files: Record<string, string> = {};
+  for (const [path, text] of Object.entries(FILES)) files[`/host${path}`] = text;
+  const inodes = {
+    [`/host${ROOT}/cgroup.controllers`]: 1,
+    [`/host${ROOT}${DIR}`]: 5555,
+  };
+  const idx = new ProcessIndex(source(RUNNING), {
+    fs: fakeFs(files, inodes),
+    procRoot: "/host/proc",
+    cgroupRoots: cgroupRootsAt("/host/sys/fs/cgroup/"),
+  });
+  for (
+    const key of [
+      { kind: "pid", pid: 101 },
+      { kind: "cgroupPath", path: `${ROOT}${DIR}` },
+      { kind: "cgroupPath", path: `/host${ROOT}${DIR}/sub` },
+      { kind: "cgroupId", cgroupId: 5555 },
+    ] as const
+  ) {
+    assert.equal(idx.lookup(key).cgroupPath, DIR, JSON.stringify(key));
+  }
+  failsWith(
+    () => idx.lookup({ kind: "cgroupPath", path: "/host/sys/fs/cgroup/memory/x" }),
+    "invalid",
+    /outside the cgroup v2 root "\/sys\/fs\/cgroup\/unified"/,
+  );
+  assert.deepEqual(cgroupRootsAt(""), ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"]);
+});
+
+Deno.test("ProcessIndex finds a process whose cgroup the daemon's own cgroup namespace shows relative", () => {
+  // The daemon in /kubepods/besteffort/pod9/d9 with a cgroup namespace of its own.
+  const files = { ...FILES, "/proc/102/cgroup": `0::/../../pod1/c1/sub\n` };
+  const idx = index(RUNNING, fakeFs(files, INODES));
+  assert.equal(idx.lookup({ kind: "pid", pid: 102 }).containerId, "c1");
+  const outside = { ...FILES, "/proc/103/cgroup": `0::/../../../../system.slice/x\n` };
+  failsWith(
+    () => index(RUNNING, fakeFs(outside, INODES)).lookup({ kind: "pid", pid: 103 }),
+    "not_found",
+    /"103"/,
+  );
+});
+
+Deno.test("ProcessIndex names --host-proc when Deno will not read /proc under scoped permissions", () => {
+  const fs: ProcFs = {
+    readText: (p) => {
+      throw new Deno.errors.NotCapable(`Requires all access to "${p}"`);
+    },
+    inode: (p) => fakeFs(FILES, INODES).inode(p),
+    readLink: (p) => fakeFs(FILES, INODES).readLink(p),
+  };
+  failsWith(
+    () => index(RUNNING, fs).lookup({ kind: "pid", pid: 101 }),
+    "unavailable",
+    /--allow-all.*--host-proc and --host-cgroup-root/,
   );
 });

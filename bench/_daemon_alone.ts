@@ -39,6 +39,7 @@ import {
 } from "../scripts/image.ts";
 import { v8FlagsArg } from "../scripts/_v8_flags.ts";
 import { cpuMs, readProc } from "./_proc_usage.ts";
+import { NO_RATE_LIMIT_FLAGS } from "./_sim_daemon_flags.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const MAIN = `${ROOT}main.ts`;
@@ -353,14 +354,7 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
       "127.0.0.1:0",
       "--relist-period",
       o.relistPeriod ?? "1s",
-      "--rate-limit-qps",
-      "1e9",
-      "--rate-limit-burst",
-      "1000000",
-      "--connection-rate-limit-qps",
-      "1e9",
-      "--connection-rate-limit-burst",
-      "1000000",
+      ...NO_RATE_LIMIT_FLAGS,
       "--log-level",
       "info",
       ...(o.flags ?? []),

@@ -7,6 +7,21 @@
  * @module
  */
 
+/**
+ * No effective rate limit, shared or per connection: the benchmarks measure
+ * the daemon's work, not its token buckets.
+ */
+export const NO_RATE_LIMIT_FLAGS: readonly string[] = [
+  "--rate-limit-qps",
+  "1e9",
+  "--rate-limit-burst",
+  "1000000",
+  "--connection-rate-limit-qps",
+  "1e9",
+  "--connection-rate-limit-burst",
+  "1000000",
+];
+
 /** Options of {@linkcode simDaemonFlags}. */
 export interface SimDaemonFlagOptions {
   pods: number;

@@ -33,6 +33,7 @@ import { SIM_CGROUP_ROOT, SimProcFs } from "../src/sim/runtime/sim_procfs.ts";
 import { CriPodSource, type RuntimeReader } from "../src/sources/cri/mod.ts";
 import { ProcessIndex } from "../src/sources/process/mod.ts";
 import { cpuMs } from "./_proc_usage.ts";
+import { NO_RATE_LIMIT_FLAGS } from "./_sim_daemon_flags.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -75,14 +76,7 @@ async function startDaemon(pods: number, socket: string) {
       "--kubelet-compat-socket=",
       "--metrics-bind-address",
       "127.0.0.1:0",
-      "--rate-limit-qps",
-      "1e9",
-      "--rate-limit-burst",
-      "1000000",
-      "--connection-rate-limit-qps",
-      "1e9",
-      "--connection-rate-limit-burst",
-      "1000000",
+      ...NO_RATE_LIMIT_FLAGS,
       "--log-level",
       "warn",
     ],

@@ -292,3 +292,19 @@ Deno.test("ProcessIndex names --host-proc when Deno will not read /proc under sc
     /--allow-all.*--host-proc and --host-cgroup-root/,
   );
 });
+
+Deno.test("ProcessIndex indexes a container whose mount namespace the kernel hides, counted, found by all else", async () => {
+  const metrics = createMetrics(new Registry());
+  const hidden = fakeFs(FILES, INODES);
+  const fs: ProcFs = {
+    ...hidden,
+    readLink: (p) => {
+      throw new Deno.errors.PermissionDenied(`readlink '${p}'`);
+    },
+  };
+  const idx = new ProcessIndex(source(RUNNING), { fs, cgroupRoots: [ROOT], metrics });
+  assert.equal(idx.lookup({ kind: "pid", pid: 101 }).containerId, "c1");
+  assert.equal(idx.lookup({ kind: "cgroupId", cgroupId: 5555 }).mntns, 0);
+  failsWith(() => idx.lookup({ kind: "mntns", inode: 4026532461 }), "not_found", /4026532461/);
+  assert.equal((await metrics.processNamespacesUnreadable.get()).values[0]?.value, 1);
+});

@@ -39,12 +39,17 @@ export interface ProcessFound {
   readonly container: ProcessContainerMessage;
 }
 
-/** The gRPC status of each failure: out of descriptors is worth a retry, a missing grant is not. */
+/**
+ * The gRPC status of each failure: out of descriptors is worth a retry, a
+ * missing grant is not. UNAVAILABLE, not RESOURCE_EXHAUSTED, for the first:
+ * clients of this API take RESOURCE_EXHAUSTED for the rate limit, and would
+ * retry into it and report a rate limit instead of the daemon's message.
+ */
 const STATUS_OF_FAILURE: Readonly<Record<ProcessLookupFailure, StatusCode>> = {
   invalid: STATUS.INVALID_ARGUMENT,
   "not_found": STATUS.NOT_FOUND,
   unavailable: STATUS.FAILED_PRECONDITION,
-  exhausted: STATUS.RESOURCE_EXHAUSTED,
+  exhausted: STATUS.UNAVAILABLE,
 };
 
 const STATUS_LISTS = [
@@ -66,7 +71,7 @@ function stringField(value: JsonValue | undefined, name: string): string {
  * @param index The process index; `undefined`: no source knows processes.
  * @param engine The query engine (pods by container ID).
  * @returns The pod and the container.
- * @throws {RpcError} INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, RESOURCE_EXHAUSTED.
+ * @throws {RpcError} INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, UNAVAILABLE.
  */
 export function lookupProcess(
   key: ProcessGetKey,

@@ -46,7 +46,7 @@ export type ProcessLookupFailure = "invalid" | "not_found" | "unavailable" | "ex
 export class ProcessLookupError extends Error {
   /**
    * `invalid`: INVALID_ARGUMENT; `not_found`; `unavailable`:
-   * FAILED_PRECONDITION; `exhausted` (EMFILE, ENFILE): RESOURCE_EXHAUSTED.
+   * FAILED_PRECONDITION; `exhausted` (EMFILE, ENFILE): UNAVAILABLE.
    */
   readonly reason: ProcessLookupFailure;
   /**

@@ -214,7 +214,7 @@ Deno.test("ProcessIndex.lookup() out of file descriptors is exhausted, counted, 
   });
 });
 
-Deno.test("lookupProcess() answers RESOURCE_EXHAUSTED, with the message, when out of descriptors", () => {
+Deno.test("lookupProcess() answers UNAVAILABLE, with the message, when out of descriptors", () => {
   const fs = exhaustedFs(fakeFs(FILES, INODES), (p) => p === "/proc/101/cgroup");
   const idx = new ProcessIndex(source(RUNNING), { fs, cgroupRoots: [ROOT] });
   const engine = { lookup: () => undefined };
@@ -222,7 +222,7 @@ Deno.test("lookupProcess() answers RESOURCE_EXHAUSTED, with the message, when ou
     () => lookupProcess({ kind: "pid", pid: 101 }, idx, engine),
     (err: unknown) => {
       assert.ok(err instanceof RpcError);
-      assert.equal(err.code, STATUS.RESOURCE_EXHAUSTED);
+      assert.equal(err.code, STATUS.UNAVAILABLE);
       assert.match(err.message, /no file descriptor left/);
       return true;
     },

@@ -142,6 +142,7 @@ async function serve(config: ServeConfig, log: Logger): Promise<number> {
       log,
       clock: systemClock,
       sources,
+      ...(created.procFs === undefined ? {} : { procFs: created.procFs }),
       registry,
       ownSockets,
     });

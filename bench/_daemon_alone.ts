@@ -40,7 +40,7 @@ import {
 import { v8FlagsArg } from "../scripts/_v8_flags.ts";
 import { cpuMs, readProc } from "./_proc_usage.ts";
 import { PERMS, type Proc, sleep, spawnProc, stopProc } from "./_child_process.ts";
-import { waitReady } from "./_sim_daemon.ts";
+import { NO_RATE_LIMIT_FLAGS, waitReady } from "./_sim_daemon.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const MAIN = `${ROOT}main.ts`;
@@ -287,14 +287,7 @@ export async function startDaemonAlone(o: DaemonAloneOptions): Promise<DaemonAlo
       "127.0.0.1:0",
       "--relist-period",
       o.relistPeriod ?? "1s",
-      "--rate-limit-qps",
-      "1e9",
-      "--rate-limit-burst",
-      "1000000",
-      "--connection-rate-limit-qps",
-      "1e9",
-      "--connection-rate-limit-burst",
-      "1000000",
+      ...NO_RATE_LIMIT_FLAGS,
       "--log-level",
       "info",
       ...(o.flags ?? []),

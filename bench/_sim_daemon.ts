@@ -11,6 +11,21 @@ import { PERMS, type Proc, sleep, spawnProc } from "./_child_process.ts";
 
 const SIM_DAEMON = new URL("./load/sim_daemon.ts", import.meta.url).pathname;
 
+/**
+ * No effective rate limit, shared or per connection: the benchmarks measure
+ * the daemon's work, not its token buckets.
+ */
+export const NO_RATE_LIMIT_FLAGS: readonly string[] = [
+  "--rate-limit-qps",
+  "1e9",
+  "--rate-limit-burst",
+  "1000000",
+  "--connection-rate-limit-qps",
+  "1e9",
+  "--connection-rate-limit-burst",
+  "1000000",
+];
+
 /** Options of {@linkcode simDaemonFlags}. */
 export interface SimDaemonFlagOptions {
   pods: number;
@@ -44,10 +59,7 @@ export function simDaemonFlags(options: SimDaemonFlagOptions): string[] {
     "--kubelet-compat-socket=",
     "--metrics-bind-address",
     "127.0.0.1:0",
-    "--rate-limit-qps",
-    "1e9",
-    "--rate-limit-burst",
-    "1000000",
+    ...NO_RATE_LIMIT_FLAGS,
     "--watch-queue-size",
     String(options.queue ?? 100),
     "--log-level",

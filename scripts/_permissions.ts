@@ -65,8 +65,11 @@ export const PODRESOURCES_SOCKET = "/var/lib/kubelet/pod-resources/kubelet.sock"
 /**
  * Files and directories the daemon may read besides its socket directory and
  * the CRI sockets: `/etc/group` (resolving `--socket-group`), the config file
- * directory, the static pod manifests, the kubelet's client certificates and a
- * pod's service account token (for the kubelet `/pods` source).
+ * directory, the static pod manifests, the kubelet's client certificates, a
+ * pod's service account token (for the kubelet `/pods` source), and where the
+ * process lookups read the host's `/proc` and cgroup tree (`--host-proc`,
+ * `--host-cgroup-root`: Deno reads `/proc` and `/sys` themselves only under
+ * `--allow-all`, so they are mounted there; deploy/overlays/process-lookups).
  */
 export const READ_PATHS: readonly string[] = [
   "/etc/group",
@@ -75,6 +78,8 @@ export const READ_PATHS: readonly string[] = [
   "/var/lib/kubelet/pki",
   "/var/run/secrets/kubernetes.io/serviceaccount",
   "/run/secrets/kubernetes.io/serviceaccount",
+  "/host/proc",
+  "/host/sys/fs/cgroup",
 ];
 
 /**

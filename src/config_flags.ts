@@ -102,6 +102,20 @@ export const SERVE_FLAGS = {
     default: "",
     help: "Static pod manifest directory (or file), as the kubelet's flag; empty: none",
   },
+  "host-proc": {
+    key: "hostProc",
+    type: "string",
+    default: "/proc",
+    help:
+      "The host's /proc, for process lookups (PodQuery Get by PID, cgroup, mount namespace). Deno reads /proc itself only under --allow-all: the binary reads a mount of it elsewhere (DaemonSet: /host/proc)",
+  },
+  "host-cgroup-root": {
+    key: "hostCgroupRoot",
+    type: "string",
+    default: "",
+    help:
+      "The host's cgroup tree, for process lookups: cgroup v2 there or at its unified/ (hybrid hosts). Empty: /sys/fs/cgroup",
+  },
   "file-check-frequency": {
     key: "fileCheckFrequencyMs",
     min: "100ms",

@@ -29,7 +29,7 @@ import { ServingCore } from "./serving/mod.ts";
 import { PodPipeline } from "./pipeline/mod.ts";
 import { type RunningKubeApi, serveKubeApi } from "./kubeapi/mod.ts";
 import { containerProcessSourceOf, degradedReasonOf, type PodSource } from "./sources/mod.ts";
-import { ProcessIndex } from "./sources/process/mod.ts";
+import { cgroupRootsAt, ProcessIndex, type ProcFs } from "./sources/process/mod.ts";
 import type { OwnSockets } from "./server/unix_socket.ts";
 import {
   DEFAULT_POD_RESOURCES_ENDPOINT,
@@ -82,6 +82,8 @@ export interface DaemonDeps {
   runLoops?: boolean;
   /** Where the sockets the daemon binds are recorded (the kubelet Pods API source reads it). */
   ownSockets?: OwnSockets;
+  /** Where process lookups read `/proc` and the cgroup tree. @default {hostProcFs} */
+  procFs?: ProcFs;
 }
 
 /** A running daemon. */
@@ -189,7 +191,14 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     masks,
     encode: encodePod,
     ...(podResources === undefined ? {} : { devices: pipeline.devices }),
-    ...(processSource === undefined ? {} : { processes: new ProcessIndex(processSource) }),
+    ...(processSource === undefined ? {} : {
+      processes: new ProcessIndex(processSource, {
+        ...(deps.procFs === undefined ? {} : { fs: deps.procFs }),
+        procRoot: config.hostProc,
+        cgroupRoots: cgroupRootsAt(config.hostCgroupRoot),
+        metrics,
+      }),
+    }),
   });
   const grpc = await startGrpcServer(
     {

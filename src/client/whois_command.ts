@@ -11,7 +11,9 @@ import { renderDocument } from "./pod_output.ts";
 import { alignColumns } from "./pod_table.ts";
 import { type PodKey, PodQueryClient } from "./pod_query_client.ts";
 import type { PodsClient } from "./pods_client.ts";
+import { GrpcError, STATUS } from "../grpc/status.ts";
 import { EMPTY_PROCESS_CONTAINER } from "../proto/pod_query_wire.ts";
+import { REFUSAL_MESSAGES } from "../serving/refusal.ts";
 
 /** What the command writes to. */
 export interface WhoisIo {
@@ -57,6 +59,30 @@ export function whoisKey(flags: ParsedFlags): PodKey {
   return keys[0]!;
 }
 
+/** The words of the serving core's own refusals (syncing, shutting down), which keep their meaning. */
+const REFUSALS: ReadonlySet<string> = new Set(Object.values(REFUSAL_MESSAGES));
+
+/**
+ * What a failed lookup says to a person. The daemon answers
+ * FAILED_PRECONDITION when this node cannot look up processes (a grant or
+ * mount missing) and UNAVAILABLE when it had no file descriptor left: both
+ * with a message naming what to do, which the generic words for those codes
+ * ("still syncing", "lost the daemon") would hide.
+ *
+ * @param err What the call threw.
+ * @returns The error to report.
+ */
+export function lookupError(err: unknown): unknown {
+  if (!(err instanceof GrpcError) || REFUSALS.has(err.message)) return err;
+  if (err.code === STATUS.FAILED_PRECONDITION) {
+    return new Error(`Process lookups cannot answer on this node: ${err.message}`);
+  }
+  if (err.code === STATUS.UNAVAILABLE && !err.message.startsWith("Cannot connect to")) {
+    return new Error(`The daemon could not look the process up now: ${err.message}`);
+  }
+  return err;
+}
+
 /**
  * Runs `pods-api whois`.
  *
@@ -79,6 +105,8 @@ export async function whoisCommand(
   const { pod, container } = await query.get(key, {
     signal: io.signal,
     ...(fields === undefined ? {} : { fields: ["metadata.name", "metadata.namespace", ...fields] }),
+  }).catch((err) => {
+    throw lookupError(err);
   });
   const c = container ?? EMPTY_PROCESS_CONTAINER;
   if (output !== "table") {

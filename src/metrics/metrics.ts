@@ -228,6 +228,25 @@ function declareMetrics(registry: Registry) {
       labelNames: ["outcome"],
       seeds: { outcome: ["applied", "covered", "relist"] },
     }),
+    runtimeProcessReads: counter({
+      name: "pods_api_runtime_process_reads_total",
+      help:
+        "Verbose ContainerStatus reads of a container a runtime event showed running with no init process known yet, by outcome: taken (process lookups find it at once), none (no live PID, or the container left meanwhile), failed (the call failed; the next relist reads it).",
+      labelNames: ["outcome"],
+      seeds: { outcome: ["taken", "none", "failed"] },
+    }),
+    processLookups: counter({
+      name: "pods_api_process_lookups_total",
+      help:
+        "PodQuery Get by host PID, cgroup ID, cgroup path or mount namespace, by outcome: found, not_found (not in a pod's container), invalid (bad input), unavailable (/proc or the cgroup tree not readable), exhausted (the daemon had no file descriptor left to read /proc).",
+      labelNames: ["outcome"],
+      seeds: { outcome: ["found", "not_found", "invalid", "unavailable", "exhausted"] },
+    }),
+    processNamespacesUnreadable: counter({
+      name: "pods_api_process_namespaces_unreadable_total",
+      help:
+        "Containers whose init process' mount namespace the kernel would not show (/proc/PID/ns/mnt of another user needs CAP_SYS_PTRACE): not found by --mntns, found by everything else.",
+    }),
     socketProblems: counter({
       name: "pods_api_socket_problems_total",
       help:

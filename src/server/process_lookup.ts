@@ -11,8 +11,13 @@ import type { CachedPod } from "../cache/types.ts";
 import type { JsonValue } from "../model/json.ts";
 import type { GetKeyMessage, ProcessContainerMessage } from "../proto/mod.ts";
 import type { QueryEngine } from "../query/mod.ts";
-import { type ProcessIndex, type ProcessKey, ProcessLookupError } from "../sources/process/mod.ts";
-import { RpcError, STATUS } from "./errors.ts";
+import {
+  type ProcessIndex,
+  type ProcessKey,
+  ProcessLookupError,
+  type ProcessLookupFailure,
+} from "../sources/process/mod.ts";
+import { RpcError, STATUS, type StatusCode } from "./errors.ts";
 
 /** The process kinds of the Get key. */
 export type ProcessGetKey = Extract<GetKeyMessage, ProcessKey>;
@@ -34,6 +39,19 @@ export interface ProcessFound {
   readonly container: ProcessContainerMessage;
 }
 
+/**
+ * The gRPC status of each failure: out of descriptors is worth a retry, a
+ * missing grant is not. UNAVAILABLE, not RESOURCE_EXHAUSTED, for the first:
+ * clients of this API take RESOURCE_EXHAUSTED for the rate limit, and would
+ * retry into it and report a rate limit instead of the daemon's message.
+ */
+const STATUS_OF_FAILURE: Readonly<Record<ProcessLookupFailure, StatusCode>> = {
+  invalid: STATUS.INVALID_ARGUMENT,
+  "not_found": STATUS.NOT_FOUND,
+  unavailable: STATUS.FAILED_PRECONDITION,
+  exhausted: STATUS.UNAVAILABLE,
+};
+
 const STATUS_LISTS = [
   ["containerStatuses", false, false],
   ["initContainerStatuses", true, false],
@@ -53,7 +71,7 @@ function stringField(value: JsonValue | undefined, name: string): string {
  * @param index The process index; `undefined`: no source knows processes.
  * @param engine The query engine (pods by container ID).
  * @returns The pod and the container.
- * @throws {RpcError} INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION.
+ * @throws {RpcError} INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, UNAVAILABLE.
  */
 export function lookupProcess(
   key: ProcessGetKey,
@@ -71,12 +89,7 @@ export function lookupProcess(
     found = index.lookup(key);
   } catch (err) {
     if (!(err instanceof ProcessLookupError)) throw err;
-    const code = err.reason === "invalid"
-      ? STATUS.INVALID_ARGUMENT
-      : err.reason === "not_found"
-      ? STATUS.NOT_FOUND
-      : STATUS.FAILED_PRECONDITION;
-    throw new RpcError(code, err.message);
+    throw new RpcError(STATUS_OF_FAILURE[err.reason], err.message);
   }
   const pod = engine.lookup({ kind: "containerId", id: found.containerId })?.pod;
   if (pod === undefined || pod.uid !== found.podUid) {

@@ -17,7 +17,7 @@ import {
 import { withFirstSyncDelay } from "../sources/first_sync_delay.ts";
 import { closeOptionalSources } from "../sources/optional.ts";
 import { SimulatedNode, SimulatedPodSource } from "./node/mod.ts";
-import { startSimulatedRuntime } from "./runtime/mod.ts";
+import { SimProcFs, startSimulatedRuntime } from "./runtime/mod.ts";
 
 /**
  * The simulated node served the way a real node is: its pods as a spec
@@ -83,6 +83,8 @@ export async function simulatedSources(
     names: ["cri (simulated runtime)", "simulated node", ...optional.map((s) => s.kind)],
     runtime:
       `simulated node (${config.simulatePods} pods, ${config.simulateChurn} changes/s) behind a simulated CRI runtime at ${runtime.endpoint}`,
+    // Its containers' processes: `pods-api whois` answers on the simulated node too.
+    procFs: new SimProcFs(runtime.runtime),
     async [Symbol.asyncDispose]() {
       closeOptionalSources(optional);
       client.close();

@@ -26,6 +26,7 @@ import { type PodSource, SourceUnavailableError } from "./mod.ts";
 import { KubeletPodsApiSource, type SocketIdentity } from "./kubelet_podsapi/mod.ts";
 import { closeOptionalSources, createOptionalSources } from "./optional.ts";
 import { nodeIPs } from "./node_ips.ts";
+import type { ProcFs } from "./process/mod.ts";
 import { type RuntimeWaitStatus, waitForRuntime } from "./runtime_wait.ts";
 
 /** What {@linkcode createSources} needs. */
@@ -48,6 +49,8 @@ export interface CreatedSources extends AsyncDisposable {
   readonly names: readonly string[];
   /** A one-line description of the runtime, for the start-up log. */
   readonly runtime: string;
+  /** Where process lookups read `/proc` and the cgroup tree, when not the host's (a simulated node). */
+  readonly procFs?: ProcFs;
 }
 
 /** Raised when no container runtime answers: `pods-api serve` exits with code 3. */

@@ -16,6 +16,7 @@ import { createMetricsRegistry, type MetricsRegistry } from "../../src/metrics/r
 import { PODS_API_DESCRIPTOR } from "../../src/proto/mod.ts";
 import { FakePodSource } from "../../src/sources/fake/mod.ts";
 import type { PodSource } from "../../src/sources/mod.ts";
+import type { ProcFs } from "../../src/sources/process/mod.ts";
 import { FakeClock, systemClock } from "../../src/clock.ts";
 import { removeTree } from "./remove_tree.ts";
 
@@ -36,6 +37,8 @@ export interface HarnessOptions {
   runLoops?: boolean;
   /** Where the daemon logs. @default {silentLogger} */
   log?: Logger;
+  /** Where process lookups read `/proc` and the cgroup tree. @default {the host's} */
+  procFs?: ProcFs;
 }
 
 /** A running daemon under test. */
@@ -100,6 +103,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     sources: options.sources ?? [source],
     registry: options.registry ?? createMetricsRegistry(),
     runLoops: options.runLoops ?? false,
+    ...(options.procFs === undefined ? {} : { procFs: options.procFs }),
   });
   const pkg = loadPodsPackage();
   const creds = grpc.credentials.createInsecure();

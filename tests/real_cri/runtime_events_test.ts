@@ -21,7 +21,6 @@
 import * as grpc from "@grpc/grpc-js";
 import assert from "node:assert/strict";
 import type { Buffer } from "node:buffer";
-import { dirname } from "node:path";
 import type { PodObject } from "../../src/model/pod.ts";
 import { decodePod } from "../../src/proto/mod.ts";
 import {
@@ -35,36 +34,17 @@ import { CriClient, CriPodSource } from "../../src/sources/cri/mod.ts";
 import { callUnary, type PodsStub, startHarness } from "../_support/daemon_harness.ts";
 import { poll } from "../_support/poll.ts";
 import { waitGateOpen } from "../_support/relist_churn.ts";
+import { BUSYBOX, runtimeEvents, SOCKET, STATE } from "./_runtime.ts";
 import { WatchSequenceChecker } from "../_support/watch_sequence.ts";
 
-const SOCKET = Deno.env.get("PODS_API_REAL_CRI_SOCKET");
-const STATE = Deno.env.get("PODS_API_REAL_CRI_STATE") ??
-  (SOCKET === undefined ? "" : `${dirname(SOCKET)}/state`);
-const BUSYBOX = "localhost/real-cri/busybox:1";
 const NODE = "test-node";
 /** The daemon's default `--relist-period`. */
 const RELIST_PERIOD_MS = 1_000;
 /** How long a step may take to reach the watcher before the test calls it lost (a hang bound). */
 const STEP_TIMEOUT_MS = 20_000;
 
-/** The runtime's version, and whether it streams events with statuses (containerd 1.7+). */
-async function runtimeEvents(): Promise<{ version: string; streams: boolean }> {
-  if (SOCKET === undefined) return { version: "none", streams: false };
-  const client = new CriClient(SOCKET);
-  try {
-    const v = await client.version();
-    const [major, minor] = v.runtimeVersion.replace(/^v/, "").split(".").map(Number);
-    const streams = v.runtimeName !== "containerd" || major! > 1 || (major === 1 && minor! >= 7);
-    return { version: `${v.runtimeName} ${v.runtimeVersion}`, streams };
-  } finally {
-    client.close();
-  }
-}
-
-const RUNTIME = await runtimeEvents();
-/** Set by run_test.sh on its containerd 1.7 run: a runtime without the stream fails, not skips. */
-const EXPECTED = Deno.env.get("PODS_API_REAL_CRI_EXPECT_EVENTS") === "1";
-const RUNS = SOCKET !== undefined && (RUNTIME.streams || EXPECTED);
+const RUNTIME = await runtimeEvents(SOCKET);
+const RUNS = SOCKET !== undefined && (RUNTIME.streams || RUNTIME.expected);
 const NEEDS = RUNS ? "" : ` (ignored: ${RUNTIME.version} has no event stream)`;
 
 /** A watch whose every event is kept, with when it arrived. */

@@ -16,6 +16,7 @@ import {
   CRI_SOCKETS,
   DEFAULT_SOCKET_DIR,
   KUBELET_PODS_API_DIR,
+  READ_PATHS,
 } from "../../scripts/_permissions.ts";
 import { DEFAULT_IMAGE_NAME } from "../../scripts/image.ts";
 import { checkServeArgs } from "./_serve_args.ts";
@@ -554,3 +555,33 @@ renderedTest("OPERATIONS.md lists the base's mounts as kustomize renders them", 
     }
   });
 });
+
+renderedTest(
+  "the process-lookups overlay: host PIDs, the host's /proc and cgroup tree read-only where its flags name them, readable in the binary's scope",
+  async () => {
+    const rendered = await render("overlays/process-lookups");
+    const pod = rendered.daemonSet.spec.template.spec;
+    const container = pod.containers[0]!;
+    assert.equal(pod.hostPID, true);
+    const config = await overlayConfig(rendered);
+    const hostPathAt = (dir: string) => {
+      const mount = container.volumeMounts.find((m) => m.mountPath === dir);
+      assert.ok(mount, `${dir} is mounted`);
+      assert.equal(mount.readOnly, true, `${dir} is read-only`);
+      assert.ok(READ_PATHS.includes(dir), `the binary may read ${dir}`);
+      return pod.volumes.find((v) => v.name === mount.name)?.hostPath?.path;
+    };
+    assert.equal(hostPathAt(config.hostProc), "/proc");
+    assert.equal(hostPathAt(config.hostCgroupRoot), "/sys/fs/cgroup");
+    assert.deepEqual(container.securityContext.capabilities, {
+      drop: ["ALL"],
+      add: ["CHOWN", "SYS_PTRACE"],
+    });
+    // Everything else is the base's.
+    assert.deepEqual(
+      container.args.filter((a) => !a.startsWith("--host-")),
+      CONTAINER.args,
+    );
+    assert.deepEqual(rendered.docs.map((d) => d.kind).sort(), BASE.docs.map((d) => d.kind).sort());
+  },
+);

@@ -163,6 +163,9 @@ const OTHER_TOOLS = new Set([
   "--allow-all", // deno
   "--help",
   "--fields", // pods-api client commands
+  "--cgroup-id",
+  "--cgroup",
+  "--mntns", // pods-api whois
   "--socket-dir", // deno task compile
   "--target",
   "--platform",

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { CRI_STATUS, CriCallError } from "../../sources/cri/mod.ts";
+import { CONTAINER_STATE, CRI_STATUS, CriCallError } from "../../sources/cri/mod.ts";
 import type {
   Container,
   ContainerEventResponse,
@@ -54,6 +54,8 @@ export interface SimContainer {
   annotations: StringMap;
   logPath: string;
   memoryLimitBytes: number;
+  /** Its init process' host PID from its start on (0 before). */
+  pid: number;
 }
 
 /** A hex string of `length` digits hashed from `text` (FNV-1a, reseeded per 8 digits). */
@@ -152,6 +154,33 @@ export function containerStatusOf(c: SimContainer): ContainerStatus {
     logPath: c.logPath,
     imageId: "",
   };
+}
+
+/**
+ * The cgroup directory of a simulated container, as the cgroupfs driver
+ * names a best-effort pod's: `/kubepods/besteffort/pod<UID>/<ID>`.
+ *
+ * @param podUid The sandbox's pod UID.
+ * @param containerId The container ID.
+ * @returns The path below the cgroup root.
+ */
+export function simCgroupDir(podUid: string, containerId: string): string {
+  return `/kubepods/besteffort/pod${podUid}/${containerId}`;
+}
+
+/**
+ * The verbose `ContainerStatus` `info` of a stored container, shaped as
+ * containerd's: its init PID (0 unless running) and the runtime spec's
+ * `linux.cgroupsPath`.
+ *
+ * @param c The container.
+ * @param podUid Its sandbox's pod UID.
+ * @returns The `info` map.
+ */
+export function containerInfoOf(c: SimContainer, podUid: string): Record<string, string> {
+  const pid = c.state === CONTAINER_STATE.running ? c.pid : 0;
+  const spec = { linux: { cgroupsPath: simCgroupDir(podUid, c.id) } };
+  return { info: JSON.stringify({ pid, runtimeSpec: spec }) };
 }
 
 /**

@@ -22,6 +22,7 @@
  */
 
 import {
+  containerInfoOf,
   containerOf,
   containerStatusOf,
   copyMap,
@@ -29,6 +30,7 @@ import {
   matches,
   sandboxOf,
   sandboxStatusOf,
+  simCgroupDir,
   type SimContainer,
   type SimSandbox,
 } from "./_runtime_records.ts";
@@ -95,6 +97,9 @@ export interface SimCriRuntimeOptions {
   eventStatuses?: boolean;
 }
 
+/** Where simulated init PIDs start: above what a host's own daemons take. */
+const FIRST_PID = 100_000;
+
 /**
  * An in-memory CRI runtime. Every read returns fresh objects, as decoding a
  * gRPC answer does, so callers cannot rely on object identity by accident.
@@ -117,6 +122,10 @@ export class SimCriRuntime implements RuntimeService {
   readonly #ipv6Prefix: string | undefined;
   readonly #state: SimRuntimeState;
   readonly #faults = new CallFaults();
+  /** The host PID the next started container's init process gets (never reused). */
+  #nextPid = FIRST_PID;
+  /** Started containers by init PID; entries of exited or removed ones are pruned as it grows. */
+  #byPid = new Map<number, SimContainer>();
 
   /** @param options Clock, runtime name, IP prefixes, events switch. */
   constructor(options: SimCriRuntimeOptions = {}) {
@@ -296,6 +305,29 @@ export class SimCriRuntime implements RuntimeService {
    */
   tamperContainer(containerId: string, edit: (container: SimContainer) => void): void {
     edit(this.#state.container(containerId));
+  }
+
+  /**
+   * The running container whose init process has this host PID, as a
+   * simulated `/proc` sees it.
+   *
+   * @param pid A host PID.
+   * @returns The container, its pod's UID and its cgroup directory, or `undefined`.
+   */
+  processOf(pid: number): { containerId: string; podUid: string; cgroupDir: string } | undefined {
+    const c = this.#byPid.get(pid);
+    if (!this.#alive(c)) return undefined;
+    const podUid = this.#state.sandboxes.get(c.sandboxId)?.uid ?? "";
+    return { containerId: c.id, podUid, cgroupDir: simCgroupDir(podUid, c.id) };
+  }
+
+  #alive(c: SimContainer | undefined): c is SimContainer {
+    return c !== undefined && c.state === CONTAINER_STATE.running &&
+      this.#state.containers.get(c.id) === c;
+  }
+
+  #pruneProcesses(): void {
+    for (const [pid, c] of this.#byPid) if (!this.#alive(c)) this.#byPid.delete(pid);
   }
 
   /** Number of sandboxes held. */
@@ -485,6 +517,7 @@ export class SimCriRuntime implements RuntimeService {
         annotations: copyMap(config.annotations),
         logPath: config.logPath ?? "",
         memoryLimitBytes: config.linux?.resources?.memoryLimitInBytes ?? 0,
+        pid: 0,
       });
       this.#state.emit(id, CONTAINER_EVENT_TYPE.created, s.id);
       return { containerId: id };
@@ -503,6 +536,9 @@ export class SimCriRuntime implements RuntimeService {
       }
       c.state = CONTAINER_STATE.running;
       c.startedAt = this.#state.nowNs();
+      c.pid = this.#nextPid++;
+      this.#byPid.set(c.pid, c);
+      if (this.#byPid.size > 2 * this.#state.containers.size + 16) this.#pruneProcesses();
       this.#state.emit(c.id, CONTAINER_EVENT_TYPE.started, c.sandboxId);
       return {};
     });
@@ -550,7 +586,10 @@ export class SimCriRuntime implements RuntimeService {
   /** `ContainerStatus`. */
   containerStatus(request: MessageInit<ContainerStatusRequest>): Promise<ContainerStatusResponse> {
     return this.#faults.run("containerStatus", () => {
-      return { status: containerStatusOf(this.#state.container(request.containerId ?? "")) };
+      const c = this.#state.container(request.containerId ?? "");
+      if (request.verbose !== true) return { status: containerStatusOf(c) };
+      const podUid = this.#state.sandboxes.get(c.sandboxId)?.uid ?? "";
+      return { status: containerStatusOf(c), info: containerInfoOf(c, podUid) };
     });
   }
 

@@ -13,6 +13,7 @@ export {
   type SimCriRuntimeOptions,
   type SimSandbox,
 } from "./cri_runtime.ts";
+export { SIM_CGROUP_ROOT, SimProcFs } from "./sim_procfs.ts";
 export { CriServer, type CriServerOptions, startCriServer } from "./cri_server.ts";
 export {
   kubeletContainerConfig,

@@ -77,8 +77,11 @@ export interface CriPodSourceOptions {
   callTimeoutMs?: number;
   /** Status inspections in flight at once. @default {8} */
   inspectConcurrency?: number;
-  /** `runtimeReachable`, `sourceItemsRejected` and `runtimeEvents` are updated. */
-  metrics?: Pick<Metrics, "runtimeReachable" | "sourceItemsRejected" | "runtimeEvents">;
+  /** `runtimeReachable`, `sourceItemsRejected`, `runtimeEvents` and `runtimeProcessReads` are updated. */
+  metrics?: Pick<
+    Metrics,
+    "runtimeReachable" | "sourceItemsRejected" | "runtimeEvents" | "runtimeProcessReads"
+  >;
   log?: Logger;
   /**
    * The wall clock the runtime stamps its events with: what a list read
@@ -133,6 +136,10 @@ export class CriPodSource implements PodSource, ContainerProcessSource {
   /** Where events go: set by `watchChanges`. */
   #onHint: (() => void) | undefined;
   #onApplied: (() => void) | undefined;
+  /** Ends the process reads events start: the event subscription's signal. */
+  #eventSignal: AbortSignal | undefined;
+  /** Containers whose process is being read for an event. */
+  #readingProcess = new Set<string>();
 
   /**
    * @param options The runtime, node facts, deadlines, metrics and logger.
@@ -336,6 +343,37 @@ export class CriPodSource implements PodSource, ContainerProcessSource {
     this.#options.metrics?.runtimeEvents.inc({ outcome });
     if (state !== undefined && state.view() !== before) this.#onApplied?.();
     if (outcome === "relist") this.#onHint?.();
+    if (state !== undefined) this.#readProcessesOf(event, state);
+  }
+
+  /**
+   * Reads at once the init process of each container an event showed
+   * running that has none yet (one verbose `ContainerStatus` each), so
+   * process lookups find it before the next relist. A failed read is left
+   * to that relist, which inspects every container an event made.
+   */
+  #readProcessesOf(event: ContainerEventResponse, state: CriState): void {
+    const signal = this.#eventSignal;
+    if (signal === undefined || signal.aborted) return;
+    const reads = this.#options.metrics?.runtimeProcessReads;
+    for (const { id } of event.containersStatuses) {
+      if (this.#readingProcess.has(id) || !state.wantsProcess(id)) continue;
+      this.#readingProcess.add(id);
+      this.#runtime.containerStatus(
+        { containerId: id, verbose: true },
+        { signal, timeoutMs: this.#callTimeoutMs },
+      ).then((got) => {
+        const process = parseContainerInfo(got.info);
+        const taken = process !== undefined && state.takeProcess(id, process);
+        reads?.inc({ outcome: taken ? "taken" : "none" });
+      }, (error) => {
+        reads?.inc({ outcome: "failed" });
+        this.#log.debug("reading a started container's process failed; the next relist reads it", {
+          id,
+          error,
+        });
+      }).finally(() => this.#readingProcess.delete(id));
+    }
   }
 
   /** Takes in the events that arrived during the reads just ended. */
@@ -369,6 +407,7 @@ export class CriPodSource implements PodSource, ContainerProcessSource {
     const resubscribe = new Backoff({ initialMs: 250, maxMs: 30_000, jitter: 0 });
     const events = this.#options.metrics?.runtimeEvents;
     if (onApplied !== undefined) {
+      this.#eventSignal = signal;
       this.#onHint = () => {
         if (!signal.aborted) onHint();
       };

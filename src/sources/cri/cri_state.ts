@@ -222,6 +222,36 @@ export class CriState {
     return this.#running = out;
   }
 
+  /**
+   * Whether a container held as running has no init process named yet: one
+   * an event made between relists, whose process the next relist's
+   * inspection would otherwise be the first to read.
+   *
+   * @param id The container ID.
+   * @returns `true` when its process is wanted.
+   */
+  wantsProcess(id: string): boolean {
+    const record = this.#containers.get(id);
+    return record !== undefined && !this.#processes.has(id) &&
+      (record.status?.state ?? record.item.state) === CONTAINER_STATE.running;
+  }
+
+  /**
+   * Takes in the init process of a container {@linkcode CriState.wantsProcess}
+   * named, read outside a relist; ignored once the container left or a relist
+   * named its process.
+   *
+   * @param id The container ID.
+   * @param process What its verbose status said.
+   * @returns Whether it was taken.
+   */
+  takeProcess(id: string, process: ContainerProcess): boolean {
+    if (!this.wantsProcess(id)) return false;
+    this.#processes.set(id, process);
+    this.#running = undefined;
+    return true;
+  }
+
   /** The window of the last relist applied, if any. */
   get window(): ListWindow | undefined {
     return this.#window;

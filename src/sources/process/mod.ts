@@ -15,6 +15,7 @@ export {
 } from "./container_process.ts";
 export {
   CGROUP_ROOTS,
+  cgroupRootsAt,
   type ContainerOfProcess,
   hostProcFs,
   ProcessIndex,

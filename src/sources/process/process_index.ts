@@ -12,6 +12,7 @@
  * @module
  */
 
+import type { Metrics } from "../../metrics/metrics.ts";
 import {
   cgroupDirOf,
   type ContainerProcessSource,
@@ -36,11 +37,17 @@ export const hostProcFs: ProcFs = {
 };
 
 /** Why a lookup has no answer. */
-export type ProcessLookupFailure = "invalid" | "not_found" | "unavailable";
+export type ProcessLookupFailure = "invalid" | "not_found" | "unavailable" | "exhausted";
 
-/** A lookup without an answer: bad input, no such pod process, or `/proc` or cgroups unreadable. */
+/**
+ * A lookup without an answer: bad input, no such pod process, `/proc` or
+ * cgroups unreadable, or no file descriptor left to read them.
+ */
 export class ProcessLookupError extends Error {
-  /** `invalid`: INVALID_ARGUMENT; `not_found`; `unavailable`: FAILED_PRECONDITION. */
+  /**
+   * `invalid`: INVALID_ARGUMENT; `not_found`; `unavailable`:
+   * FAILED_PRECONDITION; `exhausted` (EMFILE, ENFILE): UNAVAILABLE.
+   */
   readonly reason: ProcessLookupFailure;
   /**
    * @param reason What failed.
@@ -82,10 +89,26 @@ export interface ProcessIndexOptions {
   readonly procRoot?: string;
   /** cgroup v2 mounts to try, the first holding `cgroup.controllers` wins. */
   readonly cgroupRoots?: readonly string[];
+  /**
+   * `processLookups` counts each lookup's outcome,
+   * `processNamespacesUnreadable` the namespaces the kernel would not show.
+   */
+  readonly metrics?: Pick<Metrics, "processLookups" | "processNamespacesUnreadable">;
 }
 
 /** The usual cgroup v2 mounts: unified, then hybrid. */
 export const CGROUP_ROOTS: readonly string[] = ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"];
+
+/**
+ * The cgroup v2 mounts to try under a host cgroup tree mounted elsewhere.
+ *
+ * @param root Where the host's `/sys/fs/cgroup` is mounted; "": there.
+ * @returns The tree itself (unified host), then its `unified/` (hybrid host).
+ */
+export function cgroupRootsAt(root: string): readonly string[] {
+  const at = root.replace(/\/+$/, "");
+  return at === "" ? CGROUP_ROOTS : [at, `${at}/unified`];
+}
 
 /** Largest PID Linux allows (`PID_MAX_LIMIT`). */
 const PID_MAX = 4_194_304;
@@ -93,12 +116,20 @@ const PID_MAX = 4_194_304;
 interface Built {
   readonly from: readonly RunningContainerProcess[];
   readonly byPath: Map<string, ContainerOfProcess>;
+  /** By the last name of the directory: paths a cgroup namespace shows relative. */
+  readonly byName: Map<string, ContainerOfProcess[]>;
   readonly byInode: Map<number, ContainerOfProcess>;
   readonly byMntns: Map<number, ContainerOfProcess>;
 }
 
 function isMissing(err: unknown): boolean {
   return err instanceof Deno.errors.NotFound;
+}
+
+/** Out of file descriptors: the process' (EMFILE) or the system's (ENFILE). */
+function isExhausted(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "EMFILE" || code === "ENFILE";
 }
 
 function isDenied(err: unknown): boolean {
@@ -140,6 +171,7 @@ export class ProcessIndex {
   readonly #fs: ProcFs;
   readonly #proc: string;
   readonly #roots: readonly string[];
+  readonly #metrics: ProcessIndexOptions["metrics"];
   #root: string | undefined;
   #built: Built | undefined;
   /** Per container ID and PID: what its directory and namespace were read as. */
@@ -154,6 +186,7 @@ export class ProcessIndex {
     this.#fs = options.fs ?? hostProcFs;
     this.#proc = options.procRoot ?? "/proc";
     this.#roots = options.cgroupRoots ?? CGROUP_ROOTS;
+    this.#metrics = options.metrics;
   }
 
   /**
@@ -161,10 +194,24 @@ export class ProcessIndex {
    *
    * @param key A host PID, cgroup ID, cgroup path or mount namespace inode.
    * @returns Its container.
-   * @throws {ProcessLookupError} `invalid`, `not_found`, or `unavailable`
-   *   (`/proc` or the cgroup tree not readable).
+   * @throws {ProcessLookupError} `invalid`, `not_found`, `unavailable`
+   *   (`/proc` or the cgroup tree not readable) or `exhausted` (no file
+   *   descriptor left).
    */
   lookup(key: ProcessKey): ContainerOfProcess {
+    try {
+      const found = this.#lookup(key);
+      this.#metrics?.processLookups.inc({ outcome: "found" });
+      return found;
+    } catch (err) {
+      if (err instanceof ProcessLookupError) {
+        this.#metrics?.processLookups.inc({ outcome: err.reason });
+      }
+      throw err;
+    }
+  }
+
+  #lookup(key: ProcessKey): ContainerOfProcess {
     checkKey(key);
     const built = this.#index();
     switch (key.kind) {
@@ -221,7 +268,9 @@ export class ProcessIndex {
         `No cgroup v2 hierarchy in ${this.#proc}/${pid}/cgroup: mount cgroup2 (hybrid: at /sys/fs/cgroup/unified)`,
       );
     }
-    const found = walkUp(path, built.byPath);
+    const found = path.startsWith("/../")
+      ? walkUpRelative(path, built)
+      : walkUp(path, built.byPath);
     if (found === undefined) {
       throw new ProcessLookupError(
         "not_found",
@@ -234,21 +283,42 @@ export class ProcessIndex {
   /** A cgroup path as `/proc/PID/cgroup` shows it, from that or a path under the mount. */
   #relative(path: string): string {
     const root = this.#cgroupRoot();
-    if (path === root) return "/";
-    if (path.startsWith(`${root}/`)) return path.slice(root.length);
-    if (path.startsWith("/sys/fs/cgroup")) {
+    // The host spells the mount /sys/fs/cgroup[/unified] wherever the daemon has it.
+    const host = root.endsWith("/unified") ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup";
+    for (const prefix of [root, host]) {
+      if (path === prefix) return "/";
+      if (path.startsWith(`${prefix}/`)) return path.slice(prefix.length);
+    }
+    const tree = root.endsWith("/unified") ? root.slice(0, -"/unified".length) : root;
+    if (path.startsWith("/sys/fs/cgroup") || path.startsWith(tree)) {
       throw new ProcessLookupError(
         "invalid",
-        `Cgroup path ${JSON.stringify(path)} is outside the cgroup v2 root "${root}"`,
+        `Cgroup path ${JSON.stringify(path)} is outside the cgroup v2 root "${host}"`,
       );
     }
     return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
   }
 
   #unreadable(path: string, err: unknown): ProcessLookupError {
+    if (isExhausted(err)) {
+      return new ProcessLookupError(
+        "exhausted",
+        `Cannot open ${JSON.stringify(path)}: the daemon has no file descriptor left (${
+          (err as Error).message
+        }); retry later, or raise its descriptor limit (LimitNOFILE)`,
+      );
+    }
     const what = path.startsWith(this.#proc)
       ? `the host's ${this.#proc} (hostPID: true, and read permission on ${this.#proc})`
       : `the cgroup tree (a read-only mount of /sys/fs/cgroup, and read permission on it)`;
+    if (err instanceof Deno.errors.NotCapable) {
+      return new ProcessLookupError(
+        "unavailable",
+        `Cannot read ${
+          JSON.stringify(path)
+        }: Deno reads /proc and /sys only under --allow-all; mount the host's /proc and cgroup tree elsewhere and name them with --host-proc and --host-cgroup-root`,
+      );
+    }
     const why = isDenied(err) ? "permission denied" : (err as Error).message;
     return new ProcessLookupError(
       "unavailable",
@@ -264,6 +334,7 @@ export class ProcessIndex {
         this.#fs.inode(`${root}/cgroup.controllers`);
         return this.#root = root;
       } catch (err) {
+        if (isExhausted(err)) throw this.#unreadable(`${root}/cgroup.controllers`, err);
         if (isDenied(err)) denied ??= { path: root, err };
       }
     }
@@ -282,6 +353,7 @@ export class ProcessIndex {
     if (this.#built?.from === from) return this.#built;
     const root = this.#cgroupRoot();
     const byPath = new Map<string, ContainerOfProcess>();
+    const byName = new Map<string, ContainerOfProcess[]>();
     const byInode = new Map<number, ContainerOfProcess>();
     const byMntns = new Map<number, ContainerOfProcess>();
     const memo = new Map<string, ContainerOfProcess>();
@@ -299,6 +371,10 @@ export class ProcessIndex {
       }
       memo.set(key, entry);
       byPath.set(entry.cgroupPath, entry);
+      const name = entry.cgroupPath.slice(entry.cgroupPath.lastIndexOf("/") + 1);
+      const named = byName.get(name);
+      if (named === undefined) byName.set(name, [entry]);
+      else named.push(entry);
       if (entry.cgroupId !== 0) byInode.set(entry.cgroupId, entry);
       if (entry.mntns !== 0) byMntns.set(entry.mntns, entry);
     }
@@ -311,9 +387,24 @@ export class ProcessIndex {
     }
     this.#memo = memo;
     // Not kept when incomplete: a later lookup reads what was missing again.
-    const built = { from, byPath, byInode, byMntns };
+    const built = { from, byPath, byName, byInode, byMntns };
     if (procMissing === 0) this.#built = built;
     return built;
+  }
+
+  /**
+   * The mount namespace inode of a process, or 0 when the kernel will not
+   * say: a process of another user needs CAP_SYS_PTRACE. That container is
+   * then not found by namespace (counted), and is by everything else.
+   */
+  #mountNamespace(procDir: string): number {
+    try {
+      return nsInode(this.#fs.readLink(`${procDir}/ns/mnt`));
+    } catch (err) {
+      if (!(err instanceof Deno.errors.PermissionDenied)) throw err;
+      this.#metrics?.processNamespacesUnreadable.inc();
+      return 0;
+    }
   }
 
   /** One container's directory, its inode and its namespace, or `missing` when its process left. */
@@ -337,7 +428,7 @@ export class ProcessIndex {
         cgroupPath = unifiedCgroupOf(this.#fs.readText(`${procDir}/cgroup`));
         if (cgroupPath !== undefined) cgroupId = statDir(cgroupPath);
       }
-      mntns = nsInode(this.#fs.readLink(`${procDir}/ns/mnt`));
+      mntns = this.#mountNamespace(procDir);
     } catch (err) {
       if (isMissing(err)) return "missing";
       if (err instanceof ProcessLookupError) throw err;
@@ -353,6 +444,26 @@ export class ProcessIndex {
       mntns,
     };
   }
+}
+
+/**
+ * The entry of a path a cgroup namespace shows relative to its own root
+ * (`/../../podX/abc`, when the daemon runs in a container with a cgroup
+ * namespace of its own): what follows the `..` steps is the end of the
+ * host path; the entry whose path ends so, for that or the nearest
+ * directory above it.
+ */
+function walkUpRelative(path: string, built: Built): ContainerOfProcess | undefined {
+  let at = path.replace(/^(\/\.\.)+/, "");
+  while (at.length > 1) {
+    const name = at.slice(at.lastIndexOf("/") + 1);
+    const found = built.byName.get(name)?.filter((e) => e.cgroupPath.endsWith(at));
+    // Two containers ending alike (not seen with runtime-made IDs): no guess.
+    if (found?.length === 1) return found[0];
+    const cut = at.lastIndexOf("/");
+    at = cut <= 0 ? "/" : at.slice(0, cut);
+  }
+  return undefined;
 }
 
 /** The entry of `path` or of the nearest directory above it. */
@@ -378,10 +489,7 @@ function checkKey(key: ProcessKey): void {
     );
   switch (key.kind) {
     case "pid":
-      if (key.pid < 0) {
-        throw new ProcessLookupError("invalid", "Cannot look up a process by a negative PID");
-      }
-      if (!Number.isSafeInteger(key.pid) || key.pid === 0 || key.pid > PID_MAX) {
+      if (!Number.isSafeInteger(key.pid) || key.pid <= 0 || key.pid > PID_MAX) {
         throw bad("PID", key.pid);
       }
       return;

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
+import { Registry } from "../../../src/metrics/exposition.ts";
+import { createMetrics } from "../../../src/metrics/metrics.ts";
+import { RpcError, STATUS } from "../../../src/server/errors.ts";
+import { lookupProcess } from "../../../src/server/process_lookup.ts";
 import {
   cgroupDirOf,
+  cgroupRootsAt,
   parseContainerInfo,
   ProcessIndex,
   ProcessLookupError,
@@ -116,11 +121,21 @@ Deno.test("ProcessIndex.lookup() answers not_found outside pods and after the co
 Deno.test("ProcessIndex.lookup() refuses bad input naming the value", async (t) => {
   const cases = [
     { key: { kind: "pid", pid: 0 }, text: /PID "0"/ },
-    { key: { kind: "pid", pid: -3 }, text: /negative PID/ },
+    { key: { kind: "pid", pid: -3 }, text: /PID "-3"/ },
+    { key: { kind: "pid", pid: Number.NaN }, text: /PID "NaN"/ },
+    { key: { kind: "pid", pid: 1.5 }, text: /PID "1.5"/ },
+    { key: { kind: "pid", pid: 5_000_000 }, text: /PID "5000000"/ },
     { key: { kind: "cgroupId", cgroupId: 0 }, text: /cgroup ID "0"/ },
+    { key: { kind: "cgroupId", cgroupId: -1 }, text: /cgroup ID "-1"/ },
+    { key: { kind: "mntns", inode: 0 }, text: /mount namespace inode "0"/ },
+    { key: { kind: "cgroupPath", path: ".." }, text: /"\.\."/ },
+    { key: { kind: "cgroupPath", path: "/kubepods/.." }, text: /"\/kubepods\/\.\."/ },
     { key: { kind: "cgroupPath", path: "/kubepods/../etc" }, text: /"\/kubepods\/..\/etc"/ },
     { key: { kind: "cgroupPath", path: "kubepods" }, text: /"kubepods"/ },
-    { key: { kind: "cgroupPath", path: "/sys/fs/cgroup/memory/x" }, text: /outside/ },
+    {
+      key: { kind: "cgroupPath", path: "/sys/fs/cgroup/memory/x" },
+      text: /"\/sys\/fs\/cgroup\/memory\/x" is outside/,
+    },
   ] as const;
   for (const c of cases) {
     await t.step(
@@ -146,4 +161,150 @@ Deno.test("ProcessIndex.lookup() is unavailable, naming what is missing, without
     "unavailable",
     /hostPID: true/,
   );
+});
+
+/** A host where opening any file fails as it does when the daemon is out of descriptors. */
+function exhaustedFs(fs: ProcFs, fails: (path: string) => boolean): ProcFs {
+  const emfile = (path: string) => {
+    if (!fails(path)) return;
+    throw Object.assign(new Error(`Too many open files (os error 24): open '${path}'`), {
+      code: "EMFILE",
+    });
+  };
+  return {
+    readText: (p) => (emfile(p), fs.readText(p)),
+    inode: (p) => (emfile(p), fs.inode(p)),
+    readLink: (p) => (emfile(p), fs.readLink(p)),
+  };
+}
+
+Deno.test("ProcessIndex.lookup() out of file descriptors is exhausted, counted, and recovers", async () => {
+  const metrics = createMetrics(new Registry());
+  let out = true;
+  const fs = exhaustedFs(fakeFs(FILES, INODES), (p) => out && p === "/proc/101/cgroup");
+  const idx = new ProcessIndex(source(RUNNING), { fs, cgroupRoots: [ROOT], metrics });
+  assert.equal(idx.lookup({ kind: "pid", pid: 100 }).containerId, "c1");
+  failsWith(
+    () => idx.lookup({ kind: "pid", pid: 101 }),
+    "exhausted",
+    /"\/proc\/101\/cgroup".*no file descriptor left.*LimitNOFILE/,
+  );
+  out = false;
+  assert.equal(idx.lookup({ kind: "pid", pid: 101 }).containerId, "c1");
+  // While the index is built too.
+  const building = new ProcessIndex(source(RUNNING), {
+    fs: exhaustedFs(fakeFs(FILES, INODES), (p) => p.startsWith("/proc/100/")),
+    cgroupRoots: [ROOT],
+    metrics,
+  });
+  failsWith(
+    () => building.lookup({ kind: "cgroupId", cgroupId: 5555 }),
+    "exhausted",
+    /"\/proc\/100"/,
+  );
+  const outcomes = Object.fromEntries(
+    (await metrics.processLookups.get()).values.map((v) => [v.labels.outcome, v.value]),
+  );
+  assert.deepEqual(outcomes, {
+    found: 2,
+    not_found: 0,
+    invalid: 0,
+    unavailable: 0,
+    exhausted: 2,
+  });
+});
+
+Deno.test("lookupProcess() answers UNAVAILABLE, with the message, when out of descriptors", () => {
+  const fs = exhaustedFs(fakeFs(FILES, INODES), (p) => p === "/proc/101/cgroup");
+  const idx = new ProcessIndex(source(RUNNING), { fs, cgroupRoots: [ROOT] });
+  const engine = { lookup: () => undefined };
+  assert.throws(
+    () => lookupProcess({ kind: "pid", pid: 101 }, idx, engine),
+    (err: unknown) => {
+      assert.ok(err instanceof RpcError);
+      assert.equal(err.code, STATUS.UNAVAILABLE);
+      assert.match(err.message, /no file descriptor left/);
+      return true;
+    },
+  );
+  assert.throws(
+    () => lookupProcess({ kind: "pid", pid: -3 }, idx, engine),
+    (err: unknown) =>
+      err instanceof RpcError && err.code === STATUS.INVALID_ARGUMENT &&
+      /"-3"/.test(err.message),
+  );
+});
+
+Deno.test("ProcessIndex reads a host /proc and cgroup tree mounted elsewhere (--host-proc, --host-cgroup-root)", () => {
+  const files: Record<string, string> = {};
+  for (const [path, text] of Object.entries(FILES)) files[`/host${path}`] = text;
+  const inodes = {
+    [`/host${ROOT}/cgroup.controllers`]: 1,
+    [`/host${ROOT}${DIR}`]: 5555,
+  };
+  const idx = new ProcessIndex(source(RUNNING), {
+    fs: fakeFs(files, inodes),
+    procRoot: "/host/proc",
+    cgroupRoots: cgroupRootsAt("/host/sys/fs/cgroup/"),
+  });
+  for (
+    const key of [
+      { kind: "pid", pid: 101 },
+      { kind: "cgroupPath", path: `${ROOT}${DIR}` },
+      { kind: "cgroupPath", path: `/host${ROOT}${DIR}/sub` },
+      { kind: "cgroupId", cgroupId: 5555 },
+    ] as const
+  ) {
+    assert.equal(idx.lookup(key).cgroupPath, DIR, JSON.stringify(key));
+  }
+  failsWith(
+    () => idx.lookup({ kind: "cgroupPath", path: "/host/sys/fs/cgroup/memory/x" }),
+    "invalid",
+    /outside the cgroup v2 root "\/sys\/fs\/cgroup\/unified"/,
+  );
+  assert.deepEqual(cgroupRootsAt(""), ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"]);
+});
+
+Deno.test("ProcessIndex finds a process whose cgroup the daemon's own cgroup namespace shows relative", () => {
+  // The daemon in /kubepods/besteffort/pod9/d9 with a cgroup namespace of its own.
+  const files = { ...FILES, "/proc/102/cgroup": `0::/../../pod1/c1/sub\n` };
+  const idx = index(RUNNING, fakeFs(files, INODES));
+  assert.equal(idx.lookup({ kind: "pid", pid: 102 }).containerId, "c1");
+  const outside = { ...FILES, "/proc/103/cgroup": `0::/../../../../system.slice/x\n` };
+  failsWith(
+    () => index(RUNNING, fakeFs(outside, INODES)).lookup({ kind: "pid", pid: 103 }),
+    "not_found",
+    /"103"/,
+  );
+});
+
+Deno.test("ProcessIndex names --host-proc when Deno will not read /proc under scoped permissions", () => {
+  const fs: ProcFs = {
+    readText: (p) => {
+      throw new Deno.errors.NotCapable(`Requires all access to "${p}"`);
+    },
+    inode: (p) => fakeFs(FILES, INODES).inode(p),
+    readLink: (p) => fakeFs(FILES, INODES).readLink(p),
+  };
+  failsWith(
+    () => index(RUNNING, fs).lookup({ kind: "pid", pid: 101 }),
+    "unavailable",
+    /--allow-all.*--host-proc and --host-cgroup-root/,
+  );
+});
+
+Deno.test("ProcessIndex indexes a container whose mount namespace the kernel hides, counted, found by all else", async () => {
+  const metrics = createMetrics(new Registry());
+  const hidden = fakeFs(FILES, INODES);
+  const fs: ProcFs = {
+    ...hidden,
+    readLink: (p) => {
+      throw new Deno.errors.PermissionDenied(`readlink '${p}'`);
+    },
+  };
+  const idx = new ProcessIndex(source(RUNNING), { fs, cgroupRoots: [ROOT], metrics });
+  assert.equal(idx.lookup({ kind: "pid", pid: 101 }).containerId, "c1");
+  assert.equal(idx.lookup({ kind: "cgroupId", cgroupId: 5555 }).mntns, 0);
+  failsWith(() => idx.lookup({ kind: "mntns", inode: 4026532461 }), "not_found", /4026532461/);
+  assert.equal((await metrics.processNamespacesUnreadable.get()).values[0]?.value, 1);
 });

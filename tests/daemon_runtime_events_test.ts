@@ -34,6 +34,7 @@ Deno.test("the daemon serves a change a runtime event carried, without a relist"
     await using h = await startHarness({
       sources: [source],
       registry,
+      clock: systemClock,
       runLoops: true,
       flags: ["--relist-period", "1h"],
     });

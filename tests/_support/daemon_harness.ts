@@ -17,21 +17,26 @@ import { PODS_API_DESCRIPTOR } from "../../src/proto/mod.ts";
 import { FakePodSource } from "../../src/sources/fake/mod.ts";
 import type { PodSource } from "../../src/sources/mod.ts";
 import type { ProcFs } from "../../src/sources/process/mod.ts";
-import { FakeClock, systemClock } from "../../src/clock.ts";
+import { type Clock, FakeClock, systemClock } from "../../src/clock.ts";
 import { removeTree } from "./remove_tree.ts";
 
 /** Options of {@linkcode startHarness}. */
-export interface HarnessOptions {
+export interface HarnessOptions<C extends Clock = FakeClock> {
   /** Extra `serve` flags. */
   flags?: string[];
   /** Sources to serve instead of one FakePodSource. */
   sources?: PodSource[];
-  /** The clock the daemon runs on (shared with the given sources). */
-  clock?: FakeClock;
+  /**
+   * The clock the daemon runs on (shared with the given sources). The
+   * daemon's loops wait on it: with `runLoops`, pass `systemClock` for a
+   * daemon that relists by itself, or a `FakeClock` the test advances.
+   * @default {a new FakeClock}
+   */
+  clock?: C;
   /** The metrics registry (shared with sources that count into it). */
   registry?: MetricsRegistry;
   /**
-   * Run the daemon's relist loops and change watches (real timers) instead of
+   * Run the daemon's relist loops and change watches (on `clock`) instead of
    * leaving every relist to the test. @default {false}
    */
   runLoops?: boolean;
@@ -42,12 +47,12 @@ export interface HarnessOptions {
 }
 
 /** A running daemon under test. */
-export interface Harness extends AsyncDisposable {
+export interface Harness<C extends Clock = FakeClock> extends AsyncDisposable {
   readonly dir: string;
   readonly socket: string;
   readonly daemon: RunningDaemon;
   readonly source: FakePodSource;
-  readonly clock: FakeClock;
+  readonly clock: C;
   /** A `v1alpha1.Pods` client (pods as bytes). */
   readonly v1alpha1: PodsStub;
   /** A package-less `Pods` client (pods decoded by proto-loader's protobufjs). */
@@ -81,7 +86,9 @@ export function loadPodsPackage(): grpc.GrpcObject {
  * @param options Extra flags and sources.
  * @returns The harness; dispose it to stop everything.
  */
-export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+export async function startHarness<C extends Clock = FakeClock>(
+  options: HarnessOptions<C> = {},
+): Promise<Harness<C>> {
   const dir = await Deno.makeTempDir({ prefix: "pods-api-test-" });
   const socket = `${dir}/api/pods-api.sock`;
   const config = parseServeConfig([
@@ -95,7 +102,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     "test-node",
     ...(options.flags ?? []),
   ]);
-  const clock = options.clock ?? new FakeClock();
+  // Without a clock of the caller's, C is its default, FakeClock.
+  const clock = options.clock ?? (new FakeClock() as Clock as C);
   const source = new FakePodSource();
   const daemon = await startDaemon(config, {
     log: options.log ?? silentLogger,

@@ -76,6 +76,7 @@ Deno.test({
           }),
           new CriPodSource({ runtime, nodeName: NODE, callTimeoutMs: 5_000 }),
         ],
+        clock: systemClock,
         runLoops: true,
         flags: ["--relist-period", "100ms", "--watch-queue-size", "100000"],
       });

@@ -91,6 +91,7 @@ function daemonOn(socket: string) {
     runtime,
     harness: startHarness({
       sources: [new CriPodSource({ runtime, nodeName: NODE })],
+      clock: systemClock,
       runLoops: true,
       flags: ["--watch-queue-size", "100000"],
     }),

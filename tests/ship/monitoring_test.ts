@@ -8,6 +8,7 @@ import { startHarness } from "../_support/daemon_harness.ts";
 import { makePod } from "../_fixtures/pods.ts";
 import { PodsClient } from "../../src/client/mod.ts";
 import { PEERS, requirePeer } from "../_support/peers.ts";
+import { removeTree } from "../_support/remove_tree.ts";
 
 const DIR = new URL("../../deploy/monitoring/", import.meta.url).pathname;
 const PROMTOOL = "/usr/bin/promtool";
@@ -185,7 +186,7 @@ Deno.test({
       await Deno.writeTextFile(`${dir}/panel_test.yaml`, JSON.stringify(test));
       assert.match(await promtool(["test", "rules", "panel_test.yaml"], dir), /SUCCESS/);
     } finally {
-      await Deno.remove(dir, { recursive: true });
+      removeTree(dir);
     }
   },
 });
@@ -228,7 +229,8 @@ Deno.test("podmonitor.yaml scrapes the DaemonSet's metrics port as job pods-api,
 });
 
 // Debian's promtool is built without Kubernetes service discovery, so the
-// scrape config is checked against the DaemonSet here, not by promtool.
+// scrape config's discovery is checked against the DaemonSet here; the rest
+// of it goes through promtool in the next test.
 Deno.test("OPERATIONS.md's scrape config keeps the DaemonSet's metrics port and names each node", async () => {
   const ops = await Deno.readTextFile(new URL("../../docs/OPERATIONS.md", import.meta.url));
   const at = ops.indexOf("<!-- scrape-config -->");
@@ -270,4 +272,41 @@ Deno.test("OPERATIONS.md's scrape config keeps the DaemonSet's metrics port and 
     "source_labels": ["__meta_kubernetes_pod_node_name"],
     "target_label": "instance",
   });
+});
+
+// The same block through Prometheus' own config parser: `promtool check
+// config` rejects kubernetes_sd_configs where it was built without that
+// discovery (Debian's), so the discovery alone is swapped for a static
+// target carrying the labels it would set; the job and its relabelling
+// (label names, regex, actions) are checked as Prometheus reads them.
+Deno.test({
+  name: PEER.name("OPERATIONS.md's scrape config passes promtool check config"),
+  ignore: PEER.ignore,
+  async fn() {
+    PEER.check();
+    const ops = await Deno.readTextFile(new URL("../../docs/OPERATIONS.md", import.meta.url));
+    const block = /```yaml\n([\s\S]*?)```/.exec(ops.slice(ops.indexOf("<!-- scrape-config -->")))
+      ?.[1];
+    assert.ok(block);
+    const config = parse(block) as { "scrape_configs": Record<string, unknown>[] };
+    for (const job of config.scrape_configs) {
+      assert.ok(job["kubernetes_sd_configs"], "the documented discovery");
+      delete job["kubernetes_sd_configs"];
+      job["static_configs"] = [{
+        targets: ["10.0.0.1:9469"],
+        labels: {
+          "__meta_kubernetes_pod_label_app_kubernetes_io_name": "pods-api",
+          "__meta_kubernetes_pod_container_port_name": "metrics",
+          "__meta_kubernetes_pod_node_name": "node-1",
+        },
+      }];
+    }
+    const dir = await Deno.makeTempDir({ prefix: "pods-api-scrape-" });
+    try {
+      await Deno.writeTextFile(`${dir}/prometheus.yml`, JSON.stringify(config));
+      assert.match(await promtool(["check", "config", "prometheus.yml"], dir), /SUCCESS/);
+    } finally {
+      removeTree(dir);
+    }
+  },
 });

@@ -21,6 +21,7 @@
 import * as grpc from "@grpc/grpc-js";
 import assert from "node:assert/strict";
 import type { Buffer } from "node:buffer";
+import { systemClock } from "../../src/clock.ts";
 import type { PodObject } from "../../src/model/pod.ts";
 import { decodePod } from "../../src/proto/mod.ts";
 import {

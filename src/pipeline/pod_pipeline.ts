@@ -49,7 +49,7 @@ export interface PodPipelineOptions {
    * ms (`new_pod_hold.ts`). @default {0} (never)
    */
   newPodHoldMs?: number;
-  /** Told which spec sources new pods wait for: read them now. */
+  /** Told which spec sources new pods wait for: a polled one is worth reading now. */
   onNewPodWait?(kinds: readonly PodSourceKind[]): void;
 }
 
@@ -137,10 +137,11 @@ export class PodPipeline {
    *
    * @param source The source's kind.
    * @param snapshots Its full view.
+   * @param held The source does not answer and this is its view as it last said.
    */
-  apply(source: PodSourceKind, snapshots: readonly PodSnapshot[]): void {
+  apply(source: PodSourceKind, snapshots: readonly PodSnapshot[], held = false): void {
     this.#unrepresentable.check(source, snapshots);
-    const merged = this.#merger.update(source, snapshots);
+    const merged = this.#merger.update(source, snapshots, held);
     const events = this.cache.apply(this.#hold.admit(source, merged, this.#holdContext));
     // The query engine's log and indexes first: a watcher woken by the hub
     // may resume from, or look up, what it was just told.

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { Relister } from "./relister.ts";
+import type { SourceFeed } from "./source_feed.ts";
 import type { SyncGate } from "./sync_gate.ts";
 
 /**
@@ -13,16 +13,16 @@ import type { SyncGate } from "./sync_gate.ts";
  * error appended so `/readyz` says why, not only which.
  *
  * @param gate The sync gate.
- * @param relisters Every source's relister.
+ * @param feeds Every source's feed (or its relister).
  * @returns The reasons; empty when ready.
  */
 export function readinessReasons(
   gate: Pick<SyncGate, "notReadyReasons">,
-  relisters: readonly Pick<Relister, "name" | "consecutiveFailures" | "lastError">[],
+  feeds: readonly Pick<SourceFeed, "name" | "consecutiveFailures" | "lastError">[],
 ): string[] {
   const reasons = [...gate.notReadyReasons()];
   if (reasons.length === 0) return reasons;
-  for (const r of relisters) {
+  for (const r of feeds) {
     if (r.consecutiveFailures === 0 || r.lastError === undefined) continue;
     const error = r.lastError instanceof Error ? r.lastError.message : String(r.lastError);
     reasons.push(`source "${r.name}" failed ${r.consecutiveFailures} time(s) in a row: ${error}`);

@@ -106,3 +106,29 @@ Deno.test("nothing waits before the kubelet synced, without a runtime, or with t
   specOnly.pipeline.apply("kubelet", [kubeletPod("a")]);
   assert.equal((await specOnly.drain()).length, 1);
 });
+
+for (const spec of ["kubelet-podsapi", "apiserver"] as const) {
+  Deno.test(`a new pod the runtime shows first waits for the ${spec} source, the richest spec`, async () => {
+    const { pipeline, asked, drain } = pipelineOf(["cri", spec]);
+    pipeline.apply(spec, []);
+    pipeline.apply("cri", []);
+    pipeline.apply("cri", [runtimePod("a")]);
+    assert.deepEqual(await drain(), [], `a waits for ${spec}`);
+    assert.deepEqual(asked, [[spec]]);
+    pipeline.apply(spec, [kubeletPod("a")]);
+    assert.deepEqual(await drain(), [{ type: "ADDED", uid: "a", restartPolicy: "Never" }]);
+  });
+}
+
+Deno.test("a new pod waits for every spec source the node has, each one view", async () => {
+  const { pipeline, asked, drain } = pipelineOf(["cri", "kubelet-podsapi", "apiserver", "static"]);
+  pipeline.apply("kubelet-podsapi", []);
+  pipeline.apply("apiserver", []);
+  pipeline.apply("static", []);
+  pipeline.apply("cri", [runtimePod("a")]);
+  assert.deepEqual(asked, [["kubelet-podsapi", "apiserver"]], "not the manifest directory");
+  pipeline.apply("apiserver", []);
+  assert.deepEqual(await drain(), [], "still waits for the kubelet's Pods API");
+  pipeline.apply("kubelet-podsapi", [kubeletPod("a")]);
+  assert.deepEqual(await drain(), [{ type: "ADDED", uid: "a", restartPolicy: "Never" }]);
+});

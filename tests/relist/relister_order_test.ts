@@ -8,7 +8,7 @@ import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import { silentLogger } from "../../src/log.ts";
 import type { PodSnapshot } from "../../src/model/pod.ts";
 import { Relister } from "../../src/relist/relister.ts";
-import { type PodSource, SourceUnavailableError } from "../../src/sources/mod.ts";
+import { type PolledSource, SourceUnavailableError } from "../../src/sources/mod.ts";
 import { FakeClock, makeSnapshot } from "../_fixtures/pods.ts";
 import { metricValue } from "../_support/metric_value.ts";
 import { Prng } from "../_support/prng.ts";
@@ -27,7 +27,7 @@ interface Call {
 }
 
 /** A source whose every read stays open until the test answers it. */
-class HandSource implements PodSource {
+class HandSource implements PolledSource {
   readonly kind = "fake" as const;
   readonly calls: Call[] = [];
   /** Answer every read at once (`answer`) or with an error (`fail`) instead of waiting. */

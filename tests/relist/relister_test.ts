@@ -4,13 +4,13 @@ import type { Metrics } from "../../src/metrics/metrics.ts";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import type { PodSnapshot } from "../../src/model/pod.ts";
 import { Relister, type RelisterOptions } from "../../src/relist/relister.ts";
-import { type PodSource, SourceUnavailableError } from "../../src/sources/mod.ts";
+import { type PolledSource, SourceUnavailableError } from "../../src/sources/mod.ts";
 import { FakeClock, makeSnapshot } from "../_fixtures/pods.ts";
 import { metricValue } from "../_support/metric_value.ts";
 import { FakeSleeps } from "./_fake_sleeps.ts";
 
 /** A source that answers from `pods`, or fails or hangs as scripted. */
-class ScriptedSource implements PodSource {
+class ScriptedSource implements PolledSource {
   readonly kind = "fake" as const;
   pods: PodSnapshot[] = [];
   /** Errors to throw on the next calls, in order. */

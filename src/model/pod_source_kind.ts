@@ -103,3 +103,11 @@ export const SPEC_ORDER: readonly PodSourceKind[] = (Object.keys(SOURCE_TRAITS) 
 export function traitsOf(kind: PodSourceKind): SourceTraits {
   return SOURCE_TRAITS[kind];
 }
+
+/**
+ * @param kind A source kind.
+ * @returns Whether it is the container runtime: its spec is only what it runs now.
+ */
+export function isRuntime(kind: PodSourceKind): boolean {
+  return SOURCE_TRAITS[kind].status === "runtime";
+}

@@ -15,11 +15,7 @@
 
 import type { Clock } from "../clock.ts";
 import type { PodSnapshot, PodUid } from "../model/pod.ts";
-import { type PodSourceKind, traitsOf } from "../model/pod_source_kind.ts";
-
-function isRuntime(kind: PodSourceKind): boolean {
-  return traitsOf(kind).status === "runtime";
-}
+import { isRuntime, type PodSourceKind, traitsOf } from "../model/pod_source_kind.ts";
 
 /** Options of {@linkcode NewPodHold}. */
 export interface NewPodHoldOptions {

@@ -19,7 +19,7 @@ import { PodMerger } from "../merge/mod.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { PodSnapshot } from "../model/pod.ts";
 import type { AllocatableResources, PodResources } from "../model/pod_resources.ts";
-import type { PodSourceKind } from "../model/pod_source_kind.ts";
+import { isRuntime, type PodSourceKind } from "../model/pod_source_kind.ts";
 import { type HistoryLimits, NodeDevices, QueryEngine } from "../query/mod.ts";
 import { SyncGate } from "../relist/mod.ts";
 import { type HoldContext, NewPodHold } from "./new_pod_hold.ts";
@@ -166,7 +166,11 @@ export class PodPipeline {
    * @returns How its entries joined.
    */
   applyResources(entries: readonly PodResources[]): JoinResult {
-    const joined = this.#joiner.join(entries, this.cache.list());
+    const joined = this.#joiner.join(
+      entries,
+      this.cache.list(),
+      (uid) => !this.#merger.sourcesOf(uid).every(isRuntime),
+    );
     const events = this.cache.applyResources(joined.byUid);
     this.query.apply(events);
     this.hub.publish(events);

@@ -289,21 +289,13 @@ function mergeEntry(
     return { inputs, held, output: mergeOne(uid, inputs, previous?.output) };
   }
   const runtime = inputs[RUNTIME];
-  if (!held) {
-    return {
-      inputs,
-      held,
-      output: mergeOne(uid, inputs, previous?.output, false),
-      runtimeAtLive: runtime,
-    };
-  }
-  const atLive = previous?.runtimeAtLive;
-  const runtimeMoved = runtime !== undefined && runtime !== atLive;
+  const runtimeAtLive = held ? previous?.runtimeAtLive : runtime;
+  const runtimeMoved = held && runtime !== undefined && runtime !== runtimeAtLive;
   return {
     inputs,
     held,
+    runtimeAtLive,
     output: mergeOne(uid, inputs, previous?.output, runtimeMoved),
-    runtimeAtLive: atLive,
   };
 }
 

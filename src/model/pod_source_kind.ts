@@ -31,57 +31,30 @@ export interface SourceTraits {
   readonly canDegrade: boolean;
 }
 
+/** The traits a row leaves out: lends no UID, borrows none, holds no pod back, never degrades. */
+const PLAIN = {
+  lendsUidRank: undefined,
+  borrowsUid: false,
+  newPodsWait: false,
+  canDegrade: false,
+} as const;
+
 /** The sources the daemon can run, and their traits. */
 export const SOURCE_TRAITS = {
   "kubelet-podsapi": {
+    ...PLAIN,
     specRank: 0,
     status: "own",
     lendsUidRank: 0,
-    borrowsUid: false,
     newPodsWait: true,
     canDegrade: true,
   },
-  apiserver: {
-    specRank: 1,
-    status: "overlaid",
-    lendsUidRank: 2,
-    borrowsUid: false,
-    newPodsWait: true,
-    canDegrade: false,
-  },
-  kubelet: {
-    specRank: 2,
-    status: "overlaid",
-    lendsUidRank: 1,
-    borrowsUid: false,
-    newPodsWait: true,
-    canDegrade: false,
-  },
-  static: {
-    specRank: 3,
-    status: "overlaid",
-    lendsUidRank: undefined,
-    borrowsUid: true,
-    newPodsWait: false,
-    canDegrade: false,
-  },
+  apiserver: { ...PLAIN, specRank: 1, status: "overlaid", lendsUidRank: 2, newPodsWait: true },
+  kubelet: { ...PLAIN, specRank: 2, status: "overlaid", lendsUidRank: 1, newPodsWait: true },
+  static: { ...PLAIN, specRank: 3, status: "overlaid", borrowsUid: true },
   // The simulator's node: the spec of every simulated pod, as a kubelet's.
-  fake: {
-    specRank: 4,
-    status: "overlaid",
-    lendsUidRank: undefined,
-    borrowsUid: false,
-    newPodsWait: true,
-    canDegrade: false,
-  },
-  cri: {
-    specRank: 5,
-    status: "runtime",
-    lendsUidRank: 3,
-    borrowsUid: false,
-    newPodsWait: false,
-    canDegrade: false,
-  },
+  fake: { ...PLAIN, specRank: 4, status: "overlaid", newPodsWait: true },
+  cri: { ...PLAIN, specRank: 5, status: "runtime", lendsUidRank: 3 },
 } as const satisfies Record<string, SourceTraits>;
 
 /**

@@ -6,14 +6,18 @@
  */
 
 export { DEFAULT_MAX_BACKOFF, Relister, type RelisterOptions } from "./relister.ts";
-export { SourceFeed, type SourceFeedOptions, type SyncRecord } from "./source_feed.ts";
+export {
+  readinessReasons,
+  SourceFeed,
+  type SourceFeedOptions,
+  type SyncRecord,
+} from "./source_feed.ts";
 export {
   DEFAULT_STALE_AFTER,
   type GateHealth,
   SyncGate,
   type SyncGateOptions,
 } from "./sync_gate.ts";
-export { readinessReasons } from "./readiness.ts";
 export {
   type BestEffortOptions,
   type ReleasableGate,

@@ -119,7 +119,7 @@ function checkDuration(name: string, value: number): void {
  *   timeout: 5000,
  * });
  * console.assert(await relister.relistOnce(new AbortController().signal));
- * console.assert(relister.synced);
+ * console.assert(relister.feed.synced);
  * ```
  */
 export class Relister {
@@ -215,29 +215,9 @@ export class Relister {
     return this.#name;
   }
 
-  /** `true` once a relist has succeeded. */
-  get synced(): boolean {
-    return this.feed.synced;
-  }
-
-  /** Clock time (ms) of the last successful relist, if any. */
-  get lastSuccessAt(): number | undefined {
-    return this.feed.lastSuccessAt;
-  }
-
-  /** The error of the last relist, or `undefined` when it succeeded. */
-  get lastError(): unknown {
-    return this.feed.lastError;
-  }
-
-  /** Failed relists since the last success. */
-  get consecutiveFailures(): number {
-    return this.feed.consecutiveFailures;
-  }
-
   /** The wait before the next relist, in ms: `period`, doubled per consecutive failure, capped. */
   get nextDelay(): number {
-    return this.consecutiveFailures === 0 ? this.#period : this.#retryDelay;
+    return this.feed.consecutiveFailures === 0 ? this.#period : this.#retryDelay;
   }
 
   /** The spacing of change-woken relists in ms, after clamping (0: none). */
@@ -262,7 +242,7 @@ export class Relister {
   requestRelist(): void {
     if (this.#dirty) this.#metrics.relistWakeupsCoalesced.inc({ source: this.#name });
     this.#dirty = true;
-    if (this.consecutiveFailures === 0) this.#wake?.abort(CUT_SHORT);
+    if (this.feed.consecutiveFailures === 0) this.#wake?.abort(CUT_SHORT);
   }
 
   /**
@@ -287,7 +267,7 @@ export class Relister {
    */
   #pushView(view: readonly PodSnapshot[]): void {
     const signal = this.#lastSignal;
-    if (this.consecutiveFailures > 0 || !this.synced || signal === undefined) {
+    if (this.feed.consecutiveFailures > 0 || !this.feed.synced || signal === undefined) {
       this.requestRelist();
       return;
     }
@@ -306,7 +286,8 @@ export class Relister {
     const pushed = this.#pushed;
     this.#pushed = undefined;
     if (
-      pushed === undefined || pushed.relists !== this.#relists || this.consecutiveFailures > 0 ||
+      pushed === undefined || pushed.relists !== this.#relists ||
+      this.feed.consecutiveFailures > 0 ||
       this.#lastSignal?.aborted
     ) return;
     this.#viewBudget.take(this.#clock.now());
@@ -359,7 +340,7 @@ export class Relister {
    * start is over. The period's end is never held back.
    */
   async #waitForTurn(signal: AbortSignal): Promise<void> {
-    const healthy = this.consecutiveFailures === 0;
+    const healthy = this.feed.consecutiveFailures === 0;
     if (!(this.#dirty && healthy) && !(await this.#wokenByChange(signal))) return;
     while (this.#spacing !== undefined && !signal.aborted) {
       await untilAborted(this.#spacing.over, signal).catch(() => {});

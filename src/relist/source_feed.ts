@@ -2,8 +2,8 @@
  * The one sink every source hands its views to: a watched source directly,
  * a polled one through its {@linkcode Relister}. It passes each full view on
  * to the pipeline and keeps the source's record: synced or not, failures in
- * a row and the last error (for `/readyz`), why its view is held, and the
- * source's metrics.
+ * a row and the last error (for `/readyz`, {@linkcode readinessReasons}),
+ * why its view is held, and the source's metrics.
  *
  * @module
  */
@@ -191,4 +191,27 @@ export class SourceFeed implements ViewSink {
     this.#metrics.sourcePods.set({ source }, pods);
     this.#metrics.sourceSynced.set({ source }, 1);
   }
+}
+
+/**
+ * Why the daemon is not ready: the gate's reasons (a source that never
+ * synced, or that has been silent too long), each failing source's last
+ * error appended so `/readyz` says why, not only which.
+ *
+ * @param gate The sync gate.
+ * @param feeds Every source's feed.
+ * @returns The reasons; empty when ready.
+ */
+export function readinessReasons(
+  gate: Pick<SyncGate, "notReadyReasons">,
+  feeds: readonly Pick<SourceFeed, "name" | "consecutiveFailures" | "lastError">[],
+): string[] {
+  const reasons = [...gate.notReadyReasons()];
+  if (reasons.length === 0) return reasons;
+  for (const r of feeds) {
+    if (r.consecutiveFailures === 0 || r.lastError === undefined) continue;
+    const error = r.lastError instanceof Error ? r.lastError.message : String(r.lastError);
+    reasons.push(`source "${r.name}" failed ${r.consecutiveFailures} time(s) in a row: ${error}`);
+  }
+  return reasons;
 }

@@ -1,34 +1,24 @@
 /**
  * Runs a watched source (one that pushes its views: the kubelet's Pods API,
  * the API server) into its {@linkcode SourceFeed}: the counterpart of the
- * {@linkcode Relister} for sources that need no polling. Nothing here reads
- * the source; it only starts its watch and tells when an outcome arrived.
+ * {@linkcode Relister} for sources that need no polling. It only starts the
+ * source's watch and tells when the source has said something.
  *
  * @module
  */
 
-import type { PodSnapshot } from "../model/pod.ts";
-import type { ViewSink, WatchedSource } from "../sources/mod.ts";
+import type { WatchedSource } from "../sources/mod.ts";
+import { untilAborted } from "./_abort.ts";
 import type { SourceFeed } from "./source_feed.ts";
 
-/**
- * A watched source and its feed.
- *
- * @example Usage
- * ```ts ignore
- * const watcher = new Watcher(source, feed);
- * await watcher.relistOnce(signal); // starts the watch, waits for its first outcome
- * ```
- */
+/** A watched source and its feed. */
 export class Watcher {
   /** Where the source's views go, and its record. */
   readonly feed: SourceFeed;
   readonly #source: WatchedSource;
   #running: Promise<void> | undefined;
-  /** Outcomes (views or failures) so far. */
-  #outcomes = 0;
-  #waiters = new Set<() => void>();
-  readonly #sink: ViewSink;
+  /** Resolves at the source's first view or failure. */
+  readonly #said = Promise.withResolvers<void>();
 
   /**
    * @param source The watched source.
@@ -37,21 +27,6 @@ export class Watcher {
   constructor(source: WatchedSource, feed: SourceFeed) {
     this.#source = source;
     this.feed = feed;
-    this.#sink = {
-      view: (snapshots: readonly PodSnapshot[], heldBecause?: string) => {
-        feed.view(snapshots, heldBecause);
-        this.#arrived();
-      },
-      failed: (error: unknown) => {
-        feed.failed(error);
-        this.#arrived();
-      },
-    };
-  }
-
-  /** The source's name in metrics and logs. */
-  get name(): string {
-    return this.feed.name;
   }
 
   /**
@@ -61,37 +36,27 @@ export class Watcher {
    * @returns Resolves once stopped.
    */
   run(signal: AbortSignal): Promise<void> {
-    return this.#running ??= this.#source.run(this.#sink, signal).finally(() => this.#arrived());
+    const said = () => this.#said.resolve();
+    this.#running ??= this.#source.run({
+      view: (snapshots, heldBecause) => (this.feed.view(snapshots, heldBecause), said()),
+      failed: (error) => (this.feed.failed(error), said()),
+    }, signal).finally(said);
+    return this.#running;
   }
 
   /**
-   * Starts the watch if it is not running, and waits for its first outcome
-   * when it has had none: what a relist is to a polled source.
+   * Starts the watch if it is not running, and waits until the source has
+   * said something: what a relist is to a polled source.
    *
    * @param signal Stops the watch (shutdown) and the wait.
-   * @returns Whether the source's last outcome was a view.
+   * @returns Whether the source's last word was a view.
    */
   async relistOnce(signal: AbortSignal): Promise<boolean> {
     void this.run(signal);
-    if (this.#outcomes === 0 && !signal.aborted) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          this.#waiters.delete(done);
-          signal.removeEventListener("abort", done);
-          resolve();
-        };
-        this.#waiters.add(done);
-        signal.addEventListener("abort", done, { once: true });
-      });
-    }
+    await untilAborted(this.#said.promise, signal).catch(() => {});
     return this.feed.synced && this.feed.consecutiveFailures === 0;
   }
 
   /** Nothing to do: a watch hands every change on as it comes. */
   requestRelist(): void {}
-
-  #arrived(): void {
-    this.#outcomes++;
-    for (const wake of [...this.#waiters]) wake();
-  }
 }

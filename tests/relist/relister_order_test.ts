@@ -127,7 +127,7 @@ Deno.test("Relister.relistOnce() never applies a read that timed out, however la
   const first = relister.relistOnce(signal);
   sleeps.fire(TIMEOUT);
   assert.equal(await first, false);
-  assert.equal((relister.lastError as SourceUnavailableError).reason, "timeout");
+  assert.equal((relister.feed.lastError as SourceUnavailableError).reason, "timeout");
   const second = relister.relistOnce(signal);
   await settle();
   assert.equal(source.calls.length, 1, "no second read beside the one still out");
@@ -152,7 +152,7 @@ Deno.test("Relister.relistOnce() waits for a read given up on no longer than its
   sleeps.fire(TIMEOUT);
   assert.equal(await second, false);
   assert.equal(source.calls.length, 1, "the stuck source was not read again");
-  assert.equal(relister.consecutiveFailures, 2);
+  assert.equal(relister.feed.consecutiveFailures, 2);
   assert.equal(await metricValue(metrics.relistErrors, { reason: "timeout" }), 2);
   source.calls[0]!.answer();
   const third = relister.relistOnce(signal);

@@ -85,10 +85,6 @@ export interface RelisterOptions {
   gate?: SyncRecord;
 }
 
-function reasonOf(error: unknown): string {
-  return error instanceof SourceUnavailableError ? error.reason : "error";
-}
-
 /** The spacing of change-woken relists a source with this period gets (see {@linkcode RelisterOptions.minInterval}). */
 function effectiveMinInterval(minInterval: number, period: number): number {
   return Math.min(minInterval, period / 2);
@@ -291,7 +287,7 @@ export class Relister {
       this.#lastSignal?.aborted
     ) return;
     this.#viewBudget.take(this.#clock.now());
-    if (!this.feed.take(pushed.view)) this.#retryDelay = this.#backoff.next();
+    if (!this.feed.view(pushed.view)) this.#retryDelay = this.#backoff.next();
   }
 
   /**
@@ -407,14 +403,14 @@ export class Relister {
       snapshots = await untilAborted(this.#list(call.signal), call.signal);
     } catch (error) {
       if (signal.aborted) return false;
-      this.feed.fail(error, reasonOf(error), started);
+      this.feed.failed(error, undefined, started);
       this.#retryDelay = this.#backoff.next();
       return false;
     } finally {
       timer.abort(CUT_SHORT);
       signal.removeEventListener("abort", onAbort);
     }
-    if (!this.feed.take(snapshots, started)) {
+    if (!this.feed.view(snapshots, undefined, started)) {
       this.#retryDelay = this.#backoff.next();
       return false;
     }

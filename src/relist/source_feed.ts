@@ -103,38 +103,20 @@ export class SourceFeed implements ViewSink {
   }
 
   /**
-   * Takes a full view (see {@linkcode ViewSink.view}).
+   * Takes a full view (see {@linkcode ViewSink.view}): hands it to the sink
+   * and records the outcome.
    *
    * @param snapshots Every pod the source knows now.
    * @param heldBecause Why the view is held, when it is.
-   */
-  view(snapshots: readonly PodSnapshot[], heldBecause?: string): void {
-    this.take(snapshots, undefined, heldBecause);
-  }
-
-  /**
-   * Records that the source could not give a view (see {@linkcode ViewSink.failed}).
-   *
-   * @param error Why.
-   */
-  failed(error: unknown): void {
-    this.fail(error, reasonOf(error), undefined);
-  }
-
-  /**
-   * Hands a view to the sink and records the outcome.
-   *
-   * @param snapshots The view.
    * @param started Clock time the read started, for the duration metric (none for a pushed view).
-   * @param heldBecause Why the view is held, when it is.
    * @returns `true` when the sink took it.
    */
-  take(snapshots: readonly PodSnapshot[], started?: number, heldBecause?: string): boolean {
+  view(snapshots: readonly PodSnapshot[], heldBecause?: string, started?: number): boolean {
     const wasSynced = this.synced;
     try {
       this.#sink(snapshots, heldBecause !== undefined);
     } catch (error) {
-      this.fail(error, "sink", started);
+      this.failed(error, "sink", started);
       return false;
     }
     this.#heldBecause = heldBecause;
@@ -143,13 +125,14 @@ export class SourceFeed implements ViewSink {
   }
 
   /**
-   * Records a failure: counted, logged once per outage and per change of cause.
+   * Records that the source could not give a view (see {@linkcode ViewSink.failed}):
+   * counted, logged once per outage and per change of cause.
    *
    * @param error Why.
-   * @param reason The metric label.
+   * @param reason The metric label. @default {the error's reason, or `error`}
    * @param started Clock time the read started, for the duration metric.
    */
-  fail(error: unknown, reason: string, started: number | undefined): void {
+  failed(error: unknown, reason = reasonOf(error), started?: number): void {
     const source = this.#name;
     this.#observe(started);
     const previous = this.#lastReason;

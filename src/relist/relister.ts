@@ -139,8 +139,14 @@ export class Relister {
   #dirty = false;
   /** Aborted to cut the loop's period wait short; set while it waits. */
   #wake: AbortController | undefined;
-  /** Runs from the start of the last relist for `#minInterval`; `undefined` once over. */
-  #spacing: { readonly over: Promise<void>; readonly cancel: AbortController } | undefined;
+  /**
+   * The clock's time when the last relist started. The spacing is measured
+   * from it when a woken loop needs it, not held as a timer: a timer per
+   * relist would stay pending on an injected clock nobody advances (a test
+   * calling `relistOnce` with the loop off) and be taken for the timers the
+   * test waits on.
+   */
+  #lastStart = -Infinity;
   /** Relists and views, one at a time: each starts when the one before it has ended. */
   readonly #turns = new SerialQueue();
   /** The source's `list()` call not settled yet (also one whose relist gave up on it). */
@@ -338,8 +344,13 @@ export class Relister {
   async #waitForTurn(signal: AbortSignal): Promise<void> {
     const healthy = this.feed.consecutiveFailures === 0;
     if (!(this.#dirty && healthy) && !(await this.#wokenByChange(signal))) return;
-    while (this.#spacing !== undefined && !signal.aborted) {
-      await untilAborted(this.#spacing.over, signal).catch(() => {});
+    // Measured again after each wait: a relistOnce may have started meanwhile.
+    // A wall clock stepped back waits no longer than one spacing.
+    for (;;) {
+      const since = this.#clock.now() - this.#lastStart;
+      const left = Math.min(this.#minInterval - since, this.#minInterval);
+      if (left <= 0 || signal.aborted) return;
+      await this.#sleep(left, signal);
     }
   }
 
@@ -358,36 +369,14 @@ export class Relister {
     return wake.signal.aborted && !signal.aborted;
   }
 
-  /**
-   * Starts the spacing a change-woken relist waits out, from this relist's
-   * start; it replaces the one before. Ends early when `signal` aborts, so
-   * no timer outlives a shutdown.
-   */
-  #startSpacing(signal: AbortSignal): void {
-    this.#spacing?.cancel.abort(CUT_SHORT);
-    this.#spacing = undefined;
-    if (this.#minInterval === 0) return;
-    const cancel = new AbortController();
-    const onAbort = () => cancel.abort(CUT_SHORT);
-    signal.addEventListener("abort", onAbort, { once: true });
-    const spacing = {
-      cancel,
-      over: this.#sleep(this.#minInterval, cancel.signal).then(() => {
-        signal.removeEventListener("abort", onAbort);
-        if (this.#spacing === spacing) this.#spacing = undefined;
-      }),
-    };
-    this.#spacing = spacing;
-  }
-
   async #relist(signal: AbortSignal): Promise<boolean> {
     if (signal.aborted) return false;
     this.#lastSignal = signal;
     // This read starts after every request and pushed view so far: it answers them all.
     this.#dirty = false;
     this.#relists++;
-    this.#startSpacing(signal);
     const started = this.#clock.now();
+    this.#lastStart = started;
     const call = new AbortController();
     const onAbort = () => call.abort(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });

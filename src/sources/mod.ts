@@ -41,7 +41,8 @@ export interface WatchedSource {
   /** What kind of source this is, for logs, metric labels and its traits. */
   readonly kind: PodSourceKind;
   /**
-   * Watches, handing every view and failure to `sink`, until `signal` aborts.
+   * Watches, handing every view and failure to `sink`, until `signal` aborts;
+   * a sink that comes after the first outcome is handed the current one at once.
    *
    * @param sink Where the views go.
    * @param signal Stops the watch.

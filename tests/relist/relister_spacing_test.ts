@@ -181,6 +181,15 @@ Deno.test("Relister: relistOnce() is never held back, and still starts the spaci
   await running;
 });
 
+Deno.test("Relister: a relist with no loop running leaves no timer on the clock", async () => {
+  // The spacing is measured from the last start when a woken loop needs it:
+  // a timer left by each relist would be taken for the timers a test of the
+  // daemon waits for on the same clock (a watch's bookmark).
+  const { clock, relister, stop } = setup();
+  assert.equal(await relister.relistOnce(stop.signal), true);
+  assert.equal(clock.pendingTimers, 0);
+});
+
 Deno.test("Relister: spacing 0 relists at once on every request, as before", async () => {
   const { clock, source, metrics, relister, stop, change } = setup(0);
   assert.equal(relister.minInterval, 0);

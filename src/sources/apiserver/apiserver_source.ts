@@ -213,7 +213,8 @@ export class ApiServerPodSource implements WatchedSource {
 
   /**
    * Starts the list and watch (they run until {@linkcode stop}) and hands
-   * `sink` the view after every burst of watch events that changed a pod,
+   * `sink` the view now (when there is one) and after every burst of watch
+   * events that changed a pod,
    * and each failure while the API server cannot be read (the watch keeps
    * retrying).
    *
@@ -224,6 +225,8 @@ export class ApiServerPodSource implements WatchedSource {
   async run(sink: ViewSink, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
     this.#sink = sink;
+    // A sink that comes after the first outcome is told where things stand.
+    this.#notify();
     this.#start();
     await new Promise<void>((resolve) =>
       signal.addEventListener("abort", () => resolve(), { once: true })

@@ -200,6 +200,8 @@ export class KubeletPodsApiSource implements WatchedSource {
   run(sink: ViewSink, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return Promise.resolve();
     this.#sink = sink;
+    // A sink that comes after the first outcome is told where things stand.
+    if (this.#state !== "starting") this.#changed();
     this.#start();
     return new Promise((resolve) => {
       signal.addEventListener("abort", () => {

@@ -41,14 +41,11 @@ const PLAIN = {
 
 /** The sources the daemon can run, and their traits. */
 export const SOURCE_TRAITS = {
-  "kubelet-podsapi": {
-    ...PLAIN,
-    specRank: 0,
-    status: "own",
-    lendsUidRank: 0,
-    newPodsWait: true,
-    canDegrade: true,
-  },
+  // The kubelet publishes a pod when it admits it, before it asks the runtime
+  // for its sandbox: a pod only the runtime shows is none it is about to send
+  // (and a node without the API would hold every new pod for nothing).
+  "kubelet-podsapi": { ...PLAIN, specRank: 0, status: "own", lendsUidRank: 0, canDegrade: true },
+  // A static pod's mirror pod comes after the runtime started it: worth a short wait.
   apiserver: { ...PLAIN, specRank: 1, status: "overlaid", lendsUidRank: 2, newPodsWait: true },
   kubelet: { ...PLAIN, specRank: 2, status: "overlaid", lendsUidRank: 1, newPodsWait: true },
   static: { ...PLAIN, specRank: 3, status: "overlaid", borrowsUid: true },

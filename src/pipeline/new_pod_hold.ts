@@ -1,8 +1,8 @@
 /**
  * A new pod is announced once, with what the node knows of it: when the
  * runtime shows a pod before the sources that carry every pod's spec (those
- * whose traits say `newPodsWait`: the kubelet's Pods API and `/pods`, the
- * API server, the simulated node) have said anything of it, the pod
+ * whose traits say `newPodsWait`: the kubelet's `/pods`, the API server,
+ * the simulated node) have said anything of it, the pod
  * waits until each of them has delivered a view since, or until
  * {@linkcode NewPodHoldOptions.maxHoldMs} has passed. Without the wait, a
  * watcher gets ADDED with runtime data only (no `restartPolicy`, owner,

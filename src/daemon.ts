@@ -11,6 +11,7 @@
 
 import type { PodCache } from "./cache/mod.ts";
 import type { PodSnapshot } from "./model/pod.ts";
+import { clockSleep } from "./sleep.ts";
 import { relistPeriodOf } from "./sources/optional.ts";
 import type { Clock } from "./clock.ts";
 import { listenError, type ServeConfig } from "./config.ts";
@@ -169,7 +170,10 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
         log: sourceLog,
         watched: true,
       });
-      return new Watcher(source, feed);
+      return new Watcher(source, feed, {
+        periodMs: config.relistPeriodMs,
+        sleep: clockSleep(clock),
+      });
     }
     return new Relister({
       source,

@@ -151,6 +151,15 @@ export class SourceFeed implements ViewSink {
     });
   }
 
+  /**
+   * For a watched source whose last word was a view: its view is current
+   * now, so its last-success time is now (what a quiet watch says).
+   */
+  renew(): void {
+    if (!this.#watched || this.#failures > 0 || !this.synced) return;
+    this.#metrics.relistLastSuccess.set({ source: this.#name }, this.#clock.now() / 1000);
+  }
+
   #observe(started: number | undefined): void {
     if (started === undefined) return;
     const seconds = Math.max(0, this.#clock.now() - started) / 1000;

@@ -1,12 +1,15 @@
 /**
  * Runs a watched source (one that pushes its views: the kubelet's Pods API,
  * the API server) into its {@linkcode SourceFeed}: the counterpart of the
- * {@linkcode Relister} for sources that need no polling. It only starts the
- * source's watch and tells when the source has said something.
+ * {@linkcode Relister} for sources that need no polling. It starts the
+ * source's watch, tells when the source has said something, and while the
+ * source vouches for its view, renews the source's last-success time every
+ * period: a quiet watch is current, not stale, to alerts as to `/readyz`.
  *
  * @module
  */
 
+import type { Sleep } from "../sleep.ts";
 import type { WatchedSource } from "../sources/mod.ts";
 import { untilAborted } from "./_abort.ts";
 import type { SourceFeed } from "./source_feed.ts";
@@ -16,6 +19,7 @@ export class Watcher {
   /** Where the source's views go, and its record. */
   readonly feed: SourceFeed;
   readonly #source: WatchedSource;
+  readonly #renew: { readonly periodMs: number; readonly sleep: Sleep } | undefined;
   #running: Promise<void> | undefined;
   /** Resolves at the source's first view or failure. */
   readonly #said = Promise.withResolvers<void>();
@@ -23,19 +27,36 @@ export class Watcher {
   /**
    * @param source The watched source.
    * @param feed Its sink and record.
+   * @param renew How often {@linkcode run} renews the last-success time, and the sleep it waits on.
    */
-  constructor(source: WatchedSource, feed: SourceFeed) {
+  constructor(
+    source: WatchedSource,
+    feed: SourceFeed,
+    renew?: { readonly periodMs: number; readonly sleep: Sleep },
+  ) {
     this.#source = source;
     this.feed = feed;
+    this.#renew = renew;
   }
 
   /**
-   * Starts the watch (once) and resolves when it has stopped.
+   * Starts the watch (once) and, until it has stopped, renews the source's
+   * last-success time every period while the source vouches for its view.
    *
    * @param signal Stops the watch.
    * @returns Resolves once stopped.
    */
-  run(signal: AbortSignal): Promise<void> {
+  async run(signal: AbortSignal): Promise<void> {
+    const running = this.#start(signal);
+    const renew = this.#renew;
+    while (renew !== undefined && !signal.aborted) {
+      await renew.sleep(renew.periodMs, signal);
+      if (!signal.aborted) this.feed.renew();
+    }
+    await running;
+  }
+
+  #start(signal: AbortSignal): Promise<void> {
     const said = () => this.#said.resolve();
     this.#running ??= this.#source.run({
       view: (snapshots, heldBecause) => (this.feed.view(snapshots, heldBecause), said()),
@@ -52,7 +73,7 @@ export class Watcher {
    * @returns Whether the source's last word was a view.
    */
   async relistOnce(signal: AbortSignal): Promise<boolean> {
-    void this.run(signal);
+    void this.#start(signal);
     await untilAborted(this.#said.promise, signal).catch(() => {});
     return this.feed.synced && this.feed.consecutiveFailures === 0;
   }

@@ -1,6 +1,7 @@
 /**
  * Composition of the daemon: it only constructs and starts things. Each
- * source gets a relister that feeds the {@linkcode PodPipeline} (merge ->
+ * source hands its views to its feed (a watched source directly, a polled
+ * one through its relister), which feeds the {@linkcode PodPipeline} (merge ->
  * cache -> query engine -> hub -> gate); the handlers read the pipeline; the
  * gRPC server, the optional Kubernetes HTTP API and the metrics endpoint
  * serve them. `main.ts` and the end-to-end tests both start it from here.
@@ -9,7 +10,8 @@
  */
 
 import type { PodCache } from "./cache/mod.ts";
-import { releaseBestEffortSources } from "./merge/mod.ts";
+import type { PodSnapshot } from "./model/pod.ts";
+import { clockSleep } from "./sleep.ts";
 import { relistPeriodOf } from "./sources/optional.ts";
 import type { Clock } from "./clock.ts";
 import { listenError, type ServeConfig } from "./config.ts";
@@ -20,7 +22,14 @@ import { createMetricsRegistry, type MetricsRegistry } from "./metrics/registry.
 import type { Metrics } from "./metrics/metrics.ts";
 import { encodePod, POD_SCHEMA } from "./proto/mod.ts";
 import { TokenBucket } from "./ratelimit/mod.ts";
-import { readinessReasons, Relister, type SyncGate } from "./relist/mod.ts";
+import {
+  readinessReasons,
+  releaseBestEffortSources,
+  Relister,
+  SourceFeed,
+  type SyncGate,
+  Watcher,
+} from "./relist/mod.ts";
 import { startGrpcServer } from "./server/grpc_server.ts";
 import { PodsService } from "./server/pods_service.ts";
 import { PodQueryService } from "./server/pod_query_service.ts";
@@ -28,7 +37,8 @@ import type { QueryEngine } from "./query/mod.ts";
 import { ServingCore } from "./serving/mod.ts";
 import { PodPipeline } from "./pipeline/mod.ts";
 import { type RunningKubeApi, serveKubeApi } from "./kubeapi/mod.ts";
-import { containerProcessSourceOf, degradedReasonOf, type PodSource } from "./sources/mod.ts";
+import { containerProcessSourceOf, isWatched, type PodSource } from "./sources/mod.ts";
+import { traitsOf } from "./model/pod_source_kind.ts";
 import { cgroupRootsAt, ProcessIndex, type ProcFs } from "./sources/process/mod.ts";
 import type { OwnSockets } from "./server/unix_socket.ts";
 import {
@@ -139,28 +149,47 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     tombstoneMaxBytes: config.tombstoneBytes,
     staleAfterMs: config.relistThresholdMs,
     newPodHoldMs: NEW_POD_HOLD_MS,
-    // A new pod waits for the kubelet's view: read it now, not at its next poll.
+    // A new pod waits for the spec sources' views: a polled one is read soon,
+    // not at its next period (a watched one hands changes on as they come).
     onNewPodWait: (kinds) => {
-      if (deps.runLoops === false) return;
       sources.forEach((s, i) => {
-        if (kinds.includes(s.kind)) void relisters[i]!.relistOnce(shutdown.signal);
+        if (kinds.includes(s.kind)) runners[i]!.requestRelist();
       });
     },
   });
   const { cache, query, gate } = pipeline;
-  const relisters = sources.map((source) =>
-    new Relister({
+  const runners = sources.map((source): Relister | Watcher => {
+    const sourceLog = log.child(`relist-${source.kind}`);
+    const sink = (snapshots: readonly PodSnapshot[], held = false) =>
+      pipeline.apply(source.kind, snapshots, held);
+    if (isWatched(source)) {
+      const feed = new SourceFeed({
+        name: source.kind,
+        sink,
+        gate,
+        clock,
+        metrics,
+        log: sourceLog,
+        watched: true,
+      });
+      return new Watcher(source, feed, {
+        periodMs: config.relistPeriodMs,
+        sleep: clockSleep(clock),
+      });
+    }
+    return new Relister({
       source,
-      sink: (snapshots) => pipeline.apply(source.kind, snapshots),
+      sink,
       gate,
       clock,
       metrics,
-      log: log.child(`relist-${source.kind}`),
+      log: sourceLog,
       period: relistPeriodOf(source, config.relistPeriodMs),
       minInterval: config.relistMinIntervalMs,
       timeout: Math.min(config.runtimeRequestTimeoutMs, RELIST_TIMEOUT_MS),
-    })
-  );
+    });
+  });
+  const feeds = runners.map((r) => r.feed);
   const podResources = startPodResources(config, deps, pipeline, metrics);
   const limiter = new TokenBucket({
     qps: config.rateLimitQps,
@@ -249,10 +278,12 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
       {
         registry,
         readiness: {
-          notReadyReasons: () => readinessReasons(gate, relisters),
+          notReadyReasons: () => readinessReasons(gate, feeds),
           degradedReasons: () => [
             ...gate.degradedReasons(),
-            ...sources.flatMap((s) => degradedReasonOf(s) ?? []),
+            ...sources.flatMap((s, i) =>
+              traitsOf(s.kind).canDegrade ? feeds[i]!.heldBecause ?? [] : []
+            ),
           ],
         },
         log: log.child("http"),
@@ -271,7 +302,8 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
   if (deps.runLoops !== false) {
     const { signal } = shutdown;
     const died = (err: unknown) => log.error("background loop died", { error: err });
-    for (const r of relisters) loops.push(r.run(signal).catch(died));
+    // Each source's loop; a polled source's also watches its changes.
+    for (const r of runners) loops.push(r.run(signal).catch(died));
     if (podResources !== undefined) loops.push(podResources.poller.run(signal).catch(died));
     // The gate opening is when clients start getting pods: worth one log line.
     loops.push(
@@ -280,17 +312,6 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
         () => {},
       ),
     );
-    // A source that learns of a change (runtime event, file event) wakes its
-    // own loop: one relist at a time per source, bursts coalesced. One that
-    // took the change into its view has it handed on without a read.
-    sources.forEach((source, i) => {
-      const relister = relisters[i]!;
-      const changed = () => relister.requestRelist();
-      const applied = source.view ? () => relister.publishView() : undefined;
-      if (source.watchChanges) {
-        loops.push(source.watchChanges(signal, changed, applied).catch(died));
-      }
-    });
     if (config.bestEffortSources.length > 0) {
       loops.push(
         releaseBestEffortSources(gate, signal, {
@@ -323,7 +344,7 @@ export async function startDaemon(config: ServeConfig, deps: DaemonDeps): Promis
     query,
     gate,
     async relistOnce() {
-      const results = await Promise.all(relisters.map((r) => r.relistOnce(shutdown.signal)));
+      const results = await Promise.all(runners.map((r) => r.relistOnce(shutdown.signal)));
       return results.every(Boolean);
     },
     pollPodResources: () =>

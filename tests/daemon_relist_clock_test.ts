@@ -3,14 +3,14 @@
 // relist at once, with no real time waited.
 import assert from "node:assert/strict";
 import type { PodSnapshot } from "../src/model/pod.ts";
-import type { PodSource } from "../src/sources/mod.ts";
+import type { PolledSource } from "../src/sources/mod.ts";
 import { startHarness } from "./_support/daemon_harness.ts";
 
 /** Shorter than the daemon's other timers (the socket watchdog's second or more). */
 const PERIOD_MS = 500;
 
 /** A source with no pods whose reads a test can wait for. */
-class ObservedSource implements PodSource {
+class ObservedSource implements PolledSource {
   readonly kind = "fake" as const;
   reads = 0;
   #read = Promise.withResolvers<void>();

@@ -10,7 +10,7 @@
  *
  * The kubelet's Pods API is the exception (DESIGN.md §16): its status is the
  * kubelet's own word and is served as it is while the kubelet answers. While
- * it does not (its pods come `statusHeld`), the kubelet's last status stays
+ * it does not (its view comes `held`), the kubelet's last status stays
  * until the runtime shows a change, and is then rebuilt from the runtime. A
  * pod the kubelet deleted leaves at once, even while the runtime still tears
  * it down; one the kubelet never listed stays as the runtime shows it.
@@ -22,34 +22,34 @@ import type { JsonObject } from "../model/json.ts";
 import { isJsonObject } from "../model/json.ts";
 import type { PodObject, PodSnapshot, PodUid } from "../model/pod.ts";
 import { CONFIG_ANNOTATION } from "../model/kubelet_keys.ts";
-import type { PodSourceKind } from "../model/pod_source_kind.ts";
+import { type PodSourceKind, SPEC_ORDER, traitsOf } from "../model/pod_source_kind.ts";
 import { isTerminalPhase, overlayStatus } from "../status/mod.ts";
 
-/** Source kinds in spec priority order: the first that has a pod gives its spec. */
-const SPEC_ORDER: readonly PodSourceKind[] = [
-  "kubelet-podsapi",
-  "apiserver",
-  "kubelet",
-  "static",
-  "fake",
-  "cri",
-];
-const PODS_API = SPEC_ORDER.indexOf("kubelet-podsapi");
-const APISERVER = SPEC_ORDER.indexOf("apiserver");
-const KUBELET = SPEC_ORDER.indexOf("kubelet");
-const STATIC = SPEC_ORDER.indexOf("static");
-const CRI = SPEC_ORDER.indexOf("cri");
+/** The slots (indexes into {@linkcode SPEC_ORDER}) of the kinds whose trait holds. */
+function slotsWhere(holds: (kind: PodSourceKind) => boolean): number[] {
+  return SPEC_ORDER.flatMap((kind, slot) => holds(kind) ? [slot] : []);
+}
+
+/** The runtime's slot: its status is overlaid onto the others'. */
+const RUNTIME = slotsWhere((k) => traitsOf(k).status === "runtime")[0]!;
+/** Slots whose status is their own word, and whose deletions are final. */
+const AUTHORITIES = slotsWhere((k) => traitsOf(k).status === "own");
+/** Slots whose UIDs are made up here and give way to a lent one. */
+const BORROWERS = slotsWhere((k) => traitsOf(k).borrowsUid);
 /**
  * Views whose static pods (the kubelet's, mirror pods for the API server)
- * can lend a static pod its UID, in that order.
+ * can lend a static pod its UID, in their lending order.
  */
-const STATIC_UID_SLOTS = [PODS_API, KUBELET, APISERVER, CRI];
+const UID_LENDERS = slotsWhere((k) => traitsOf(k).lendsUidRank !== undefined)
+  .sort((a, b) => traitsOf(SPEC_ORDER[a]!).lendsUidRank! - traitsOf(SPEC_ORDER[b]!).lendsUidRank!);
 
 /** A pod's inputs, one slot per kind of {@linkcode SPEC_ORDER}. */
 type Inputs = readonly (PodSnapshot | undefined)[];
 
 interface View {
   readonly list: readonly PodSnapshot[];
+  /** The source does not answer: its statuses are as it last said, no longer news. */
+  readonly held: boolean;
   readonly byUid: ReadonlyMap<PodUid, PodSnapshot>;
   /** Pods that carry static-pod annotations, by `namespace/name`. */
   readonly staticByName: ReadonlyMap<string, readonly PodSnapshot[]>;
@@ -57,12 +57,14 @@ interface View {
 
 interface Entry {
   readonly inputs: Inputs;
+  /** The status authority's view was held when the entry was made. */
+  readonly held: boolean;
   readonly output: PodSnapshot;
-  /** The runtime's snapshot when the kubelet's Pods API last spoke of the pod live. */
+  /** The runtime's snapshot when the status authority last spoke of the pod live. */
   readonly runtimeAtLive?: PodSnapshot | undefined;
 }
 
-const EMPTY_VIEW: View = { list: [], byUid: new Map(), staticByName: new Map() };
+const EMPTY_VIEW: View = { list: [], held: false, byUid: new Map(), staticByName: new Map() };
 
 function annotationsOf(pod: Readonly<PodObject>): Readonly<Record<string, string>> {
   const annotations = pod.metadata.annotations;
@@ -87,7 +89,7 @@ function nameKey(pod: Readonly<PodObject>): string {
   return `${pod.metadata.namespace}/${pod.metadata.name}`;
 }
 
-function makeView(list: readonly PodSnapshot[], indexStatic: boolean): View {
+function makeView(list: readonly PodSnapshot[], held: boolean, indexStatic: boolean): View {
   const byUid = new Map<PodUid, PodSnapshot>();
   for (const snapshot of list) byUid.set(snapshot.uid, snapshot);
   const staticByName = new Map<string, PodSnapshot[]>();
@@ -100,7 +102,7 @@ function makeView(list: readonly PodSnapshot[], indexStatic: boolean): View {
       else found.push(snapshot);
     }
   }
-  return { list, byUid, staticByName };
+  return { list, held, byUid, staticByName };
 }
 
 function created(snapshot: PodSnapshot): string {
@@ -155,30 +157,32 @@ export class PodMerger {
   #views: View[] = SPEC_ORDER.map(() => EMPTY_VIEW);
   #entries = new Map<PodUid, Entry>();
   #last: PodSnapshot[] = [];
-  /** Pods the kubelet's Pods API deleted that another source (the runtime) still has. */
-  #deletedByKubelet = new Set<PodUid>();
+  /** Pods a status authority deleted that another source (the runtime) still has. */
+  #deleted = new Set<PodUid>();
 
   /**
    * Stores a source's latest full view and returns the merged view.
    *
    * @param kind Which source the view is from.
    * @param snapshots Every pod the source has now (for a repeated UID the last counts).
+   * @param held The source does not answer and this is its view as it last said: a
+   *   status authority's statuses then give way to the runtime's next change.
    * @returns Every merged pod, each once.
    * @throws {RangeError} When `kind` is not a known source kind.
    */
-  update(kind: PodSourceKind, snapshots: readonly PodSnapshot[]): PodSnapshot[] {
+  update(kind: PodSourceKind, snapshots: readonly PodSnapshot[], held = false): PodSnapshot[] {
     const slot = SPEC_ORDER.indexOf(kind);
     if (slot < 0) throw new RangeError(`Cannot merge pods of source kind "${kind}"`);
     const before = this.#views[slot]!;
-    if (before.list === snapshots) return this.#last;
-    const view = makeView(snapshots, STATIC_UID_SLOTS.includes(slot));
+    if (before.list === snapshots && before.held === held) return this.#last;
+    const view = makeView(snapshots, held, UID_LENDERS.includes(slot));
     this.#views[slot] = view;
-    if (slot === PODS_API) {
-      // The kubelet's view only ever loses a pod it deleted (DELETED, or gone from a new list).
+    if (AUTHORITIES.includes(slot)) {
+      // An authority's view only ever loses a pod it deleted (DELETED, or gone from a new list).
       for (const uid of before.byUid.keys()) {
-        if (!view.byUid.has(uid)) this.#deletedByKubelet.add(uid);
+        if (!view.byUid.has(uid)) this.#deleted.add(uid);
       }
-      for (const uid of view.byUid.keys()) this.#deletedByKubelet.delete(uid);
+      for (const uid of view.byUid.keys()) this.#deleted.delete(uid);
     }
     return this.#merge();
   }
@@ -207,26 +211,28 @@ export class PodMerger {
     };
     const views = this.#views;
     views.forEach((view, slot) => {
-      if (slot === STATIC) return;
+      if (BORROWERS.includes(slot)) return;
       for (const [uid, snapshot] of view.byUid) put(uid, slot, snapshot);
     });
-    for (const [uid, snapshot] of views[STATIC]!.byUid) {
-      put(this.#staticUid(uid, snapshot), STATIC, snapshot);
+    for (const slot of BORROWERS) {
+      for (const [uid, snapshot] of views[slot]!.byUid) {
+        put(this.#lentUid(uid, snapshot), slot, snapshot);
+      }
     }
-    for (const uid of this.#deletedByKubelet) {
+    for (const uid of this.#deleted) {
       // Deleted at once; forgotten once no source has it any more.
-      if (!groups.delete(uid)) this.#deletedByKubelet.delete(uid);
+      if (!groups.delete(uid)) this.#deleted.delete(uid);
     }
     return groups;
   }
 
-  /** The UID a static source's pod is served under. */
-  #staticUid(uid: PodUid, snapshot: PodSnapshot): PodUid {
+  /** The UID a borrowing source's (a manifest's) pod is served under. */
+  #lentUid(uid: PodUid, snapshot: PodSnapshot): PodUid {
     const views = this.#views;
     // The manifest named its own UID (the kubelet keeps it), or it matches already.
-    if (views.some((v, slot) => slot !== STATIC && v.byUid.has(uid))) return uid;
+    if (views.some((v, slot) => !BORROWERS.includes(slot) && v.byUid.has(uid))) return uid;
     const key = nameKey(snapshot.pod);
-    for (const slot of STATIC_UID_SLOTS) {
+    for (const slot of UID_LENDERS) {
       const found = views[slot]!.staticByName.get(key);
       if (found !== undefined) return newest(found).uid;
     }
@@ -241,10 +247,11 @@ export class PodMerger {
     for (const [uid, inputs] of groups) {
       const previous = this.#entries.get(uid);
       let entry: Entry;
-      if (previous !== undefined && sameInputs(previous.inputs, inputs)) {
+      const held = this.#heldBase(inputs);
+      if (previous !== undefined && previous.held === held && sameInputs(previous.inputs, inputs)) {
         entry = previous;
       } else {
-        entry = mergeEntry(uid, inputs, previous);
+        entry = mergeEntry(uid, inputs, held, previous);
         if (entry.output !== previous?.output) changed = true;
       }
       entries.set(uid, entry);
@@ -254,6 +261,12 @@ export class PodMerger {
     if (changed) this.#last = out;
     return this.#last;
   }
+
+  /** Whether a pod's base is a status authority whose view is held. */
+  #heldBase(inputs: Inputs): boolean {
+    const slot = inputs.findIndex((s) => s !== undefined);
+    return AUTHORITIES.includes(slot) && this.#views[slot]!.held;
+  }
 }
 
 function phaseOf(pod: Readonly<PodObject> | undefined): unknown {
@@ -261,27 +274,28 @@ function phaseOf(pod: Readonly<PodObject> | undefined): unknown {
 }
 
 /**
- * One pod's merged entry. With the kubelet's Pods API as the base, the
- * kubelet's status is served as it is while the kubelet answers, and while it
- * does not, until the runtime's view of the pod changes.
+ * One pod's merged entry. With a status authority (the kubelet's Pods API)
+ * as the base, its status is served as it is while it answers, and while it
+ * does not (`held`), until the runtime's view of the pod changes.
  */
-function mergeEntry(uid: PodUid, inputs: Inputs, previous: Entry | undefined): Entry {
-  const podsApi = inputs[PODS_API];
-  if (podsApi === undefined) return { inputs, output: mergeOne(uid, inputs, previous?.output) };
-  const runtime = inputs[CRI];
-  if (podsApi.statusHeld !== true) {
-    return {
-      inputs,
-      output: mergeOne(uid, inputs, previous?.output, false),
-      runtimeAtLive: runtime,
-    };
+function mergeEntry(
+  uid: PodUid,
+  inputs: Inputs,
+  held: boolean,
+  previous: Entry | undefined,
+): Entry {
+  const slot = inputs.findIndex((s) => s !== undefined);
+  if (!AUTHORITIES.includes(slot)) {
+    return { inputs, held, output: mergeOne(uid, inputs, previous?.output) };
   }
-  const atLive = previous?.runtimeAtLive;
-  const runtimeMoved = runtime !== undefined && runtime !== atLive;
+  const runtime = inputs[RUNTIME];
+  const runtimeAtLive = held ? previous?.runtimeAtLive : runtime;
+  const runtimeMoved = held && runtime !== undefined && runtime !== runtimeAtLive;
   return {
     inputs,
+    held,
+    runtimeAtLive,
     output: mergeOne(uid, inputs, previous?.output, runtimeMoved),
-    runtimeAtLive: atLive,
   };
 }
 
@@ -297,7 +311,7 @@ function mergeOne(
 ): PodSnapshot {
   const present = inputs.filter((s): s is PodSnapshot => s !== undefined);
   const base = present[0]!;
-  const runtime = inputs[CRI];
+  const runtime = inputs[RUNTIME];
   // The runtime removed a finished pod before the source (polled less often)
   // caught up: its older status would undo the terminal phase already served.
   if (
@@ -317,7 +331,7 @@ function mergeOne(
       runtime?.pod.metadata.creationTimestamp === undefined)
   ) {
     // Nothing to add to the kubelet's own pod: the same object, so nothing downstream re-encodes it.
-    return base.statusHeld ? { uid, pod } : base;
+    return base;
   }
   const metadata: PodObject["metadata"] = { ...pod.metadata, uid };
   if (base.uid !== uid) {

@@ -52,13 +52,6 @@ export interface PodObject extends JsonObject {
 export interface PodSnapshot {
   readonly uid: PodUid;
   readonly pod: Readonly<PodObject>;
-  /**
-   * `true` when the source cannot be asked right now and this is the pod as
-   * it last said (the kubelet's Pods API is down): its spec still counts,
-   * but its status is no longer news, so the merge rebuilds status from the
-   * runtime as soon as the runtime shows a change.
-   */
-  readonly statusHeld?: boolean;
 }
 
 /**

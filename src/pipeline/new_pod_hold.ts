@@ -1,7 +1,8 @@
 /**
  * A new pod is announced once, with what the node knows of it: when the
- * runtime shows a pod before the sources that carry every pod's spec (the
- * kubelet's `/pods`, the simulated node) have said anything of it, the pod
+ * runtime shows a pod before the sources that carry every pod's spec (those
+ * whose traits say `newPodsWait`: the kubelet's `/pods`, the API server,
+ * the simulated node) have said anything of it, the pod
  * waits until each of them has delivered a view since, or until
  * {@linkcode NewPodHoldOptions.maxHoldMs} has passed. Without the wait, a
  * watcher gets ADDED with runtime data only (no `restartPolicy`, owner,
@@ -14,10 +15,7 @@
 
 import type { Clock } from "../clock.ts";
 import type { PodSnapshot, PodUid } from "../model/pod.ts";
-import type { PodSourceKind } from "../model/pod_source_kind.ts";
-
-/** Kinds whose views hold the spec of every pod of the node (a manifest directory does not). */
-export const SPEC_OF_EVERY_POD: readonly PodSourceKind[] = ["kubelet", "fake"];
+import { isRuntime, type PodSourceKind, traitsOf } from "../model/pod_source_kind.ts";
 
 /** Options of {@linkcode NewPodHold}. */
 export interface NewPodHoldOptions {
@@ -70,9 +68,9 @@ export class NewPodHold {
 
   /** @param options The configured kinds, clock and longest wait. */
   constructor(options: NewPodHoldOptions) {
-    this.#specSources = SPEC_OF_EVERY_POD.filter((k) => options.sources.includes(k));
+    this.#specSources = options.sources.filter((k) => traitsOf(k).newPodsWait);
     this.#clock = options.clock;
-    this.#maxHoldMs = options.sources.includes("cri") ? options.maxHoldMs : 0;
+    this.#maxHoldMs = options.sources.some(isRuntime) ? options.maxHoldMs : 0;
   }
 
   /** How many pods wait now. */
@@ -126,14 +124,14 @@ export class NewPodHold {
     if (held === undefined) {
       if (context.isServed(uid)) return false;
       const from = context.sourcesOf(uid);
-      if (from.length !== 1 || from[0] !== "cri") return false;
+      if (from.length !== 1 || !isRuntime(from[0]!)) return false;
       const waiting = this.#specSources.filter((k) => context.hasSynced(k));
       if (waiting.length === 0) return false;
       held = { since: now, waiting: new Set(waiting) };
       this.#held.set(uid, held);
       for (const k of waiting) this.#toAsk.add(k);
     }
-    const runtimeOnly = context.sourcesOf(uid).every((k) => k === "cri");
+    const runtimeOnly = context.sourcesOf(uid).every(isRuntime);
     if (!runtimeOnly || held.waiting.size === 0 || now - held.since >= this.#maxHoldMs) {
       this.#held.delete(uid);
       return false;

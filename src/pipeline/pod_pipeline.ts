@@ -19,7 +19,7 @@ import { PodMerger } from "../merge/mod.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { PodSnapshot } from "../model/pod.ts";
 import type { AllocatableResources, PodResources } from "../model/pod_resources.ts";
-import type { PodSourceKind } from "../model/pod_source_kind.ts";
+import { isRuntime, type PodSourceKind } from "../model/pod_source_kind.ts";
 import { type HistoryLimits, NodeDevices, QueryEngine } from "../query/mod.ts";
 import { SyncGate } from "../relist/mod.ts";
 import { type HoldContext, NewPodHold } from "./new_pod_hold.ts";
@@ -49,7 +49,7 @@ export interface PodPipelineOptions {
    * ms (`new_pod_hold.ts`). @default {0} (never)
    */
   newPodHoldMs?: number;
-  /** Told which spec sources new pods wait for: read them now. */
+  /** Told which spec sources new pods wait for: a polled one is worth reading now. */
   onNewPodWait?(kinds: readonly PodSourceKind[]): void;
 }
 
@@ -137,10 +137,11 @@ export class PodPipeline {
    *
    * @param source The source's kind.
    * @param snapshots Its full view.
+   * @param held The source does not answer and this is its view as it last said.
    */
-  apply(source: PodSourceKind, snapshots: readonly PodSnapshot[]): void {
+  apply(source: PodSourceKind, snapshots: readonly PodSnapshot[], held = false): void {
     this.#unrepresentable.check(source, snapshots);
-    const merged = this.#merger.update(source, snapshots);
+    const merged = this.#merger.update(source, snapshots, held);
     const events = this.cache.apply(this.#hold.admit(source, merged, this.#holdContext));
     // The query engine's log and indexes first: a watcher woken by the hub
     // may resume from, or look up, what it was just told.
@@ -165,7 +166,11 @@ export class PodPipeline {
    * @returns How its entries joined.
    */
   applyResources(entries: readonly PodResources[]): JoinResult {
-    const joined = this.#joiner.join(entries, this.cache.list());
+    const joined = this.#joiner.join(
+      entries,
+      this.cache.list(),
+      (uid) => !this.#merger.sourcesOf(uid).every(isRuntime),
+    );
     const events = this.cache.applyResources(joined.byUid);
     this.query.apply(events);
     this.hub.publish(events);

@@ -13,8 +13,9 @@
  * 2. The newest candidate wins (`creationTimestamp`, then the cache's
  *    version): a pod re-created under a name is newer than the one it replaces.
  * 3. Every container the entry names must be a container of the candidate's
- *    spec (when the spec lists any); otherwise the entry is a pod made from
- *    another template and waits (`held_back`).
+ *    spec, when a source other than the runtime gave that spec (the
+ *    runtime's lists only the containers it has made so far); otherwise the
+ *    entry is a pod made from another template and waits (`held_back`).
  * 4. Devices are fixed for a pod's life (device plugins and DRA allocate
  *    them at admission). If the candidate was joined before with other
  *    devices, the entry is taken for a newer pod's that the cache has not
@@ -75,7 +76,7 @@ function newest(pods: readonly CachedPod[]): CachedPod | undefined {
   return best;
 }
 
-/** The container names of a pod's spec, or `undefined` when it lists none (a runtime-only view). */
+/** The container names of a pod's spec, or `undefined` when it lists none. */
 function specContainers(pod: CachedPod): Set<string> | undefined {
   const spec = pod.pod.spec;
   if (!isJsonObject(spec)) return undefined;
@@ -119,9 +120,15 @@ export class ResourceJoiner {
    *
    * @param entries The kubelet's `List` answer.
    * @param pods The cached pods.
+   * @param wholeSpec Whether a pod's spec names all its containers (it came from a source
+   *   other than the runtime). @default {every pod's does}
    * @returns The resources by UID, and how the entries joined.
    */
-  join(entries: readonly PodResources[], pods: readonly CachedPod[]): JoinResult {
+  join(
+    entries: readonly PodResources[],
+    pods: readonly CachedPod[],
+    wholeSpec: (uid: PodUid) => boolean = () => true,
+  ): JoinResult {
     const byName = new Map<string, CachedPod[]>();
     const live = new Set<PodUid>();
     for (const pod of pods) {
@@ -145,7 +152,7 @@ export class ResourceJoiner {
         noPod++;
         continue;
       }
-      if (!this.#belongs(resources, pod)) {
+      if (!this.#belongs(resources, pod, wholeSpec(pod.uid))) {
         const times = (this.#held.get(pod.uid) ?? 0) + 1;
         if (times <= MAX_HOLD_BACK) {
           held.set(pod.uid, times);
@@ -164,8 +171,8 @@ export class ResourceJoiner {
     return { byUid, matched, noPod, heldBack };
   }
 
-  #belongs(resources: PodResources, pod: CachedPod): boolean {
-    const names = specContainers(pod);
+  #belongs(resources: PodResources, pod: CachedPod, wholeSpec: boolean): boolean {
+    const names = wholeSpec ? specContainers(pod) : undefined;
     if (names !== undefined && resources.containers.some((c) => !names.has(c.name))) return false;
     const before = this.#devices.get(pod.uid);
     return before === undefined || before === deviceFingerprint(resources);

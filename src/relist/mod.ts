@@ -1,20 +1,27 @@
 /**
  * The relist loop of a pod source and the sync gate that waits for every
- * source's first read.
+ * source's first read (best-effort sources stop holding it after a timeout).
  *
  * @module
  */
 
+export { DEFAULT_MAX_BACKOFF, Relister, type RelisterOptions } from "./relister.ts";
 export {
-  DEFAULT_MAX_BACKOFF,
-  Relister,
-  type RelisterOptions,
+  readinessReasons,
+  SourceFeed,
+  type SourceFeedOptions,
   type SyncRecord,
-} from "./relister.ts";
+} from "./source_feed.ts";
 export {
   DEFAULT_STALE_AFTER,
   type GateHealth,
   SyncGate,
   type SyncGateOptions,
 } from "./sync_gate.ts";
-export { readinessReasons } from "./readiness.ts";
+export {
+  type BestEffortOptions,
+  type ReleasableGate,
+  releaseBestEffortSources,
+  sourcesToRelease,
+} from "./best_effort.ts";
+export { Watcher } from "./watcher.ts";

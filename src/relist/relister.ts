@@ -17,6 +17,9 @@
  * window), not back to back. The periodic relist and
  * {@linkcode Relister.relistOnce} are never held back.
  *
+ * This is the poller of every polled source: it hands each view to the
+ * source's {@linkcode SourceFeed}, the one sink watched sources push to.
+ *
  * @module
  */
 
@@ -25,11 +28,11 @@ import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { PodSnapshot } from "../model/pod.ts";
-import { type PodSource, SourceUnavailableError } from "../sources/mod.ts";
+import { type PolledSource, type SourceChanges, SourceUnavailableError } from "../sources/mod.ts";
 import { SerialQueue } from "../serial_queue.ts";
 import { clockSleep, type Sleep } from "../sleep.ts";
 import { untilAborted } from "./_abort.ts";
-import { SyncGate } from "./sync_gate.ts";
+import { SourceFeed, type SyncRecord } from "./source_feed.ts";
 import { ViewBudget } from "./_view_budget.ts";
 
 /**
@@ -49,7 +52,7 @@ export const DEFAULT_MAX_BACKOFF = 5_000;
 
 /** Options of {@linkcode Relister}. */
 export interface RelisterOptions {
-  source: PodSource;
+  source: PolledSource;
   /** Receives every successful full view (the daemon applies it to the cache and publishes). */
   sink: (snapshots: readonly PodSnapshot[]) => void;
   clock: Clock;
@@ -82,13 +85,6 @@ export interface RelisterOptions {
   gate?: SyncRecord;
 }
 
-/** Where a source's successful reads are recorded, by name. */
-export type SyncRecord = Pick<SyncGate, "lastSuccess" | "markSynced">;
-
-function reasonOf(error: unknown): string {
-  return error instanceof SourceUnavailableError ? error.reason : "error";
-}
-
 /** The spacing of change-woken relists a source with this period gets (see {@linkcode RelisterOptions.minInterval}). */
 function effectiveMinInterval(minInterval: number, period: number): number {
   return Math.min(minInterval, period / 2);
@@ -119,12 +115,13 @@ function checkDuration(name: string, value: number): void {
  *   timeout: 5000,
  * });
  * console.assert(await relister.relistOnce(new AbortController().signal));
- * console.assert(relister.synced);
+ * console.assert(relister.feed.synced);
  * ```
  */
 export class Relister {
-  #source: PodSource;
-  #sink: (snapshots: readonly PodSnapshot[]) => void;
+  #source: PolledSource;
+  /** Where this source's views go, and its record. */
+  readonly feed: SourceFeed;
   #clock: Clock;
   #metrics: Metrics;
   #log: Logger;
@@ -137,12 +134,6 @@ export class Relister {
   #retryDelay = 0;
   #name: string;
   #sleep: Sleep;
-  readonly #gate: SyncRecord;
-  /** Whether this relister marks the gate (no gate was given: the sink does not). */
-  readonly #marksGate: boolean;
-  #lastError: unknown;
-  #lastReason: string | undefined;
-  #failures = 0;
   #running = false;
   /** A change was requested since the last relist started. */
   #dirty = false;
@@ -162,9 +153,13 @@ export class Relister {
   #listing: Promise<unknown> | undefined;
   /** Relists waiting for `#listing` to settle. */
   readonly #listingWaiters = new Set<() => void>();
-  /** A turn that hands on the source's view is waiting or queued, and has not run yet. */
+  /** A turn that hands on a view the source pushed is waiting or queued, and has not run yet. */
   #viewQueued = false;
-  /** How soon the source's view may be handed on again by {@linkcode publishView}. */
+  /** The latest view the source pushed, and how many relists had started then. */
+  #pushed: { readonly view: readonly PodSnapshot[]; readonly relists: number } | undefined;
+  /** Relists started so far: a pushed view older than a relist's start is covered by it. */
+  #relists = 0;
+  /** How soon a pushed view may be handed on again. */
   readonly #viewBudget: ViewBudget;
   /** The signal of the last relist: ends a view's wait at shutdown. */
   #lastSignal: AbortSignal | undefined;
@@ -184,7 +179,6 @@ export class Relister {
       );
     }
     this.#source = options.source;
-    this.#sink = options.sink;
     this.#clock = options.clock;
     this.#metrics = options.metrics;
     this.#name = options.name ?? options.source.kind;
@@ -207,8 +201,15 @@ export class Relister {
     });
     this.#viewBudget = new ViewBudget(this.#minInterval);
     this.#sleep = options.sleep ?? clockSleep(options.clock);
-    this.#gate = options.gate ?? new SyncGate({ sources: [this.#name], clock: options.clock });
-    this.#marksGate = options.gate === undefined;
+    const sink = options.sink;
+    this.feed = new SourceFeed({
+      name: this.#name,
+      sink: (snapshots) => sink(snapshots),
+      clock: options.clock,
+      metrics: options.metrics,
+      log: options.log,
+      ...(options.gate === undefined ? {} : { gate: options.gate }),
+    });
   }
 
   /** The source's name in metrics and logs. */
@@ -216,29 +217,9 @@ export class Relister {
     return this.#name;
   }
 
-  /** `true` once a relist has succeeded. */
-  get synced(): boolean {
-    return this.#gate.lastSuccess(this.#name) !== undefined;
-  }
-
-  /** Clock time (ms) of the last successful relist, if any. */
-  get lastSuccessAt(): number | undefined {
-    return this.#gate.lastSuccess(this.#name);
-  }
-
-  /** The error of the last relist, or `undefined` when it succeeded. */
-  get lastError(): unknown {
-    return this.#lastError;
-  }
-
-  /** Failed relists since the last success. */
-  get consecutiveFailures(): number {
-    return this.#failures;
-  }
-
   /** The wait before the next relist, in ms: `period`, doubled per consecutive failure, capped. */
   get nextDelay(): number {
-    return this.#failures === 0 ? this.#period : this.#retryDelay;
+    return this.feed.consecutiveFailures === 0 ? this.#period : this.#retryDelay;
   }
 
   /** The spacing of change-woken relists in ms, after clamping (0: none). */
@@ -263,53 +244,56 @@ export class Relister {
   requestRelist(): void {
     if (this.#dirty) this.#metrics.relistWakeupsCoalesced.inc({ source: this.#name });
     this.#dirty = true;
-    if (this.#failures === 0) this.#wake?.abort(CUT_SHORT);
+    if (this.feed.consecutiveFailures === 0) this.#wake?.abort(CUT_SHORT);
   }
 
   /**
-   * Hands the source's own view (`source.view()`) to the sink without a
-   * read: the source took a change in itself. A few at once after a quiet
-   * spell (`VIEW_BURST`, 10: the changes of one pod start each reach
-   * watchers at once), then at most once per `minInterval`, as change-woken
-   * relists: changes taken in meanwhile wait and are handed on together (each costs the source no read, and the sink
-   * one pass over the view). It runs at once when no relist is in progress,
-   * else queued behind them, so views still reach the sink in order; one
-   * turn waiting covers every call (it reads the view when it runs). Before
-   * the first successful relist, while the source fails, or for a source
-   * without a view, it asks for a relist instead.
+   * What the source tells between reads ({@linkcode PolledSource.watchChanges}):
+   * a change to read soon, or a view it took the change into.
    */
-  publishView(): void {
+  readonly changes: SourceChanges = {
+    relist: () => this.requestRelist(),
+    view: (snapshots) => this.#pushView(snapshots),
+  };
+
+  /**
+   * Hands a view the source pushed to the sink without a read. A few at
+   * once after a quiet spell (`VIEW_BURST`, 10: the changes of one pod start
+   * each reach watchers at once), then at most once per `minInterval`, as
+   * change-woken relists: views pushed meanwhile wait, and only the latest
+   * is handed on. It runs at once when no relist is in progress, else
+   * queued behind them, so views still reach the sink in order; a relist
+   * that starts after the push covers it, and the pushed view is dropped.
+   * Before the first successful relist, or while the source fails, it asks
+   * for a relist instead.
+   */
+  #pushView(view: readonly PodSnapshot[]): void {
     const signal = this.#lastSignal;
-    if (
-      this.#source.view === undefined || this.#failures > 0 || !this.synced ||
-      signal === undefined
-    ) {
+    if (this.feed.consecutiveFailures > 0 || !this.feed.synced || signal === undefined) {
       this.requestRelist();
       return;
     }
+    this.#pushed = { view, relists: this.#relists };
     if (this.#viewQueued) return;
     this.#viewQueued = true;
     const wait = this.#viewBudget.wait(this.#clock.now());
-    const deliver = () => void this.#turns.run(() => this.#deliverView());
-    if (wait <= 0) return deliver();
-    this.#sleep(wait, signal).then(deliver, deliver);
+    const hand = () => void this.#turns.run(() => this.#deliverView());
+    if (wait <= 0) return hand();
+    this.#sleep(wait, signal).then(hand, hand);
   }
 
-  /** One turn of {@linkcode publishView}: the source's view, as it is now, to the sink. */
+  /** One turn of {@linkcode #pushView}: the latest pushed view, to the sink. */
   #deliverView(): void {
     this.#viewQueued = false;
-    if (this.#failures > 0 || this.#lastSignal?.aborted) return;
-    const at = this.#clock.now();
-    this.#viewBudget.take(at);
-    let view: readonly PodSnapshot[];
-    try {
-      view = this.#source.view!();
-      this.#sink(view);
-    } catch (error) {
-      this.#failed(error, "sink", at);
-      return;
-    }
-    this.#metrics.sourcePods.set({ source: this.#name }, view.length);
+    const pushed = this.#pushed;
+    this.#pushed = undefined;
+    if (
+      pushed === undefined || pushed.relists !== this.#relists ||
+      this.feed.consecutiveFailures > 0 ||
+      this.#lastSignal?.aborted
+    ) return;
+    this.#viewBudget.take(this.#clock.now());
+    if (!this.feed.view(pushed.view)) this.#retryDelay = this.#backoff.next();
   }
 
   /**
@@ -336,6 +320,10 @@ export class Relister {
   async run(signal: AbortSignal): Promise<void> {
     if (this.#running) throw new TypeError(`Cannot run relister "${this.#name}": already running`);
     this.#running = true;
+    // A source that learns of a change (runtime event, file event) wakes this loop.
+    const watching = this.#source.watchChanges?.(signal, this.changes).catch((error) =>
+      this.#log.error("change watch died", { source: this.#name, error })
+    );
     try {
       while (!signal.aborted) {
         await this.relistOnce(signal);
@@ -344,6 +332,7 @@ export class Relister {
       }
     } finally {
       this.#running = false;
+      await watching;
     }
   }
 
@@ -353,7 +342,8 @@ export class Relister {
    * start is over. The period's end is never held back.
    */
   async #waitForTurn(signal: AbortSignal): Promise<void> {
-    if (!(this.#dirty && this.#failures === 0) && !(await this.#wokenByChange(signal))) return;
+    const healthy = this.feed.consecutiveFailures === 0;
+    if (!(this.#dirty && healthy) && !(await this.#wokenByChange(signal))) return;
     // Measured again after each wait: a relistOnce may have started meanwhile.
     // A wall clock stepped back waits no longer than one spacing.
     for (;;) {
@@ -382,8 +372,9 @@ export class Relister {
   async #relist(signal: AbortSignal): Promise<boolean> {
     if (signal.aborted) return false;
     this.#lastSignal = signal;
-    // This read starts after every request so far: it answers them all.
+    // This read starts after every request and pushed view so far: it answers them all.
     this.#dirty = false;
+    this.#relists++;
     const started = this.#clock.now();
     this.#lastStart = started;
     const call = new AbortController();
@@ -401,20 +392,18 @@ export class Relister {
       snapshots = await untilAborted(this.#list(call.signal), call.signal);
     } catch (error) {
       if (signal.aborted) return false;
-      this.#failed(error, reasonOf(error), started);
+      this.feed.failed(error, undefined, started);
+      this.#retryDelay = this.#backoff.next();
       return false;
     } finally {
       timer.abort(CUT_SHORT);
       signal.removeEventListener("abort", onAbort);
     }
-    const wasSynced = this.synced;
-    try {
-      this.#sink(snapshots);
-    } catch (error) {
-      this.#failed(error, "sink", started);
+    if (!this.feed.view(snapshots, undefined, started)) {
+      this.#retryDelay = this.#backoff.next();
       return false;
     }
-    this.#succeeded(snapshots.length, started, wasSynced);
+    this.#backoff.reset();
     return true;
   }
 
@@ -457,50 +446,6 @@ export class Relister {
       };
       this.#listingWaiters.add(done);
       signal.addEventListener("abort", onAbort, { once: true });
-    });
-  }
-
-  #observe(started: number): void {
-    const seconds = Math.max(0, this.#clock.now() - started) / 1000;
-    this.#metrics.relistDuration.observe({ source: this.#name }, seconds);
-  }
-
-  #succeeded(pods: number, started: number, wasSynced: boolean): void {
-    const source = this.#name;
-    this.#observe(started);
-    const now = this.#clock.now();
-    if (this.#failures > 0) {
-      this.#log.info("relist recovered", { source, failures: this.#failures });
-    } else if (!wasSynced) {
-      this.#log.info("source synced", { source, pods });
-    }
-    if (this.#marksGate) this.#gate.markSynced(source);
-    this.#lastError = undefined;
-    this.#lastReason = undefined;
-    this.#failures = 0;
-    this.#backoff.reset();
-    this.#metrics.relistLastSuccess.set({ source }, now / 1000);
-    this.#metrics.sourcePods.set({ source }, pods);
-    this.#metrics.sourceSynced.set({ source }, 1);
-  }
-
-  #failed(error: unknown, reason: string, started: number): void {
-    const source = this.#name;
-    this.#observe(started);
-    const previous = this.#lastReason;
-    this.#failures++;
-    this.#retryDelay = this.#backoff.next();
-    this.#lastError = error;
-    this.#lastReason = reason;
-    this.#metrics.relistErrors.inc({ source, reason });
-    if (!this.synced) this.#metrics.sourceSynced.set({ source }, 0);
-    // One warning per outage (and per change of cause); the counter has the rest.
-    const level = this.#failures === 1 || previous !== reason ? "warn" : "debug";
-    this.#log[level]("relist failed, keeping the last known pods", {
-      source,
-      reason,
-      failures: this.#failures,
-      error,
     });
   }
 }

@@ -61,6 +61,8 @@ export class SyncGate {
   #lastSuccess = new Map<string, number | undefined>();
   #pending: number;
   #waiters = new Set<() => void>();
+  /** Watched sources whose last view is current until they say otherwise: never stale. */
+  #vouched = new Set<string>();
   /** Sources released by {@linkcode SyncGate.release}: they no longer block or fail readiness. */
   #released = new Set<string>();
 
@@ -139,6 +141,22 @@ export class SyncGate {
     if (first) this.#settle(-1);
   }
 
+  /**
+   * Records whether a watched source vouches for its last view: while it
+   * does, silence is not staleness (a watch brings changes when they
+   * happen); once it stops (it failed), its view ages from now.
+   *
+   * @param name The source.
+   * @param current Whether its last view is current.
+   */
+  vouch(name: string, current: boolean): void {
+    if (current) {
+      this.#vouched.add(name);
+    } else if (this.#vouched.delete(name) && this.#lastSuccess.get(name) !== undefined) {
+      this.#lastSuccess.set(name, this.#clock.now());
+    }
+  }
+
   #settle(change: number): void {
     this.#pending += change;
     if (this.#pending !== 0) return;
@@ -161,7 +179,7 @@ export class SyncGate {
       const list = this.#released.has(name) ? degraded : reasons;
       if (at === undefined) {
         list.push(`source "${name}" has not completed its first read`);
-      } else if (now - at > this.#staleAfter) {
+      } else if (!this.#vouched.has(name) && now - at > this.#staleAfter) {
         const age = Math.floor((now - at) / 1000);
         const limit = Math.floor(this.#staleAfter / 1000);
         list.push(`source "${name}" last read ${age} s ago (threshold ${limit} s)`);

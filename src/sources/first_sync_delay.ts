@@ -7,7 +7,7 @@
 
 import type { Clock } from "../clock.ts";
 import type { PodSnapshot } from "../model/pod.ts";
-import { type PodSource, SourceUnavailableError } from "./mod.ts";
+import { type PolledSource, SourceUnavailableError } from "./mod.ts";
 
 /**
  * Wraps a source so that reads fail with reason `initializing` until
@@ -19,16 +19,16 @@ import { type PodSource, SourceUnavailableError } from "./mod.ts";
  * @throws {RangeError} When `delayMs` is negative or not finite.
  */
 export function withFirstSyncDelay(
-  source: PodSource,
+  source: PolledSource,
   options: { delayMs: number; clock: Clock },
-): PodSource {
+): PolledSource {
   if (!(Number.isFinite(options.delayMs) && options.delayMs >= 0)) {
     throw new RangeError(`First sync delay must be a finite number >= 0: got "${options.delayMs}"`);
   }
   if (options.delayMs === 0) return source;
   let readyAt: number | undefined;
   let ready = false;
-  const wrapped: PodSource = {
+  const wrapped: PolledSource = {
     kind: source.kind,
     list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
       if (!ready) {
@@ -47,7 +47,6 @@ export function withFirstSyncDelay(
   return Object.assign(wrapped, {
     ...(source.periodMs === undefined ? {} : { periodMs: source.periodMs }),
     ...(source.watchChanges ? { watchChanges: source.watchChanges.bind(source) } : {}),
-    ...(source.view ? { view: source.view.bind(source) } : {}),
     ...(source.close ? { close: source.close.bind(source) } : {}),
   });
 }

@@ -1,8 +1,12 @@
 /**
- * Where pods come from. A source returns its full current view on every
- * call; the cache diffs views, so a source need not track changes itself
- * (it should hand back the same snapshot object for an unchanged pod, which
- * lets the merge and the cache skip it by identity).
+ * Where pods come from. Every source hands its full current view to one
+ * sink, the {@linkcode ViewSink} the daemon gives it; the cache diffs views,
+ * so a source need not track changes itself (it should hand back the same
+ * snapshot object for an unchanged pod, which lets the merge and the cache
+ * skip it by identity). A watched source pushes a view at each change; a
+ * polled one is read by its poller (`src/relist/relister.ts`), which pushes
+ * what each read returns. What the pipeline makes of a source is in its row
+ * of `SOURCE_TRAITS` (`src/model/pod_source_kind.ts`).
  *
  * @module
  */
@@ -13,9 +17,53 @@ import type { ContainerProcessSource } from "./process/mod.ts";
 
 export type { PodSourceKind };
 
-/** A provider of the node's pods (kubelet: a pod source plus the runtime). */
-export interface PodSource {
-  /** What kind of source this is, for logs and metric labels. */
+/** Where a source hands its views: one per source, in order. */
+export interface ViewSink {
+  /**
+   * Takes the source's full current view.
+   *
+   * @param snapshots Every pod the source knows now, each once.
+   * @param heldBecause Set while the source does not answer and this is its
+   *   view as it last said: why, for `/readyz`. Its specs still count, its
+   *   statuses are no longer news.
+   */
+  view(snapshots: readonly PodSnapshot[], heldBecause?: string): void;
+  /**
+   * The source cannot give a view now: the last one stays.
+   *
+   * @param error Why (a {@linkcode SourceUnavailableError} names the metric reason).
+   */
+  failed(error: unknown): void;
+}
+
+/** A source that watches and pushes a view at every change. */
+export interface WatchedSource {
+  /** What kind of source this is, for logs, metric labels and its traits. */
+  readonly kind: PodSourceKind;
+  /**
+   * Watches, handing every view and failure to `sink`, until `signal` aborts;
+   * a sink that comes after the first outcome is handed the current one at once.
+   *
+   * @param sink Where the views go.
+   * @param signal Stops the watch.
+   * @returns Resolves once stopped.
+   */
+  run(sink: ViewSink, signal: AbortSignal): Promise<void>;
+  /** Releases what the source holds open (a connection). */
+  close?(): void;
+}
+
+/** What a polled source tells its poller between reads. */
+export interface SourceChanges {
+  /** The source learnt that its view changed: read it soon. */
+  relist(): void;
+  /** The source took a change into its view without a read: hand this view on. */
+  view(snapshots: readonly PodSnapshot[]): void;
+}
+
+/** A source that is read, over and over, by a poller. */
+export interface PolledSource {
+  /** What kind of source this is, for logs, metric labels and its traits. */
   readonly kind: PodSourceKind;
   /**
    * Reads the source's complete current view.
@@ -26,62 +74,36 @@ export interface PodSource {
    */
   list(signal: AbortSignal): Promise<readonly PodSnapshot[]>;
   /**
-   * The period to relist this source at, in ms, when it is not the daemon's
+   * The period to read this source at, in ms, when it is not the daemon's
    * `--relist-period` (the kubelet's `/pods` is polled less often, manifests
    * are rescanned at `--file-check-frequency`).
    */
   readonly periodMs?: number;
   /**
-   * Calls `onChange` whenever the source learns that its view changed (the
+   * Tells `changes` whenever the source learns that its view changed (the
    * runtime's container events, a manifest directory's file events), so the
-   * daemon relists it early; the periodic relist stays the authority.
-   *
-   * A source with {@linkcode PodSource.view} may take a change in itself
-   * (the runtime's event carries the pod's statuses) and call `onApplied`
-   * instead: its view then holds the change, and the daemon hands the view on
-   * without a read.
+   * poller reads it early; the periodic read stays the authority. A source
+   * that took a change into its view (the runtime's event carries the pod's
+   * statuses) hands that view on instead.
    *
    * @param signal Stops watching.
-   * @param onChange Called per change (a relist is idempotent: bursts are cheap).
-   * @param onApplied Called per change the source took into its view.
+   * @param changes Where to say so (a read is idempotent: bursts are cheap).
    * @returns Resolves once the signal aborts or the source has nothing to watch.
    */
-  watchChanges?(
-    signal: AbortSignal,
-    onChange: () => void,
-    onApplied?: () => void,
-  ): Promise<void>;
-  /**
-   * The source's view without reading it again: as its last `list()` left
-   * it, with the changes it took in since (see `watchChanges`).
-   *
-   * @returns Every pod the source knows, each once.
-   */
-  view?(): readonly PodSnapshot[];
+  watchChanges?(signal: AbortSignal, changes: SourceChanges): Promise<void>;
   /** Releases what the source holds open (an HTTP client, a socket). */
   close?(): void;
 }
 
-/**
- * A source that can say it is serving less than its best without failing
- * (the kubelet's Pods API down: its pods held, status from the runtime).
- */
-export interface DegradableSource {
-  /** @returns Why, as a sentence for `/readyz`; `undefined` when all is well. */
-  degradedReason(): string | undefined;
-}
+/** A provider of the node's pods: watched, or polled through a poller. */
+export type PodSource = WatchedSource | PolledSource;
 
 /**
- * Why a source is degraded, for sources that can say.
- *
- * @param source Any source.
- * @returns Its reason, or `undefined` when it has none or cannot say.
+ * @param source A source.
+ * @returns Whether it pushes its own views (else it is polled).
  */
-export function degradedReasonOf(source: PodSource): string | undefined {
-  if (!("degradedReason" in source) || typeof source.degradedReason !== "function") {
-    return undefined;
-  }
-  return (source as PodSource & DegradableSource).degradedReason();
+export function isWatched(source: PodSource): source is WatchedSource {
+  return "run" in source;
 }
 
 /** Raised by a source that cannot produce a full view right now. */

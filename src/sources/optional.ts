@@ -16,7 +16,7 @@ import {
   ApiServerPodSource,
   type ApiServerSourceMetrics,
 } from "./apiserver/mod.ts";
-import type { PodSource } from "./mod.ts";
+import type { PodSource, PolledSource } from "./mod.ts";
 import { StaticPodSource } from "./static/mod.ts";
 
 /** Configuration of the optional sources (the `serve` flags in brackets). */
@@ -132,14 +132,14 @@ export function createOptionalSources(
 }
 
 /**
- * The relist period of a source: its own {@linkcode PodSource.periodMs},
+ * The relist period of a source: its own {@linkcode PolledSource.periodMs},
  * else the daemon's.
  *
  * @param source A source.
  * @param fallbackMs The daemon's relist period (`--relist-period`).
  * @returns The period in ms.
  */
-export function relistPeriodOf(source: PodSource, fallbackMs: number): number {
+export function relistPeriodOf(source: PolledSource, fallbackMs: number): number {
   const own = source.periodMs;
   return typeof own === "number" && own > 0 ? own : fallbackMs;
 }

@@ -10,7 +10,7 @@
 import type * as grpc from "@grpc/grpc-js";
 import type { Buffer } from "node:buffer";
 import type { PodObject, PodSnapshot } from "../../src/model/pod.ts";
-import type { PodSource } from "../../src/sources/mod.ts";
+import type { PolledSource } from "../../src/sources/mod.ts";
 import { decodePod } from "../../src/proto/mod.ts";
 import { callUnary, type PodsStub } from "./daemon_harness.ts";
 import { poll, pollUntil } from "./poll.ts";
@@ -32,9 +32,9 @@ export function pause(ms: number): Promise<void> {
  * @returns The wrapper; `late` counts the late answers given.
  */
 export function answersLate(
-  source: PodSource,
+  source: PolledSource,
   late: ReadonlySet<number>,
-): PodSource & { late: number } {
+): PolledSource & { late: number } {
   let calls = 0;
   const wrapped = {
     kind: source.kind,
@@ -48,7 +48,6 @@ export function answersLate(
     },
     ...(source.periodMs === undefined ? {} : { periodMs: source.periodMs }),
     ...(source.watchChanges ? { watchChanges: source.watchChanges.bind(source) } : {}),
-    ...(source.view ? { view: source.view.bind(source) } : {}),
   };
   return wrapped;
 }

@@ -14,10 +14,6 @@ function kubeletWeb(): PodObject {
   return structuredClone(pod);
 }
 
-function held(snapshot: PodSnapshot): PodSnapshot {
-  return { uid: snapshot.uid, pod: snapshot.pod, statusHeld: true };
-}
-
 function webRuntime(state: "running" | "exited" = "running"): PodSnapshot {
   if (state === "running") return baseWebRuntime();
   return baseWebRuntime([{
@@ -66,7 +62,7 @@ Deno.test("PodMerger keeps the kubelet's last status while its API is down, unti
   merger.update("cri", [running]);
   const live = merger.update("kubelet-podsapi", [web]);
   // The kubelet stops answering: nothing changed in the runtime, nothing changes.
-  const down = merger.update("kubelet-podsapi", [held(web)]);
+  const down = merger.update("kubelet-podsapi", [web], true);
   assert.equal(find(down, WEB_UID)!.pod, find(live, WEB_UID)!.pod, "the same pod object");
   // The container dies while the kubelet is down: status rebuilt from the runtime.
   const died = merger.update("cri", [webRuntime("exited")]);
@@ -115,6 +111,6 @@ Deno.test("PodMerger keeps held kubelet pods that the runtime never ran (Pending
   const web = snapshotOf(kubeletWeb());
   merger.update("cri", []);
   merger.update("kubelet-podsapi", [web]);
-  const view = merger.update("kubelet-podsapi", [held(web)]);
+  const view = merger.update("kubelet-podsapi", [web], true);
   assert.equal(find(view, WEB_UID)!.pod, web.pod);
 });

@@ -106,3 +106,36 @@ Deno.test("nothing waits before the kubelet synced, without a runtime, or with t
   specOnly.pipeline.apply("kubelet", [kubeletPod("a")]);
   assert.equal((await specOnly.drain()).length, 1);
 });
+
+Deno.test("a new pod the runtime shows first waits for the API server source (a mirror pod comes later)", async () => {
+  const { pipeline, asked, drain } = pipelineOf(["cri", "apiserver"]);
+  pipeline.apply("apiserver", []);
+  pipeline.apply("cri", []);
+  pipeline.apply("cri", [runtimePod("a")]);
+  assert.deepEqual(await drain(), [], "a waits for the API server");
+  assert.deepEqual(asked, [["apiserver"]]);
+  pipeline.apply("apiserver", [kubeletPod("a")]);
+  assert.deepEqual(await drain(), [{ type: "ADDED", uid: "a", restartPolicy: "Never" }]);
+});
+
+Deno.test("a new pod waits for every spec source the node has, each one view, never the kubelet's Pods API", async () => {
+  const { pipeline, asked, drain } = pipelineOf(["cri", "kubelet-podsapi", "apiserver", "kubelet"]);
+  pipeline.apply("kubelet-podsapi", []);
+  pipeline.apply("apiserver", []);
+  pipeline.apply("kubelet", []);
+  pipeline.apply("cri", [runtimePod("a")]);
+  assert.deepEqual(asked, [["apiserver", "kubelet"]], "not the kubelet's Pods API");
+  pipeline.apply("apiserver", []);
+  assert.deepEqual(await drain(), [], "still waits for the kubelet's /pods");
+  pipeline.apply("kubelet", [kubeletPod("a")]);
+  assert.deepEqual(await drain(), [{ type: "ADDED", uid: "a", restartPolicy: "Never" }]);
+});
+
+Deno.test("with the kubelet's Pods API alone, a new pod the runtime shows is never held", async () => {
+  // The kubelet sends a pod before its sandbox exists; a node without the API sends nothing.
+  const { pipeline, asked, drain } = pipelineOf(["cri", "kubelet-podsapi"]);
+  pipeline.apply("kubelet-podsapi", []);
+  pipeline.apply("cri", [runtimePod("a")]);
+  assert.deepEqual(await drain(), [{ type: "ADDED", uid: "a", restartPolicy: undefined }]);
+  assert.deepEqual(asked, []);
+});

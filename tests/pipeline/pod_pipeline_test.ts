@@ -53,10 +53,10 @@ Deno.test("Relister with the pipeline's gate: the gate is the one record of a so
     period: 1000,
     timeout: 1000,
   });
-  assert.equal(relister.synced, false);
+  assert.equal(relister.feed.synced, false);
   clock.advance(500);
   assert.ok(await relister.relistOnce(new AbortController().signal));
-  assert.equal(relister.synced, true);
-  assert.equal(relister.lastSuccessAt, pipeline.gate.lastSuccess("fake"));
-  assert.equal(relister.lastSuccessAt, clock.now());
+  assert.equal(relister.feed.synced, true);
+  assert.equal(relister.feed.lastSuccessAt, pipeline.gate.lastSuccess("fake"));
+  assert.equal(relister.feed.lastSuccessAt, clock.now());
 });

@@ -4,14 +4,15 @@ import { silentLogger } from "../../src/log.ts";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import { MAX_HOLD_BACK, PodPipeline } from "../../src/pipeline/mod.ts";
 import type { PodObject } from "../../src/model/pod.ts";
+import type { PodSourceKind } from "../../src/model/pod_source_kind.ts";
 import { canonicalEncoder, makePod } from "../_fixtures/pods.ts";
 import { containerResources, gpuPod, podResources } from "../_fixtures/pod_resources.ts";
 import { metricValue } from "../_support/metric_value.ts";
 
-function pipelineWith(pods: PodObject[]) {
+function pipelineWith(pods: PodObject[], sources: PodSourceKind[] = ["fake"]) {
   const registry = createMetricsRegistry();
   const pipeline = new PodPipeline({
-    sources: ["fake"],
+    sources,
     encode: canonicalEncoder,
     clock: new FakeClock(),
     metrics: registry.metrics,
@@ -145,4 +146,16 @@ Deno.test("applyResources(): the same allocation in another order is no change",
   pipeline.applyResources([]);
   assert.equal(pipeline.query.position, position + 2, "gone from the answer: holds nothing");
   assert.equal(pipeline.cache.get("p")?.resources, undefined);
+});
+
+Deno.test("applyResources(): a pod only the runtime shows is not held back for containers it has not made yet", () => {
+  const { pipeline } = pipelineWith([], ["fake", "cri"]);
+  // The runtime runs the pod's init container; its app container is not made yet.
+  const pod = makePod({ uid: "p", name: "job", containers: ["init"] });
+  pipeline.apply("cri", [{ uid: "p", pod }]);
+  const entry = podResources("default", "job", [containerResources("app", { cpuIds: [4] })]);
+  assert.deepEqual(pipeline.applyResources([entry]).matched, 1, "the runtime's spec is partial");
+  // Once a spec source has the pod, its spec is whole and decides.
+  pipeline.apply("fake", [{ uid: "p", pod }]);
+  assert.equal(pipeline.applyResources([entry]).heldBack, 1);
 });

@@ -8,7 +8,7 @@ import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import { silentLogger } from "../../src/log.ts";
 import type { PodSnapshot } from "../../src/model/pod.ts";
 import { Relister } from "../../src/relist/relister.ts";
-import { type PodSource, SourceUnavailableError } from "../../src/sources/mod.ts";
+import { type PolledSource, SourceUnavailableError } from "../../src/sources/mod.ts";
 import { FakeClock, makeSnapshot } from "../_fixtures/pods.ts";
 import { metricValue } from "../_support/metric_value.ts";
 import { Prng } from "../_support/prng.ts";
@@ -27,7 +27,7 @@ interface Call {
 }
 
 /** A source whose every read stays open until the test answers it. */
-class HandSource implements PodSource {
+class HandSource implements PolledSource {
   readonly kind = "fake" as const;
   readonly calls: Call[] = [];
   /** Answer every read at once (`answer`) or with an error (`fail`) instead of waiting. */
@@ -127,7 +127,7 @@ Deno.test("Relister.relistOnce() never applies a read that timed out, however la
   const first = relister.relistOnce(signal);
   sleeps.fire(TIMEOUT);
   assert.equal(await first, false);
-  assert.equal((relister.lastError as SourceUnavailableError).reason, "timeout");
+  assert.equal((relister.feed.lastError as SourceUnavailableError).reason, "timeout");
   const second = relister.relistOnce(signal);
   await settle();
   assert.equal(source.calls.length, 1, "no second read beside the one still out");
@@ -152,7 +152,7 @@ Deno.test("Relister.relistOnce() waits for a read given up on no longer than its
   sleeps.fire(TIMEOUT);
   assert.equal(await second, false);
   assert.equal(source.calls.length, 1, "the stuck source was not read again");
-  assert.equal(relister.consecutiveFailures, 2);
+  assert.equal(relister.feed.consecutiveFailures, 2);
   assert.equal(await metricValue(metrics.relistErrors, { reason: "timeout" }), 2);
   source.calls[0]!.answer();
   const third = relister.relistOnce(signal);

@@ -10,7 +10,7 @@ import { silentLogger } from "../../src/log.ts";
 import type { PodSnapshot } from "../../src/model/pod.ts";
 import { Relister } from "../../src/relist/relister.ts";
 import { clockSleep } from "../../src/sleep.ts";
-import type { PodSource } from "../../src/sources/mod.ts";
+import type { PolledSource } from "../../src/sources/mod.ts";
 import { makeSnapshot } from "../_fixtures/pods.ts";
 import { metricValue } from "../_support/metric_value.ts";
 import { Prng } from "../_support/prng.ts";
@@ -20,7 +20,7 @@ const TIMEOUT = 5000;
 const SPACING = 100;
 
 /** A source that answers at once with its current version; events bump the version. */
-class VersionedSource implements PodSource {
+class VersionedSource implements PolledSource {
   readonly kind = "fake" as const;
   version = 0;
   /** Clock time of every read. */

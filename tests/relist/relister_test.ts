@@ -4,13 +4,13 @@ import type { Metrics } from "../../src/metrics/metrics.ts";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import type { PodSnapshot } from "../../src/model/pod.ts";
 import { Relister, type RelisterOptions } from "../../src/relist/relister.ts";
-import { type PodSource, SourceUnavailableError } from "../../src/sources/mod.ts";
+import { type PolledSource, SourceUnavailableError } from "../../src/sources/mod.ts";
 import { FakeClock, makeSnapshot } from "../_fixtures/pods.ts";
 import { metricValue } from "../_support/metric_value.ts";
 import { FakeSleeps } from "./_fake_sleeps.ts";
 
 /** A source that answers from `pods`, or fails or hangs as scripted. */
-class ScriptedSource implements PodSource {
+class ScriptedSource implements PolledSource {
   readonly kind = "fake" as const;
   pods: PodSnapshot[] = [];
   /** Errors to throw on the next calls, in order. */
@@ -72,12 +72,12 @@ Deno.test("Relister.relistOnce() hands the view to the sink and records success"
   const { clock, source, metrics, received, relister, sleeps } = setup();
   source.pods = [makeSnapshot({ uid: "a" }), makeSnapshot({ uid: "b" })];
   source.latency = 20;
-  assert.equal(relister.synced, false);
+  assert.equal(relister.feed.synced, false);
   assert.equal(await relister.relistOnce(new AbortController().signal), true);
   assert.deepEqual(received, [source.pods]);
-  assert.equal(relister.synced, true);
-  assert.equal(relister.lastSuccessAt, clock.now());
-  assert.equal(relister.lastError, undefined);
+  assert.equal(relister.feed.synced, true);
+  assert.equal(relister.feed.lastSuccessAt, clock.now());
+  assert.equal(relister.feed.lastError, undefined);
   assert.equal(relister.name, "fake");
   assert.equal(await metricValue(metrics.sourcePods, { source: "fake" }), 2);
   assert.equal(await metricValue(metrics.sourceSynced, { source: "fake" }), 1);
@@ -96,19 +96,19 @@ Deno.test("Relister.relistOnce() keeps the previous state when the source fails"
   const signal = new AbortController().signal;
   source.failures = [new SourceUnavailableError("Cannot reach runtime", { reason: "unreachable" })];
   assert.equal(await relister.relistOnce(signal), false);
-  assert.equal(relister.synced, false);
+  assert.equal(relister.feed.synced, false);
   assert.equal(await metricValue(metrics.sourceSynced, { source: "cri" }), 0);
   source.pods = [makeSnapshot({ uid: "a" })];
   assert.equal(await relister.relistOnce(signal), true);
-  const lastSuccess = relister.lastSuccessAt;
+  const lastSuccess = relister.feed.lastSuccessAt;
   source.failures = [new Error("boom"), new Error("boom again")];
   assert.equal(await relister.relistOnce(signal), false);
   assert.equal(await relister.relistOnce(signal), false);
   assert.deepEqual(received, [source.pods], "the sink only sees successful views");
-  assert.equal(relister.synced, true);
-  assert.equal(relister.lastSuccessAt, lastSuccess);
-  assert.equal((relister.lastError as Error).message, "boom again");
-  assert.equal(relister.consecutiveFailures, 2);
+  assert.equal(relister.feed.synced, true);
+  assert.equal(relister.feed.lastSuccessAt, lastSuccess);
+  assert.equal((relister.feed.lastError as Error).message, "boom again");
+  assert.equal(relister.feed.consecutiveFailures, 2);
   assert.equal(
     await metricValue(metrics.relistErrors, { source: "cri", reason: "unreachable" }),
     1,
@@ -129,8 +129,8 @@ Deno.test("Relister.relistOnce() gives up on a source that does not answer in ti
   sleeps.fire(TIMEOUT);
   assert.equal(await result, false);
   assert.ok(source.signals[0]?.aborted, "the source's call is aborted");
-  assert.ok(relister.lastError instanceof SourceUnavailableError);
-  assert.equal((relister.lastError as SourceUnavailableError).reason, "timeout");
+  assert.ok(relister.feed.lastError instanceof SourceUnavailableError);
+  assert.equal((relister.feed.lastError as SourceUnavailableError).reason, "timeout");
   assert.equal(await metricValue(metrics.relistErrors, { reason: "timeout" }), 1);
   assert.deepEqual(received, []);
 });
@@ -142,8 +142,8 @@ Deno.test("Relister.relistOnce() stops quietly when its signal aborts", async ()
   const result = relister.relistOnce(controller.signal);
   controller.abort();
   assert.equal(await result, false);
-  assert.equal(relister.lastError, undefined);
-  assert.equal(relister.consecutiveFailures, 0);
+  assert.equal(relister.feed.lastError, undefined);
+  assert.equal(relister.feed.consecutiveFailures, 0);
   assert.equal(await metricValue(metrics.relistErrors, { reason: "timeout" }), 0);
   assert.equal(sleeps.pending.length, 0);
   assert.equal(await relister.relistOnce(controller.signal), false);
@@ -158,7 +158,7 @@ Deno.test("Relister.relistOnce() counts a failing sink", async () => {
   });
   assert.equal(await relister.relistOnce(new AbortController().signal), false);
   assert.equal(await metricValue(metrics.relistErrors, { reason: "sink" }), 1);
-  assert.equal(relister.synced, false);
+  assert.equal(relister.feed.synced, false);
 });
 
 Deno.test("Relister.run() relists every period and backs off while the source fails", async () => {

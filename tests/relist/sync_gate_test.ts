@@ -93,3 +93,16 @@ Deno.test("SyncGate.waitOpen() rejects with the signal's reason on abort", async
   gate.markSynced("cri");
   await gate.waitOpen(controller.signal);
 });
+
+Deno.test("SyncGate.vouch(): a watched source is never stale while it vouches, and ages from when it stops", () => {
+  const clock = new FakeClock(0);
+  const gate = new SyncGate({ sources: ["apiserver"], clock, staleAfter: 1000 });
+  gate.markSynced("apiserver");
+  gate.vouch("apiserver", true);
+  clock.advance(60_000);
+  assert.deepEqual(gate.health(clock.now()).reasons, [], "a silent watch is not stale");
+  gate.vouch("apiserver", false);
+  assert.deepEqual(gate.health(clock.now()).reasons, [], "its view was current until it failed");
+  clock.advance(1001);
+  assert.match(gate.health(clock.now()).reasons.join(), /source "apiserver" last read 1 s ago/);
+});

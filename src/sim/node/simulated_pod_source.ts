@@ -8,7 +8,7 @@
 import type { Clock } from "../../clock.ts";
 import type { PodObject, PodSnapshot } from "../../model/pod.ts";
 import type { SimulatedNode } from "./simulated_node.ts";
-import type { PodSource } from "../../sources/mod.ts";
+import type { PolledSource } from "../../sources/mod.ts";
 
 /** Options of {@linkcode SimulatedPodSource}. */
 export interface SimulatedPodSourceOptions {
@@ -19,7 +19,7 @@ export interface SimulatedPodSourceOptions {
 }
 
 /**
- * A {@linkcode PodSource} over a {@linkcode SimulatedNode}: each `list()`
+ * A {@linkcode PolledSource} over a {@linkcode SimulatedNode}: each `list()`
  * advances the node to the clock's time and reports its pods. A pod that
  * did not change keeps its snapshot object, so the cache skips it by
  * identity.
@@ -34,7 +34,7 @@ export interface SimulatedPodSourceOptions {
  * console.log((await source.list(AbortSignal.timeout(1000))).length);
  * ```
  */
-export class SimulatedPodSource implements PodSource {
+export class SimulatedPodSource implements PolledSource {
   /** Reported as `"fake"`: a simulated node is a fake source. */
   readonly kind = "fake" as const;
   /** The node behind the source. */

@@ -13,10 +13,11 @@
  * change, so the cache emits nothing for them. Failed requests back off with
  * jitter (or as long as `Retry-After` says).
  *
- * `list()` hands the relister the view the watch keeps: the same array
- * while nothing changed. While the API server cannot be reached it throws
- * the last error: the relister keeps the last pods and counts, and `/readyz`
- * reports the source once it is older than `--relist-threshold`.
+ * Every change the watch brings hands the view to the sink (the same array
+ * while nothing changed). When the API server cannot be reached, the sink is
+ * told each failure: the daemon keeps the last pods and counts, and
+ * `/readyz` reports the source once its failure is older than
+ * `--relist-threshold`.
  *
  * @module
  */
@@ -29,7 +30,7 @@ import { isJsonObject, type JsonObject } from "../../model/json.ts";
 import { CONFIG_ANNOTATION } from "../../model/kubelet_keys.ts";
 import type { PodObject, PodSnapshot, PodUid } from "../../model/pod.ts";
 import { abortableSleep, type Sleep } from "../../sleep.ts";
-import type { PodSource } from "../mod.ts";
+import type { ViewSink, WatchedSource } from "../mod.ts";
 import { checkPodItem, jsonEqual } from "../pod_items.ts";
 import { ApiServerClient, type ApiServerClientOptions, ApiServerError } from "./client.ts";
 import type { ApiServerConnection } from "./connection.ts";
@@ -125,11 +126,11 @@ function samePod(a: Readonly<PodObject>, b: Readonly<PodObject>): boolean {
  *   clock: { now: () => Date.now() },
  *   log: silentLogger,
  * });
- * const pods = await source.list(AbortSignal.timeout(30_000));
+ * void source.run({ view: (pods) => console.log(pods.length), failed: console.warn }, signal);
  * source.close();
  * ```
  */
-export class ApiServerPodSource implements PodSource {
+export class ApiServerPodSource implements WatchedSource {
   /** Always `"apiserver"`. */
   readonly kind = "apiserver" as const;
   readonly #client: ApiServerClient;
@@ -145,7 +146,8 @@ export class ApiServerPodSource implements PodSource {
   readonly #random: () => number;
   readonly #sleep: Sleep;
   readonly #stop = new AbortController();
-  readonly #listeners = new Set<() => void>();
+  /** Where views go: set by `run`. */
+  #sink: ViewSink | undefined;
   #loop: Promise<void> | undefined;
   #store = new Map<PodUid, PodSnapshot>();
   #view: readonly PodSnapshot[] | undefined = Object.freeze([]);
@@ -155,7 +157,6 @@ export class ApiServerPodSource implements PodSource {
   #synced = false;
   #lastError: ApiServerError | undefined;
   #reported = new Set<string>();
-  #outcome = Promise.withResolvers<void>();
 
   /**
    * @param options Connection, node, clock, log, metrics and timing.
@@ -211,43 +212,26 @@ export class ApiServerPodSource implements PodSource {
   }
 
   /**
-   * The pods the watch holds. Starts the list and watch on the first call.
+   * Starts the list and watch (they run until {@linkcode stop}) and hands
+   * `sink` the view now (when there is one) and after every burst of watch
+   * events that changed a pod,
+   * and each failure while the API server cannot be read (the watch keeps
+   * retrying).
    *
-   * @param signal Abandons the wait for the first list.
-   * @returns Every pod of the node; the same array while nothing changed.
-   * @throws {ApiServerError} When the API server cannot be read now (the
-   *   last failure; the watch keeps retrying in the background).
-   */
-  async list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
-    this.#start();
-    while (!this.#synced && this.#lastError === undefined) {
-      signal.throwIfAborted();
-      const aborted = new Promise<void>((resolve) =>
-        signal.addEventListener("abort", () => resolve(), { once: true })
-      );
-      await Promise.race([this.#outcome.promise, aborted]);
-    }
-    signal.throwIfAborted();
-    if (this.#lastError !== undefined) throw this.#lastError;
-    return this.#view ??= Object.freeze([...this.#store.values()]);
-  }
-
-  /**
-   * Calls `onChange` after every burst of watch events that changed a pod,
-   * and when the API server can be read again after a failure.
-   *
-   * @param signal Stops calling.
-   * @param onChange Called per change.
+   * @param sink Where the views go.
+   * @param signal Stops handing views to `sink`.
    * @returns Resolves once the signal aborts.
    */
-  async watchChanges(signal: AbortSignal, onChange: () => void): Promise<void> {
-    this.#start();
+  async run(sink: ViewSink, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
-    this.#listeners.add(onChange);
+    this.#sink = sink;
+    // A sink that comes after the first outcome is told where things stand.
+    this.#notify();
+    this.#start();
     await new Promise<void>((resolve) =>
       signal.addEventListener("abort", () => resolve(), { once: true })
     );
-    this.#listeners.delete(onChange);
+    if (this.#sink === sink) this.#sink = undefined;
   }
 
   /** Stops the watch and releases the HTTP client. */
@@ -273,14 +257,12 @@ export class ApiServerPodSource implements PodSource {
     );
   }
 
+  /** Hands the sink the view, or the failure that keeps it from being current. */
   #notify(): void {
-    for (const listener of this.#listeners) listener();
-  }
-
-  /** Wakes `list()` callers waiting for the first outcome. */
-  #settle(): void {
-    this.#outcome.resolve();
-    this.#outcome = Promise.withResolvers<void>();
+    const sink = this.#sink;
+    if (sink === undefined) return;
+    if (this.#lastError !== undefined) return sink.failed(this.#lastError);
+    if (this.#synced) sink.view(this.#view ??= Object.freeze([...this.#store.values()]));
   }
 
   #healthy(): void {
@@ -342,8 +324,7 @@ export class ApiServerPodSource implements PodSource {
       error: error.message,
       ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
     });
-    this.#settle();
-    if (previous === undefined) this.#notify();
+    this.#notify();
   }
 
   #selector(): string {
@@ -425,9 +406,8 @@ export class ApiServerPodSource implements PodSource {
     if (first) {
       this.#log.info("API server source synced", { server: this.server, pods: store.size, rv });
     }
-    this.#settle();
-    this.#healthy();
-    if (changed || first) this.#notify();
+    if (this.#lastError !== undefined) this.#healthy();
+    else if (changed || first) this.#notify();
   }
 
   async #watch(signal: AbortSignal): Promise<{ end: WatchEnd; lines: number }> {

@@ -9,8 +9,9 @@
  *
  * Between lists, a runtime event that carries its pod's statuses (containerd
  * 1.7+, CRI-O) is taken into the view at once, as the kubelet's evented PLEG
- * takes it into its pod cache ({@linkcode CriPodSource.watchChanges}): each
- * change reaches watchers apart, without a list. The state and its rules live
+ * takes it into its pod cache, and the new view is handed to the poller
+ * ({@linkcode CriPodSource.watchChanges}): each change reaches watchers
+ * apart, without a list. The state and its rules live
  * in {@linkcode CriState}; each list replaces it with what it read.
  *
  * @module
@@ -23,7 +24,7 @@ import { silentLogger } from "../../log.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
 import type { PodSnapshot } from "../../model/pod.ts";
 import { abortableSleep } from "../../sleep.ts";
-import { type PodSource, SourceUnavailableError } from "../mod.ts";
+import { type PolledSource, type SourceChanges, SourceUnavailableError } from "../mod.ts";
 import { containerIdScheme, type RejectReason, UNNAMED_RUNTIME } from "./convert.ts";
 import { CriState, type Inspection, type InspectPlan } from "./cri_state.ts";
 import {
@@ -117,7 +118,7 @@ const NO_PROCESSES: readonly RunningContainerProcess[] = Object.freeze([]);
  * const pods = await source.list(AbortSignal.timeout(30_000));
  * ```
  */
-export class CriPodSource implements PodSource, ContainerProcessSource {
+export class CriPodSource implements PolledSource, ContainerProcessSource {
   /** Always `"cri"`. */
   readonly kind = "cri" as const;
   readonly #runtime: CriPodSourceOptions["runtime"];
@@ -133,9 +134,8 @@ export class CriPodSource implements PodSource, ContainerProcessSource {
   #reading = 0;
   /** Events that arrived while a read was in progress, oldest first. */
   #arrived: ContainerEventResponse[] = [];
-  /** Where events go: set by `watchChanges`. */
-  #onHint: (() => void) | undefined;
-  #onApplied: (() => void) | undefined;
+  /** Where what events say goes: set by `watchChanges`. */
+  #changes: SourceChanges | undefined;
   /** Ends the process reads events start: the event subscription's signal. */
   #eventSignal: AbortSignal | undefined;
   /** Containers whose process is being read for an event. */
@@ -227,16 +227,6 @@ export class CriPodSource implements PodSource, ContainerProcessSource {
 
   #nowNs(): number {
     return this.#clock.now() * 1e6;
-  }
-
-  /**
-   * The view as the last list left it and the events taken in since: what
-   * `list()` would return, without reading the runtime.
-   *
-   * @returns One snapshot per pod.
-   */
-  view(): readonly PodSnapshot[] {
-    return this.#state?.view() ?? [];
   }
 
   /**
@@ -341,8 +331,9 @@ export class CriPodSource implements PodSource, ContainerProcessSource {
     const before = state?.view();
     const outcome = state?.applyEvent(event) ?? "relist";
     this.#options.metrics?.runtimeEvents.inc({ outcome });
-    if (state !== undefined && state.view() !== before) this.#onApplied?.();
-    if (outcome === "relist") this.#onHint?.();
+    const view = state?.view();
+    if (view !== undefined && view !== before) this.#changes?.view(view);
+    if (outcome === "relist") this.#changes?.relist();
     if (state !== undefined) this.#readProcessesOf(event, state);
   }
 
@@ -386,44 +377,34 @@ export class CriPodSource implements PodSource, ContainerProcessSource {
 
   /**
    * Subscribes to the runtime's container events. Each is taken into the
-   * view if it can be ({@linkcode CriState.applyEvent}): `onApplied` is
-   * called when that changed the view; an event the last list already
-   * covered calls nothing; any other calls `onHint`, so the caller relists
-   * early. Without `onApplied`, every event is a hint. On UNIMPLEMENTED
-   * (containerd 1.6) it logs once at info and returns; when the stream ends
-   * or fails otherwise it asks for a relist (events may be lost meanwhile)
-   * and resubscribes with backoff (250 ms doubling to 30 s).
+   * view if it can be ({@linkcode CriState.applyEvent}): the view is handed
+   * to `changes` when that changed it; an event the last list already
+   * covered tells nothing; any other asks `changes` for a relist. On
+   * UNIMPLEMENTED (containerd 1.6) it logs once at info and returns; when
+   * the stream ends or fails otherwise it asks for a relist (events may be
+   * lost meanwhile) and resubscribes with backoff (250 ms doubling to 30 s).
    *
    * @param signal Stops the subscription.
-   * @param onHint Called for each event left to a relist.
-   * @param onApplied Called for each event that changed the view, in order.
+   * @param changes Told each view an event changed, in order, and each event left to a relist.
    * @returns Resolves when `signal` aborts or the runtime has no events.
    */
-  async watchChanges(
-    signal: AbortSignal,
-    onHint: () => void,
-    onApplied?: () => void,
-  ): Promise<void> {
+  async watchChanges(signal: AbortSignal, changes: SourceChanges): Promise<void> {
     const resubscribe = new Backoff({ initialMs: 250, maxMs: 30_000, jitter: 0 });
-    const events = this.#options.metrics?.runtimeEvents;
-    if (onApplied !== undefined) {
-      this.#eventSignal = signal;
-      this.#onHint = () => {
-        if (!signal.aborted) onHint();
-      };
-      this.#onApplied = () => {
-        if (!signal.aborted) onApplied();
-      };
-    }
+    this.#eventSignal = signal;
+    this.#changes = {
+      relist: () => {
+        if (!signal.aborted) changes.relist();
+      },
+      view: (view) => {
+        if (!signal.aborted) changes.view(view);
+      },
+    };
     while (!signal.aborted) {
       let failure: unknown;
       try {
         for await (const event of this.#runtime.getContainerEvents({}, { signal })) {
           resubscribe.reset();
-          if (onApplied === undefined) {
-            events?.inc({ outcome: "relist" });
-            onHint();
-          } else if (!signal.aborted) this.#take(event);
+          if (!signal.aborted) this.#take(event);
         }
         if (signal.aborted) return;
       } catch (err) {
@@ -443,7 +424,7 @@ export class CriPodSource implements PodSource, ContainerProcessSource {
         error: failure,
       });
       // Events may be lost until the stream is back: a relist reads what they said.
-      onHint();
+      changes.relist();
       await abortableSleep(backoffMs, signal);
     }
   }

@@ -7,7 +7,7 @@
  *   relist read (its lists, and the statuses it inspected or had read before
  *   of items listed unchanged). After it, the view is the view a fresh state
  *   would build from the same answers: nothing an event said survives it.
- * - {@linkcode CriState.applyEvent} takes one runtime event that carries its
+ * - {@linkcode CriState.applyEvent} (its rules in `_event_intake.ts`) takes one runtime event that carries its
  *   pod's statuses (containerd 1.7+, CRI-O) into the view, as the kubelet's
  *   evented PLEG takes it into its pod cache, and only moves a record forward
  *   in the runtime's own time. Whatever it cannot be sure of (no statuses,
@@ -32,32 +32,26 @@ import {
   type RejectReason,
   sandboxPodUid,
 } from "./convert.ts";
-import {
-  containerItemOf,
-  sameContainerStatus,
-  sameSandboxStatus,
-  sandboxItemOf,
-} from "./_event_items.ts";
+import { sameContainerStatus, sameSandboxStatus } from "./_event_items.ts";
+import { takeEvent } from "./_event_intake.ts";
+import type {
+  ContainerRecord,
+  EventOutcome,
+  HeldRecords,
+  ListWindow,
+  Observed,
+  SandboxRecord,
+} from "./_records.ts";
 import {
   type Container,
-  CONTAINER_EVENT_TYPE,
   CONTAINER_STATE,
   type ContainerEventResponse,
   type ContainerStatus,
-  POD_SANDBOX_STATE,
   type PodSandbox,
   type PodSandboxStatus,
 } from "./_types.ts";
 
-/**
- * When a relist read the runtime, in ns since the epoch (the clock the
- * runtime stamps its events with): it read everything after `fromNs` and
- * before `toNs`.
- */
-export interface ListWindow {
-  readonly fromNs: number;
-  readonly toNs: number;
-}
+export type { EventOutcome, ListWindow };
 
 /** What one inspection gave: a status, `gone` (NOT_FOUND) or `failed` (any other per-item error). */
 export type Inspection<T> = T | "gone" | "failed";
@@ -80,12 +74,6 @@ export interface InspectPlan {
   readonly containerIds: readonly string[];
 }
 
-/**
- * What became of an event: `applied` (taken in; the view may be the same),
- * `covered` (older than what the last relist read), `relist` (left to one).
- */
-export type EventOutcome = "applied" | "covered" | "relist";
-
 /** Options of {@linkcode CriState}. */
 export interface CriStateOptions {
   /** `spec.nodeName` of every pod. */
@@ -98,31 +86,6 @@ export interface CriStateOptions {
   readonly onReject?: (reason: RejectReason, detail: string) => void;
 }
 
-/** A runtime record and when the runtime was observed with it. */
-interface Observed {
-  /** The runtime was in this state at some time from `seenFromNs` to `seenToNs`. */
-  readonly seenFromNs: number;
-  readonly seenToNs: number;
-  /** The status was read by a relist's inspection (not given by an event). */
-  readonly listed: boolean;
-  /** Made by an event: its item is built from the event's status, not listed. */
-  readonly byEvent: boolean;
-  /** Inspect at the next relist: made or changed by an event, or its inspection failed. */
-  readonly inspect: boolean;
-}
-
-interface SandboxRecord extends Observed {
-  readonly item: PodSandbox;
-  /** The pod UID it belongs to, or `undefined` when it names none validly. */
-  readonly uid: string | undefined;
-  readonly status: PodSandboxStatus | undefined;
-}
-
-interface ContainerRecord extends Observed {
-  readonly item: Container;
-  readonly status: ContainerStatus | undefined;
-}
-
 interface PodInputs {
   readonly sandboxes: SandboxRecord[];
   readonly containers: ContainerRecord[];
@@ -132,25 +95,6 @@ interface PodEntry {
   /** The items and statuses the snapshot was built from (identity compared). */
   readonly inputs: readonly object[];
   readonly snapshot: PodSnapshot | undefined;
-}
-
-/** How far on a container's state is: an event never moves one back (UNKNOWN: not at all). */
-function rank(state: number): number {
-  switch (state) {
-    case CONTAINER_STATE.created:
-      return 0;
-    case CONTAINER_STATE.running:
-      return 1;
-    case CONTAINER_STATE.exited:
-      return 2;
-    default:
-      return -1;
-  }
-}
-
-/** How far on a sandbox's state is: READY, then NOTREADY (for good). */
-function sandboxRank(state: number): number {
-  return state === POD_SANDBOX_STATE.notReady ? 1 : 0;
 }
 
 /**
@@ -169,20 +113,17 @@ function sandboxRank(state: number): number {
  */
 export class CriState {
   readonly #options: CriStateOptions;
-  #sandboxes = new Map<string, SandboxRecord>();
-  #containers = new Map<string, ContainerRecord>();
-  /** Exited containers to inspect once more: a runtime may record an exit's reason late. */
-  #exitRecheck = new Set<string>();
+  #held: HeldRecords = {
+    window: undefined,
+    sandboxes: new Map(),
+    containers: new Map(),
+    exitRecheck: new Set(),
+    goneAt: new Map(),
+  };
   #pods = new Map<string, PodEntry>();
   #view: readonly PodSnapshot[] = [];
   /** Keys of items rejected at the last relist, so each is counted once. */
   #rejected = new Set<string>();
-  #window: ListWindow | undefined;
-  /**
-   * Sandboxes and containers an event found gone since the last relist,
-   * with its stamp: an older event arriving late must not bring one back.
-   */
-  #goneAt = new Map<string, number>();
   /** Container ID -> its init process, as a relist's verbose inspection read it. */
   #processes = new Map<string, ContainerProcess>();
   /** The running containers with a process; `undefined` after any change. */
@@ -211,11 +152,11 @@ export class CriState {
   containerProcesses(): readonly RunningContainerProcess[] {
     if (this.#running !== undefined) return this.#running;
     const out: RunningContainerProcess[] = [];
-    for (const [id, record] of this.#containers) {
+    for (const [id, record] of this.#held.containers) {
       const process = this.#processes.get(id);
       if (process === undefined) continue;
       if ((record.status?.state ?? record.item.state) !== CONTAINER_STATE.running) continue;
-      const podUid = this.#sandboxes.get(record.item.podSandboxId)?.uid ??
+      const podUid = this.#held.sandboxes.get(record.item.podSandboxId)?.uid ??
         containerPodUid(record.item);
       if (podUid !== undefined) out.push({ containerId: id, podUid, ...process });
     }
@@ -231,7 +172,7 @@ export class CriState {
    * @returns `true` when its process is wanted.
    */
   wantsProcess(id: string): boolean {
-    const record = this.#containers.get(id);
+    const record = this.#held.containers.get(id);
     return record !== undefined && !this.#processes.has(id) &&
       (record.status?.state ?? record.item.state) === CONTAINER_STATE.running;
   }
@@ -254,7 +195,7 @@ export class CriState {
 
   /** The window of the last relist applied, if any. */
   get window(): ListWindow | undefined {
-    return this.#window;
+    return this.#held.window;
   }
 
   /**
@@ -267,7 +208,7 @@ export class CriState {
    * @returns The held item, or `undefined`.
    */
   settledSandbox(id: string, state: number, createdAt: number): PodSandbox | undefined {
-    const record = this.#sandboxes.get(id);
+    const record = this.#held.sandboxes.get(id);
     return record !== undefined && settled(record, state, createdAt) ? record.item : undefined;
   }
 
@@ -280,8 +221,9 @@ export class CriState {
    * @returns The held item, or `undefined`.
    */
   settledContainer(id: string, state: number, createdAt: number): Container | undefined {
-    const record = this.#containers.get(id);
-    return record !== undefined && settled(record, state, createdAt) && !this.#exitRecheck.has(id)
+    const record = this.#held.containers.get(id);
+    return record !== undefined && settled(record, state, createdAt) &&
+        !this.#held.exitRecheck.has(id)
       ? record.item
       : undefined;
   }
@@ -297,7 +239,7 @@ export class CriState {
   toInspect(sandboxes: readonly PodSandbox[], containers: readonly Container[]): InspectPlan {
     const sandboxIds: string[] = [];
     for (const item of sandboxes) {
-      const record = this.#sandboxes.get(item.id);
+      const record = this.#held.sandboxes.get(item.id);
       if (record === undefined && !isValidCriId(item.id)) continue;
       if (record === undefined || !settled(record, item.state, item.createdAt)) {
         sandboxIds.push(item.id);
@@ -305,11 +247,11 @@ export class CriState {
     }
     const containerIds: string[] = [];
     for (const item of containers) {
-      const record = this.#containers.get(item.id);
+      const record = this.#held.containers.get(item.id);
       if (record === undefined && !isValidCriId(item.id)) continue;
       if (
         record === undefined || !settled(record, item.state, item.createdAt) ||
-        this.#exitRecheck.has(item.id)
+        this.#held.exitRecheck.has(item.id)
       ) {
         containerIds.push(item.id);
       }
@@ -352,7 +294,7 @@ export class CriState {
     const sandboxes = new Map<string, SandboxRecord>();
     for (const item of answers.sandboxes) {
       const id = item.id;
-      const known = this.#sandboxes.get(id);
+      const known = this.#held.sandboxes.get(id);
       if (!admitId("sandbox", id, known !== undefined, sandboxes)) continue;
       const inspected = answers.sandboxStatuses.get(id);
       const read = this.#read(id, "sandbox", inspected, known, item, sameSandboxStatus);
@@ -374,7 +316,7 @@ export class CriState {
     const exitRecheck = new Set<string>();
     for (const item of answers.containers) {
       const id = item.id;
-      const known = this.#containers.get(id);
+      const known = this.#held.containers.get(id);
       if (!admitId("container", id, known !== undefined, containers)) continue;
       const inspected = answers.containerStatuses.get(id);
       const read = this.#read(id, "container", inspected, known, item, sameContainerStatus);
@@ -393,7 +335,7 @@ export class CriState {
       // read was that second look when it was pending (and not failed).
       const process = answers.containerProcesses?.get(id) ?? this.#processes.get(id);
       if (process !== undefined) processes.set(id, process);
-      const pending = this.#exitRecheck.has(id);
+      const pending = this.#held.exitRecheck.has(id);
       if (typeof inspected === "object") {
         const exitKnown = known?.listed === true && known.status?.state === CONTAINER_STATE.exited;
         if (inspected.state === CONTAINER_STATE.exited && !exitKnown && !pending) {
@@ -426,160 +368,27 @@ export class CriState {
       pods.set(uid, entry);
       if (entry.snapshot !== undefined) view.push(entry.snapshot);
     }
-    this.#sandboxes = sandboxes;
-    this.#containers = containers;
+    this.#held = { window, sandboxes, containers, exitRecheck, goneAt: new Map() };
     this.#processes = processes;
     this.#running = undefined;
-    this.#exitRecheck = exitRecheck;
     this.#pods = pods;
     this.#rejected = rejected;
-    this.#window = window;
-    this.#goneAt.clear();
     // The same array when every pod is: the cache downstream passes it by.
     if (!sameItems(view, this.#view)) this.#view = view;
   }
 
   /**
-   * Takes one runtime event in. Its statuses are the sandbox's and every one
-   * of its containers' as of its stamp (`createdAt`). A record is replaced
-   * only by a newer observation: stamped after the runtime was last observed
-   * with it, and never to an earlier state (a container CREATED, RUNNING,
-   * EXITED; a sandbox READY, NOTREADY). A held container of the sandbox that
-   * the event leaves out, made before its stamp, is gone. Something the last
-   * relist did not list is added only when made after that relist started;
-   * when the event is stamped within its read, a relist is asked for too.
-   * The sandbox's own DELETED removes the pod when it carries the sandbox's
-   * status, as the kubelet takes it; without one (containerd) a relist does.
+   * Takes one runtime event in (see `_event_intake.ts`). Its statuses are
+   * the sandbox's and every one of its containers' as of its stamp; a record
+   * only moves forward in the runtime's time, and what the last relist did
+   * not list and might have missed is left to a relist.
    *
    * @param event The event.
    * @returns What became of it.
    */
   applyEvent(event: ContainerEventResponse): EventOutcome {
     this.#running = undefined;
-    const window = this.#window;
-    const sandbox = event.podSandboxStatus;
-    if (
-      window === undefined || sandbox === null || !isValidCriId(sandbox.id) ||
-      !event.containersStatuses.every((c) => isValidCriId(c.id))
-    ) {
-      return "relist";
-    }
-    const stamp = event.createdAt;
-    if (stamp <= window.fromNs) return "covered";
-    const sandboxId = sandbox.id;
-    if (stamp <= (this.#goneAt.get(sandboxId) ?? -Infinity)) return "covered";
-    const known = this.#sandboxes.get(sandboxId);
-    if (
-      event.containerEventType === CONTAINER_EVENT_TYPE.deleted && event.containerId === sandboxId
-    ) {
-      return this.#removeSandbox(sandboxId, known, stamp);
-    }
-    let unsure = false;
-    if (known === undefined && stamp <= window.toNs) {
-      // Within the read: made before it started and not listed, it was gone.
-      if (sandbox.createdAt < window.fromNs) return "covered";
-      unsure = true;
-    }
-    const item = sandboxItemOf(sandbox);
-    const uid = sandboxPodUid(item);
-    if (uid === undefined || (known !== undefined && known.uid !== uid)) return "relist";
-    let changed = false;
-    if (
-      known === undefined ||
-      forward(
-        known,
-        sandboxRank(known.item.state),
-        sandboxRank(sandbox.state),
-        stamp,
-        () => known.status === undefined || !sameSandboxStatus(known.status, sandbox),
-      )
-    ) {
-      this.#sandboxes.set(sandboxId, { item, uid, status: sandbox, ...byEvent(stamp) });
-      changed = true;
-    }
-    const named = new Set<string>();
-    for (const status of event.containersStatuses) {
-      named.add(status.id);
-      const taken = this.#takeContainer(status, sandboxId, stamp, window);
-      if (taken === "unsure") unsure = true;
-      if (taken !== "same") changed = true;
-    }
-    for (const [id, record] of this.#containers) {
-      if (
-        record.item.podSandboxId !== sandboxId || named.has(id) ||
-        record.item.createdAt > stamp || stamp <= record.seenFromNs
-      ) {
-        continue;
-      }
-      this.#containers.delete(id);
-      this.#exitRecheck.delete(id);
-      this.#goneAt.set(id, stamp);
-      changed = true;
-    }
-    if (changed) this.#rebuildPod(uid);
-    return unsure ? "relist" : "applied";
-  }
-
-  /**
-   * The sandbox's own DELETED that still carries its status (as the kubelet
-   * takes it, the pod leaves its cache): the sandbox and its containers are
-   * gone for good (a relist that listed the sandbox read before its
-   * removal), and no older event brings them back before the next relist.
-   */
-  #removeSandbox(id: string, known: SandboxRecord | undefined, stamp: number): EventOutcome {
-    if (known === undefined) {
-      this.#goneAt.set(id, stamp);
-      return "covered";
-    }
-    this.#sandboxes.delete(id);
-    this.#goneAt.set(id, stamp);
-    for (const [cid, record] of this.#containers) {
-      if (record.item.podSandboxId !== id) continue;
-      this.#containers.delete(cid);
-      this.#exitRecheck.delete(cid);
-      this.#goneAt.set(cid, stamp);
-    }
-    if (known.uid !== undefined) this.#rebuildPod(known.uid);
-    return "applied";
-  }
-
-  /**
-   * Adds or moves on one container from an event's status.
-   *
-   * @returns `taken`, `same` (nothing newer), or `unsure` (taken, but made
-   * while the last relist read: a relist must confirm it).
-   */
-  #takeContainer(
-    status: ContainerStatus,
-    sandboxId: string,
-    stamp: number,
-    window: ListWindow,
-  ): "taken" | "same" | "unsure" {
-    const held = this.#containers.get(status.id);
-    let outcome: "taken" | "unsure" = "taken";
-    if (held === undefined) {
-      if (stamp <= (this.#goneAt.get(status.id) ?? -Infinity)) return "same";
-      if (stamp <= window.toNs) {
-        if (status.createdAt < window.fromNs) return "same";
-        outcome = "unsure";
-      }
-    } else if (
-      !forward(
-        held,
-        rank(held.item.state),
-        rank(status.state),
-        stamp,
-        () => held.status === undefined || !sameContainerStatus(held.status, status),
-      )
-    ) {
-      return "same";
-    }
-    this.#containers.set(status.id, {
-      item: containerItemOf(status, sandboxId),
-      status,
-      ...byEvent(stamp),
-    });
-    return outcome;
+    return takeEvent(this.#held, event, (uid) => this.#rebuildPod(uid));
   }
 
   /**
@@ -624,12 +433,12 @@ export class CriState {
    */
   #rebuildPod(uid: string): void {
     const group: PodInputs = { sandboxes: [], containers: [] };
-    for (const record of this.#sandboxes.values()) {
+    for (const record of this.#held.sandboxes.values()) {
       if (record.uid === uid) group.sandboxes.push(record);
     }
     if (group.sandboxes.length > 0) {
-      for (const record of this.#containers.values()) {
-        const owner = this.#sandboxes.get(record.item.podSandboxId)?.uid;
+      for (const record of this.#held.containers.values()) {
+        const owner = this.#held.sandboxes.get(record.item.podSandboxId)?.uid;
         if ((owner ?? containerPodUid(record.item)) === uid) group.containers.push(record);
       }
     }
@@ -676,28 +485,6 @@ export class CriState {
   #reject(reason: RejectReason, detail: string): void {
     this.#options.onReject?.(reason, detail);
   }
-}
-
-/** A record as an event leaves it: observed at the event's stamp, to be read by the next relist. */
-function byEvent(stamp: number): Observed {
-  return { seenFromNs: stamp, seenToNs: stamp, listed: false, byEvent: true, inspect: true };
-}
-
-/**
- * Whether an observation stamped `stamp` moves a record forward in the
- * runtime's time: surely newer than the record (after `seenToNs`), to a state
- * as far on and with news (`differs`); or maybe newer (after `seenFromNs`),
- * to a state further on.
- */
-function forward(
-  held: Observed,
-  heldRank: number,
-  nextRank: number,
-  stamp: number,
-  differs: () => boolean,
-): boolean {
-  if (stamp > held.seenToNs) return nextRank >= heldRank && differs();
-  return stamp > held.seenFromNs && nextRank > heldRank;
 }
 
 /** Whether a relist listing an item so keeps the record it has without inspecting it. */

@@ -6,7 +6,7 @@
  */
 
 import { type PodObject, type PodSnapshot, snapshotOf } from "../../model/pod.ts";
-import { type PodSource, SourceUnavailableError } from "../mod.ts";
+import { type PolledSource, SourceUnavailableError } from "../mod.ts";
 
 /** Options of {@linkcode FakePodSource}. */
 export interface FakePodSourceOptions {
@@ -17,7 +17,7 @@ export interface FakePodSourceOptions {
 type Scripted = { kind: "fail"; error: Error } | { kind: "hang" };
 
 /**
- * A {@linkcode PodSource} whose view a test sets directly. Snapshots are
+ * A {@linkcode PolledSource} whose view a test sets directly. Snapshots are
  * reused for pod objects already seen, so an unchanged pod keeps its
  * snapshot identity across `set()` calls.
  *
@@ -31,7 +31,7 @@ type Scripted = { kind: "fail"; error: Error } | { kind: "hang" };
  * console.log((await source.list(AbortSignal.timeout(1000))).length);
  * ```
  */
-export class FakePodSource implements PodSource {
+export class FakePodSource implements PolledSource {
   /** Always `"fake"`. */
   readonly kind = "fake" as const;
 

@@ -21,7 +21,7 @@ import type { Logger } from "../../log.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
 import { isJsonObject, type JsonObject } from "../../model/json.ts";
 import type { PodSnapshot } from "../../model/pod.ts";
-import { type PodSource, SourceUnavailableError } from "../mod.ts";
+import { type PolledSource, SourceUnavailableError } from "../mod.ts";
 import { bytesEqual } from "../../bytes_equal.ts";
 import { numericDefault } from "../../config_flags.ts";
 import {
@@ -141,7 +141,7 @@ function statusReason(status: number): KubeletFailureReason {
  * const pods = await source.list(AbortSignal.timeout(15_000));
  * ```
  */
-export class KubeletPodSource implements PodSource, Disposable {
+export class KubeletPodSource implements PolledSource, Disposable {
   /** Always `"kubelet"`. */
   readonly kind = "kubelet" as const;
   /** The period (ms) this source should be relisted at. */

@@ -1,8 +1,8 @@
 /**
  * What the kubelet's Pods API has told us, pod by pod: the bytes it sent
- * (to notice an unchanged pod without decoding it again), the snapshot the
- * source reports while the kubelet answers, and the same pod marked "status
- * held" while it does not. A fresh watch's initial list is collected aside
+ * (to notice an unchanged pod without decoding it again) and the snapshot
+ * the source reports, whether the kubelet answers now or not (then the view
+ * is handed on as held). A fresh watch's initial list is collected aside
  * and then diffed against what is held, so a kubelet restart costs no event
  * for a pod that did not change.
  *
@@ -25,10 +25,8 @@ interface HeldPod {
   readonly bytes: Uint8Array;
   /** `false` when `live` kept an earlier status than `bytes` carry (see `keepKnownStatus`). */
   readonly exact: boolean;
-  /** What the source reports while the kubelet answers. */
+  /** What the source reports. */
   readonly live: PodSnapshot;
-  /** The same pod marked `statusHeld`, made on the first outage. */
-  held?: PodSnapshot;
 }
 
 /** How a committed initial list differed from what was held. */
@@ -166,38 +164,27 @@ export class KubeletPodView {
         else added++;
       }
     }
-    const wasLive = this.#live;
     this.#synced = true;
     this.#live = true;
-    // Back from an outage: every pod goes from its held snapshot to its live one.
-    if (!wasLive || added + modified + deleted > 0) this.#snapshots = undefined;
+    if (added + modified + deleted > 0) this.#snapshots = undefined;
     return { added, modified, deleted };
   }
 
   /**
-   * The kubelet stopped answering: the pods stay, marked `statusHeld`.
+   * The kubelet stopped answering: the pods stay, held.
    *
-   * @returns `true` when the view changed (it was live).
+   * @returns `true` when the view was live.
    */
   hold(): boolean {
     if (!this.#live) return false;
     this.#live = false;
-    this.#snapshots = undefined;
     return true;
   }
 
   /** @returns The view: the same array (and snapshot objects) until something changes. */
   snapshots(): readonly PodSnapshot[] {
     if (this.#snapshots !== undefined) return this.#snapshots;
-    const out: PodSnapshot[] = [];
-    for (const [uid, held] of this.#pods) {
-      if (this.#live) {
-        out.push(held.live);
-        continue;
-      }
-      held.held ??= { uid, pod: held.live.pod, statusHeld: true };
-      out.push(held.held);
-    }
+    const out = [...this.#pods.values()].map((held) => held.live);
     this.#snapshots = out;
     return out;
   }

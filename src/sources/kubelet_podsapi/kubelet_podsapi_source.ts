@@ -2,8 +2,8 @@
  * The kubelet's own Pods API as a pod source (kind `kubelet-podsapi`,
  * DESIGN.md §16): one `v1alpha1.Pods/WatchPods` stream on the kubelet's socket
  * gives every pod's full spec and the kubelet's status. The initial ADDED
- * events up to INITIAL_SYNC_COMPLETE are the first full view; later events
- * change it and wake the daemon at once (`watchChanges`).
+ * events up to INITIAL_SYNC_COMPLETE are the first full view; each later
+ * event that changes it hands the new view to the sink at once.
  *
  * The watch ends for many reasons, and each has its answer:
  * - FAILED_PRECONDITION: the kubelet is initializing; retried with backoff,
@@ -12,8 +12,8 @@
  *   kubelet restart: a new watch, whose initial list is diffed against what
  *   is held (an unchanged pod is the very same snapshot, so no event).
  * - While no watch gets through after the source had synced, its pods stay,
- *   marked `statusHeld`: the merge keeps their spec and rebuilds status from
- *   the runtime; `/readyz` says so ({@linkcode KubeletPodsApiSource.degradedReason}).
+ *   handed on as a held view: the merge keeps their spec and rebuilds status
+ *   from the runtime; `/readyz` says so (the view's reason).
  * - No socket at the path, refused connections, UNIMPLEMENTED, or the path
  *   being this daemon's own compatibility socket, before any full view: no
  *   kubelet Pods API on this node (older kubelet, feature gate off). The
@@ -30,7 +30,7 @@ import type { Metrics } from "../../metrics/metrics.ts";
 import type { PodSnapshot } from "../../model/pod.ts";
 import { decodePod, decodeWatchPodsEvent, WATCH_EVENT_TYPE } from "../../proto/mod.ts";
 import { abortableSleep, type Sleep } from "../../sleep.ts";
-import { type PodSource, SourceUnavailableError } from "../mod.ts";
+import { SourceUnavailableError, type ViewSink, type WatchedSource } from "../mod.ts";
 import { parsePodsApiEndpoint, probeEndpoint, type SocketIdentity } from "./_endpoint.ts";
 import { KubeletPodView, type ReceivedPod } from "./_pod_view.ts";
 
@@ -137,11 +137,11 @@ function messageOf(error: unknown): string {
  * import { KubeletPodsApiSource } from "./kubelet_podsapi_source.ts";
  * import { silentLogger } from "../../log.ts";
  * const source = new KubeletPodsApiSource({ log: silentLogger });
- * const pods = await source.list(AbortSignal.timeout(30_000));
+ * void source.run({ view: (pods) => console.log(pods.length), failed: console.warn }, signal);
  * source.close();
  * ```
  */
-export class KubeletPodsApiSource implements PodSource {
+export class KubeletPodsApiSource implements WatchedSource {
   readonly kind = "kubelet-podsapi" as const;
   /** The socket path read. */
   readonly path: string;
@@ -153,15 +153,14 @@ export class KubeletPodsApiSource implements PodSource {
   readonly #sleep: Sleep;
   readonly #channel: GrpcChannel;
   readonly #view = new KubeletPodView();
-  readonly #listeners = new Set<() => void>();
+  /** Where views go: set by `run`. */
+  #sink: ViewSink | undefined;
   readonly #stop = new AbortController();
   #loop: Promise<void> | undefined;
   #state: KubeletPodsApiState = "starting";
   /** Why the last attempt did not give a live watch, for errors and `/readyz`. */
   #why = "";
   #lastError: unknown;
-  #settle: () => void = () => {};
-  readonly #settled = new Promise<void>((resolve) => this.#settle = resolve);
 
   /**
    * @param options Endpoint, log, metrics, retry timing.
@@ -188,68 +187,34 @@ export class KubeletPodsApiSource implements PodSource {
   }
 
   /**
-   * The held view. Waits for the first attempt's outcome; afterwards answers
-   * at once.
+   * Starts the watch (it runs until {@linkcode close}) and hands every view
+   * and failure to `sink`: the view as the kubelet listed it (none when it
+   * has no Pods API), held while it does not answer after a first full view;
+   * a failure while the kubelet is initializing (`initializing`) or the watch
+   * fails (`watch_failed`) before one.
    *
-   * @param signal Abandons the wait.
-   * @returns Every pod the kubelet listed (none when it has no Pods API).
-   * @throws {SourceUnavailableError} While no full view was had and the
-   *   kubelet is initializing (`initializing`) or the watch fails (`watch_failed`).
-   */
-  async list(signal: AbortSignal): Promise<readonly PodSnapshot[]> {
-    this.#start();
-    if (this.#state === "starting") await this.#waitSettled(signal);
-    if (this.#view.synced) return this.#view.snapshots();
-    switch (this.#state) {
-      case "initializing":
-        throw new SourceUnavailableError(
-          `Cannot list pods of the kubelet's Pods API at "${this.path}": the kubelet is initializing (${this.#why})`,
-          { reason: "initializing", cause: this.#lastError },
-        );
-      case "failed":
-        throw new SourceUnavailableError(
-          `Cannot list pods of the kubelet's Pods API at "${this.path}": ${this.#why}`,
-          { reason: "watch_failed", cause: this.#lastError },
-        );
-      default:
-        return NO_PODS;
-    }
-  }
-
-  /**
-   * Calls `onChange` whenever the held view changes; starts the watch.
-   *
-   * @param signal Stops calling `onChange`.
-   * @param onChange Called per change.
+   * @param sink Where the views go.
+   * @param signal Stops handing views to `sink`.
    * @returns Resolves once the signal aborts.
    */
-  watchChanges(signal: AbortSignal, onChange: () => void): Promise<void> {
+  run(sink: ViewSink, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return Promise.resolve();
-    this.#listeners.add(onChange);
+    this.#sink = sink;
+    // A sink that comes after the first outcome is told where things stand.
+    if (this.#state !== "starting") this.#changed();
     this.#start();
     return new Promise((resolve) => {
       signal.addEventListener("abort", () => {
-        this.#listeners.delete(onChange);
+        if (this.#sink === sink) this.#sink = undefined;
         resolve();
       }, { once: true });
     });
-  }
-
-  /**
-   * Why the daemon is serving less than the kubelet's word, for `/readyz`.
-   *
-   * @returns A sentence while the kubelet's API is down after having synced; else `undefined`.
-   */
-  degradedReason(): string | undefined {
-    if (!this.#view.synced || this.#view.live) return undefined;
-    return `kubelet Pods API at ${this.path} is not answering (${this.#why}): serving the pod specs it last gave, with status from the container runtime`;
   }
 
   /** Stops the watch and closes the connection. */
   close(): void {
     this.#stop.abort();
     this.#channel.close();
-    this.#settle();
   }
 
   /** Resolves once the watch loop has ended (after {@linkcode close}). */
@@ -264,28 +229,40 @@ export class KubeletPodsApiSource implements PodSource {
     });
   }
 
-  async #waitSettled(signal: AbortSignal): Promise<void> {
-    if (signal.aborted) throw signal.reason;
-    let onAbort = () => {};
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => reject(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
-    try {
-      await Promise.race([this.#settled, aborted]);
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-    }
-  }
-
+  /** Hands the source's view (or why it has none) to the sink. */
   #changed(): void {
-    for (const listener of this.#listeners) listener();
+    const sink = this.#sink;
+    if (sink === undefined) return;
+    if (this.#view.synced) {
+      if (this.#view.live) return sink.view(this.#view.snapshots());
+      return sink.view(
+        this.#view.snapshots(),
+        `kubelet Pods API at ${this.path} is not answering (${this.#why}): serving the pod specs it last gave, with status from the container runtime`,
+      );
+    }
+    switch (this.#state) {
+      case "initializing":
+        return sink.failed(
+          new SourceUnavailableError(
+            `Cannot list pods of the kubelet's Pods API at "${this.path}": the kubelet is initializing (${this.#why})`,
+            { reason: "initializing", cause: this.#lastError },
+          ),
+        );
+      case "failed":
+        return sink.failed(
+          new SourceUnavailableError(
+            `Cannot list pods of the kubelet's Pods API at "${this.path}": ${this.#why}`,
+            { reason: "watch_failed", cause: this.#lastError },
+          ),
+        );
+      default:
+        return sink.view(NO_PODS);
+    }
   }
 
   #setState(state: KubeletPodsApiState): void {
     this.#state = state;
     this.#metrics?.kubeletPodsApiConnected.set(state === "live" && !this.#view.listing ? 1 : 0);
-    if (state !== "starting") this.#settle();
   }
 
   async #run(signal: AbortSignal): Promise<void> {
@@ -319,7 +296,8 @@ export class KubeletPodsApiSource implements PodSource {
     if (this.#view.synced) {
       const first = this.#state !== "down";
       this.#setState("down");
-      if (this.#view.hold()) this.#changed();
+      // Held at once, and handed on again when the cause changes: /readyz says the current one.
+      if (this.#view.hold() || changedWhy) this.#changed();
       if (first) {
         this.#log.warn(
           "kubelet Pods API stopped answering; keeping its pods, with status from the runtime",
@@ -335,6 +313,7 @@ export class KubeletPodsApiSource implements PodSource {
       : "failed";
     const quiet = this.#state === state && !changedWhy;
     this.#setState(state);
+    this.#changed();
     if (quiet) return;
     if (state === "absent") {
       this.#log.info("no kubelet Pods API on this node (yet); looking again with backoff", {

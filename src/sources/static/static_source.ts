@@ -10,7 +10,7 @@ import type { Logger } from "../../log.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
 import type { JsonObject } from "../../model/json.ts";
 import { type PodSnapshot, snapshotOf } from "../../model/pod.ts";
-import { type PodSource, SourceUnavailableError } from "../mod.ts";
+import { type PolledSource, type SourceChanges, SourceUnavailableError } from "../mod.ts";
 import { sameItems } from "../same_items.ts";
 import {
   decodeManifest,
@@ -182,7 +182,7 @@ function errorText(error: unknown): string {
  * const pods = await source.list(AbortSignal.timeout(5000));
  * ```
  */
-export class StaticPodSource implements PodSource {
+export class StaticPodSource implements PolledSource {
   /** Always `"static"`. */
   readonly kind = "static" as const;
   /** The rescan period (ms) this source should be relisted at. */
@@ -318,14 +318,14 @@ export class StaticPodSource implements PodSource {
 
   /**
    * {@linkcode StaticPodSource.watch} with the default retry timer: the
-   * source's change capability as {@linkcode PodSource} declares it.
+   * source's change capability as {@linkcode PolledSource} declares it.
    *
    * @param signal Stops watching.
-   * @param onChange Called after each file event.
+   * @param changes Told to relist after each file event.
    * @returns Resolves once the signal aborts.
    */
-  watchChanges(signal: AbortSignal, onChange: () => void): Promise<void> {
-    return this.watch(signal, onChange);
+  watchChanges(signal: AbortSignal, changes: SourceChanges): Promise<void> {
+    return this.watch(signal, () => changes.relist());
   }
 
   /**

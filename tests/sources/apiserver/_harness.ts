@@ -16,6 +16,7 @@ import {
   type ApiServerPodSourceOptions,
 } from "../../../src/sources/apiserver/mod.ts";
 import { poll } from "../../_support/poll.ts";
+import { ViewRecorder } from "../../_support/view_recorder.ts";
 
 /** The source under test and its controls. */
 export interface SourceHarness extends AsyncDisposable {
@@ -27,11 +28,11 @@ export interface SourceHarness extends AsyncDisposable {
   releaseRetries(): void;
   /** Ends the open watch as if it had been silent past its deadline. */
   fireWatchDeadline(): void;
-  /** Reads the view (bounded). */
+  /** The last view the source pushed, once it has said anything; throws its last failure. */
   list(): Promise<readonly PodSnapshot[]>;
   /** Polls the view until `check` holds. */
   until(check: (pods: readonly PodSnapshot[]) => boolean, what: string): Promise<void>;
-  /** Polls until `list()` throws, and returns what it threw. */
+  /** Polls until the source says it failed, and returns why. */
   failure(): Promise<Error>;
 }
 
@@ -76,7 +77,10 @@ export function sourceOn(
     },
     ...options,
   });
-  const read = () => source.list(AbortSignal.timeout(10_000));
+  const recorder = new ViewRecorder();
+  const stop = new AbortController();
+  const running = source.run(recorder, stop.signal);
+  const read = () => recorder.latest();
   return {
     source,
     registry,
@@ -109,9 +113,11 @@ export function sourceOn(
         } catch (error) {
           return error as Error;
         }
-      }, { what: "list() to fail" });
+      }, { what: "the source to fail" });
     },
     async [Symbol.asyncDispose]() {
+      stop.abort();
+      await running;
       await source.stop();
     },
   };

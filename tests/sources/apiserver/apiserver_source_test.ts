@@ -12,6 +12,7 @@ import {
   startFakeApiServer,
   tooManyRequests,
 } from "../../_support/fake_apiserver.ts";
+import { ViewRecorder } from "../../_support/view_recorder.ts";
 import { sourceOn } from "./_harness.ts";
 
 const names = (pods: readonly { pod: { metadata: { name: string } } }[]) =>
@@ -279,4 +280,18 @@ Deno.test("ApiServerPodSource names a DNS failure and a refused connection", asy
   const lookup = await dns.failure();
   assert.equal((lookup as ApiServerError).reason, "dns");
   assert.match(lookup.message, /DNS lookup of "no-such-host.invalid" failed/);
+});
+
+Deno.test("ApiServerPodSource hands a sink that comes after its first list the view at once", async () => {
+  await using fake = await startFakeApiServer({ pods: [makePod({ uid: "a", name: "a" })] });
+  await using h = sourceOn({ server: fake.url });
+  const first = await h.list();
+  await fake.waitForWatches(1);
+  const late = new ViewRecorder();
+  const stop = new AbortController();
+  const running = h.source.run(late, stop.signal);
+  assert.equal(late.views, 1, "told at once, not at the next change");
+  assert.equal(await late.latest(), first);
+  stop.abort();
+  await running;
 });

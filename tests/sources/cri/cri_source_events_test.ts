@@ -12,7 +12,9 @@ import {
   startKubeletContainer,
 } from "../../../src/sim/runtime/cri_kubelet.ts";
 import { SimCriRuntime } from "../../../src/sim/runtime/cri_runtime.ts";
+import type { PodSnapshot } from "../../../src/model/pod.ts";
 import { CriPodSource } from "../../../src/sources/cri/mod.ts";
+import type { SourceChanges } from "../../../src/sources/mod.ts";
 import {
   CONTAINER_EVENT_TYPE,
   CONTAINER_STATE,
@@ -22,16 +24,29 @@ import { poll } from "../../_support/poll.ts";
 import { Prng } from "../../_support/prng.ts";
 import { byUid, Harness, type HarnessOptions, runPods } from "./_harness.ts";
 
+/** What the source told: views it pushed (the last kept) and relists it asked for. */
+function told():
+  & { applied: number; hints: number; latest?: readonly PodSnapshot[] }
+  & SourceChanges {
+  const seen = {
+    applied: 0,
+    hints: 0,
+    latest: undefined as readonly PodSnapshot[] | undefined,
+    relist: () => void seen.hints++,
+    view: (view: readonly PodSnapshot[]) => {
+      seen.applied++;
+      seen.latest = view;
+    },
+  };
+  return seen;
+}
+
 /** The CRI source watching events, with what became of each. */
 async function watching(options: HarnessOptions = {}) {
   const h = await Harness.start(options);
-  const seen = { applied: 0, hints: 0 };
+  const seen = told();
   const stop = new AbortController();
-  const done = h.source.watchChanges(
-    stop.signal,
-    () => seen.hints++,
-    () => seen.applied++,
-  );
+  const done = h.source.watchChanges(stop.signal, seen);
   // A second subscription counts what the runtime sent.
   const sent = { count: 0 };
   const counting = (async () => {
@@ -41,6 +56,14 @@ async function watching(options: HarnessOptions = {}) {
   return {
     h,
     seen,
+    /** Lists, as the poller would: the list's view is the latest. */
+    async list(): Promise<readonly PodSnapshot[]> {
+      return seen.latest = await h.list();
+    },
+    /** The view the poller would hold: the last list's or pushed one. */
+    view(): readonly PodSnapshot[] {
+      return seen.latest ?? [];
+    },
     /** Waits until the source has dealt with every event sent after `before`. */
     async settled(before: number): Promise<void> {
       await poll(() => sent.count > before ? true : undefined);
@@ -77,7 +100,7 @@ Deno.test("CriPodSource takes an event with its pod's statuses into its view, wi
   const ran = w.sent.count;
   const [pod] = await runPods(w.h.runtime, 2);
   await w.settled(ran);
-  await w.h.list();
+  await w.list();
   const hints = w.seen.hints;
   const lists = w.h.runtime.calls.listContainers;
   const inspections = w.h.runtime.calls.containerStatus;
@@ -87,15 +110,15 @@ Deno.test("CriPodSource takes an event with its pod's statuses into its view, wi
   await w.settled(before);
 
   assert.equal(w.seen.hints, hints, "no event was left to a relist");
-  const held = byUid(w.h.source.view()).get("uid-0")!;
+  const held = byUid(w.view()).get("uid-0")!;
   assert.match(JSON.stringify(held.pod.status), /"exitCode":3\b/, "the exit is in the view");
   assert.equal(w.h.runtime.calls.listContainers, lists, "without a list");
   assert.equal(w.h.runtime.calls.containerStatus, inspections, "or an inspection");
-  assert.deepStrictEqual(byUid(w.h.source.view()), byUid(await freshRead(w.h.runtime)));
+  assert.deepStrictEqual(byUid(w.view()), byUid(await freshRead(w.h.runtime)));
   assert.equal(await eventsBy(w.h.metrics, "applied"), w.seen.applied);
   // The next list agrees and changes nothing.
-  const view = w.h.source.view();
-  assert.equal(await w.h.list(), view);
+  const view = w.view();
+  assert.equal(await w.list(), view);
 });
 
 Deno.test("CriPodSource counts an event stamped before its last list started as covered by it", async () => {
@@ -103,13 +126,13 @@ Deno.test("CriPodSource counts an event stamped before its last list started as 
   // than the list before it, which read its change.
   await using w = await watching({ sourceClock: { now: () => systemClock.now() + 60_000 } });
   const [pod] = await runPods(w.h.runtime, 1);
-  const listed = await w.h.list();
+  const listed = await w.list();
   const before = w.sent.count;
   w.h.runtime.exitContainer(pod!.containerIds["app"]!, { exitCode: 3 });
   await poll(() => w.sent.count > before ? true : undefined);
   await poll(async () => await eventsBy(w.h.metrics, "covered") > 0 ? true : undefined);
-  assert.deepEqual(w.seen, { applied: 0, hints: 0 });
-  assert.equal(w.h.source.view(), listed, "the view is the list's until the next list");
+  assert.deepEqual([w.seen.applied, w.seen.hints], [0, 0]);
+  assert.equal(w.view(), listed, "the view is the list's until the next list");
 });
 
 Deno.test("CriPodSource never moves a pod back on an event stamped while its list read", async () => {
@@ -155,27 +178,27 @@ Deno.test("CriPodSource never moves a pod back on an event stamped while its lis
   // The list starts a few ms after all of it was made (the clock's resolution is a ms).
   await new Promise((resolve) => setTimeout(resolve, 5));
   const listAt = systemClock.now();
-  const listed = await source.list(AbortSignal.timeout(10_000));
+  await source.list(AbortSignal.timeout(10_000));
   events.push({ ...old, createdAt: listAt * 1e6 + 500_000 });
-  const seen = { applied: 0, hints: 0 };
-  const done = source.watchChanges(stop.signal, () => seen.hints++, () => seen.applied++);
+  const seen = told();
+  const done = source.watchChanges(stop.signal, seen);
   await poll(async () => await dealtWith(metrics) === 1 ? true : undefined);
   assert.equal(await eventsBy(metrics, "applied"), 1);
   stop.abort();
   await done;
-  assert.deepEqual(seen, { applied: 0, hints: 0 }, "taken in, and the view did not change");
-  assert.equal(source.view(), listed);
+  assert.deepEqual([seen.applied, seen.hints], [0, 0], "taken in, and the view did not change");
+  assert.equal(seen.latest, undefined, "no view pushed: the list's stays");
 });
 
 Deno.test("CriPodSource leaves an event without statuses to a relist", async () => {
   await using w = await watching({ eventStatuses: false });
   const [pod] = await runPods(w.h.runtime, 1);
-  const listed = await w.h.list();
+  const listed = await w.list();
   const before = w.sent.count;
   w.h.runtime.exitContainer(pod!.containerIds["app"]!, { exitCode: 3 });
   await w.settled(before);
   assert.equal(w.seen.applied, 0);
-  assert.equal(w.h.source.view(), listed);
+  assert.equal(w.view(), listed);
 });
 
 Deno.test("CriPodSource takes no event in before its first list", async () => {
@@ -184,7 +207,7 @@ Deno.test("CriPodSource takes no event in before its first list", async () => {
   await runPods(w.h.runtime, 1);
   await w.settled(before);
   assert.equal(w.seen.applied, 0);
-  assert.deepEqual(w.h.source.view(), []);
+  assert.deepEqual(w.view(), []);
 });
 
 Deno.test("CriPodSource's view, from events alone, equals a fresh read at every step of a churn", async () => {
@@ -216,7 +239,7 @@ Deno.test("CriPodSource's view, from events alone, equals a fresh read at every 
     return undefined;
   };
   for (let i = 0; i < 4; i++) await run();
-  await w.h.list();
+  await w.list();
   const kinds = new Set<string>();
   // Every step makes at least one event: one that would not runs a pod instead.
   for (let step = 0; step < 40; step++) {
@@ -257,11 +280,11 @@ Deno.test("CriPodSource's view, from events alone, equals a fresh read at every 
       // A sandbox DELETED without its status (containerd's) leaves the
       // removal to the relist it wakes.
       w.seen.hints = 0;
-      await w.h.list();
+      await w.list();
     }
     assert.equal(w.seen.hints, 0, `step ${step} (${[...kinds].at(-1)}): every event was taken in`);
     assert.deepStrictEqual(
-      byUid(w.h.source.view()),
+      byUid(w.view()),
       byUid(await freshRead(runtime)),
       `step ${step}`,
     );
@@ -290,8 +313,8 @@ Deno.test("CriPodSource takes an event that arrives while it reads in after the 
   const source = new CriPodSource({ runtime: reader, nodeName: "node-1", metrics });
   await source.list(AbortSignal.timeout(10_000));
   const stop = new AbortController();
-  const seen = { applied: 0, hints: 0 };
-  const watching = source.watchChanges(stop.signal, () => seen.hints++, () => seen.applied++);
+  const seen = told();
+  const watching = source.watchChanges(stop.signal, seen);
   await poll(() => runtime.eventSubscribers > 0 ? true : undefined);
   try {
     gate = Promise.withResolvers<void>();
@@ -306,7 +329,7 @@ Deno.test("CriPodSource takes an event that arrives while it reads in after the 
     const read = await reading;
     assert.doesNotMatch(JSON.stringify(read), /"exitCode":4\b/, "the read's view is what it read");
     await poll(() => seen.applied > 0 ? true : undefined);
-    assert.match(JSON.stringify(source.view()), /"exitCode":4\b/, "then the exit, taken in");
+    assert.match(JSON.stringify(seen.latest), /"exitCode":4\b/, "then the exit, taken in");
     assert.equal(await eventsBy(metrics, "applied"), 1);
     assert.equal(seen.hints, 0);
   } finally {

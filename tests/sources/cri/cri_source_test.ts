@@ -185,11 +185,11 @@ Deno.test("CriPodSource.list() skips hostile items, counts each once, keeps the 
   );
 });
 
-Deno.test("CriPodSource.watchChanges() calls onHint per runtime event", async () => {
+Deno.test("CriPodSource.watchChanges() asks for a relist per runtime event before its first list", async () => {
   await using h = await Harness.start();
   const controller = new AbortController();
   let hints = 0;
-  const done = h.source.watchChanges(controller.signal, () => hints++);
+  const done = h.source.watchChanges(controller.signal, { relist: () => hints++, view: () => {} });
   await poll(() => h.runtime.eventSubscribers > 0 ? true : undefined);
   await runPods(h.runtime, 1);
   await poll(() => hints >= 2 ? true : undefined);
@@ -201,7 +201,7 @@ Deno.test("CriPodSource.watchChanges() resubscribes after the runtime restarts",
   await using h = await Harness.start();
   const controller = new AbortController();
   let hints = 0;
-  const done = h.source.watchChanges(controller.signal, () => hints++);
+  const done = h.source.watchChanges(controller.signal, { relist: () => hints++, view: () => {} });
   await poll(() => h.runtime.eventSubscribers > 0 ? true : undefined);
   assert.equal(hints, 0);
   await h.restartServer();
@@ -220,7 +220,10 @@ Deno.test("CriPodSource.watchChanges() resubscribes after the runtime restarts",
 Deno.test("CriPodSource.watchChanges() stops quietly on UNIMPLEMENTED", async () => {
   await using h = await Harness.start({ eventsImplemented: false });
   let hints = 0;
-  await h.source.watchChanges(new AbortController().signal, () => hints++);
+  await h.source.watchChanges(new AbortController().signal, {
+    relist: () => hints++,
+    view: () => {},
+  });
   assert.equal(hints, 0);
   const infos = h.logLines.filter((l) => l.level === "info");
   assert.equal(infos.length, 1);

@@ -10,14 +10,17 @@ import { makePod } from "../../_fixtures/pods.ts";
 import { fakeKubeletTest, startFakeKubeletPodsApi } from "../../_support/fake_kubelet_podsapi.ts";
 import { metricValue } from "../../_support/metric_value.ts";
 import { pollUntil } from "../../_support/poll.ts";
+import { ViewRecorder } from "../../_support/view_recorder.ts";
 
 interface Rig extends AsyncDisposable {
   readonly dir: string;
   readonly path: string;
   readonly source: KubeletPodsApiSource;
   readonly registry: ReturnType<typeof createMetricsRegistry>;
-  /** Changes the source signalled. */
+  /** Views the source handed on. */
   changes(): number;
+  /** Why the source's last view is held; `undefined` when live. */
+  heldBecause(): string | undefined;
   list(): Promise<readonly PodSnapshot[]>;
   /** Waits until the listed view satisfies `check`. */
   until(
@@ -41,15 +44,16 @@ async function rig(
     ...(options.ownSocket ? { isOwnSocket: options.ownSocket } : {}),
   });
   const stop = new AbortController();
-  let changes = 0;
-  const watching = source.watchChanges(stop.signal, () => changes++);
-  const list = () => source.list(AbortSignal.timeout(30_000));
+  const recorder = new ViewRecorder();
+  const watching = source.run(recorder, stop.signal);
+  const list = () => recorder.latest();
   return {
     dir,
     path,
     source,
     registry,
-    changes: () => changes,
+    changes: () => recorder.views,
+    heldBecause: () => recorder.heldBecause,
     list,
     async until(check, what) {
       let view: readonly PodSnapshot[] = [];
@@ -100,9 +104,8 @@ fakeKubeletTest(
     const view = await r.until((v) => v.length === 2, "the first view");
     assert.deepEqual(uids(view), ["uid-a", "uid-b"]);
     assert.deepEqual(byUid(view, "uid-a").pod, A, "the kubelet's whole pod, decoded");
-    assert.equal(byUid(view, "uid-a").statusHeld, undefined);
+    assert.equal(r.heldBecause(), undefined);
     assert.equal(r.source.state, "live");
-    assert.equal(r.source.degradedReason(), undefined);
     const m = r.registry.metrics;
     assert.equal(await metricValue(m.kubeletPodsApiConnected), 1);
     assert.equal(await metricValue(m.kubeletPodsApiEvents, { type: "added" }), 2);
@@ -267,13 +270,10 @@ fakeKubeletTest(
 
     // The kubelet dies with our watch open: its socket file stays, nobody listens.
     await kubelet.kill();
-    const held = await r.until((v) => v.length === 3 && v.every((s) => s.statusHeld), "held");
+    const held = await r.until((v) => v.length === 3 && r.heldBecause() !== undefined, "held");
     assert.equal(r.source.state, "down");
-    assert.equal(byUid(held, "uid-a").pod, byUid(first, "uid-a").pod, "the same pod, only marked");
-    assert.match(
-      r.source.degradedReason() ?? "",
-      /not answering.*status from the container runtime/,
-    );
+    assert.equal(held, first, "the same view, handed on as held");
+    assert.match(r.heldBecause() ?? "", /not answering.*status from the container runtime/);
     assert.equal(await metricValue(r.registry.metrics.kubeletPodsApiConnected), 0);
     // Still answers list() (the pods do not vanish).
     assert.equal((await r.list()).length, 3);
@@ -291,9 +291,11 @@ fakeKubeletTest(
       return r.source.state === "down";
     }, "still down while initializing");
     await restarted.ready(true);
-    const back = await r.until((v) => v.length === 2 && !v[0]!.statusHeld, "live again");
+    const back = await r.until(
+      (v) => v.length === 2 && r.heldBecause() === undefined,
+      "live again",
+    );
     assert.equal(r.source.state, "live");
-    assert.equal(r.source.degradedReason(), undefined);
     // a: the kubelet's placeholder status is not news; a is its old live snapshot.
     assert.equal(byUid(back, "uid-a"), byUid(first, "uid-a"), "unchanged a: the same snapshot");
     // b: new labels taken, its known Running phase kept over the placeholder.
@@ -318,7 +320,7 @@ fakeKubeletTest(
     await using r = await rig();
     assert.deepEqual(await r.list(), [], "no socket: an empty view, not an error");
     assert.equal(r.source.state, "absent");
-    assert.equal(r.source.degradedReason(), undefined, "an older node is not degraded");
+    assert.equal(r.heldBecause(), undefined, "an older node is not degraded");
     // A stale socket file nobody listens on is no Pods API either.
     const stale = Deno.listen({ transport: "unix", path: r.path });
     stale.close();
@@ -351,8 +353,11 @@ Deno.test("KubeletPodsApiSource does not read this daemon's own compatibility so
     dialed = true;
     c.close();
   }, () => {});
+  const recorder = new ViewRecorder();
+  const stop = new AbortController();
+  const running = source.run(recorder, stop.signal);
   try {
-    assert.deepEqual(await source.list(AbortSignal.timeout(30_000)), []);
+    assert.deepEqual(await recorder.latest(), []);
     assert.equal(source.state, "absent");
     assert.ok(
       lines.some((l) => l.includes("this daemon's own compatibility socket")),
@@ -360,6 +365,8 @@ Deno.test("KubeletPodsApiSource does not read this daemon's own compatibility so
     );
     assert.equal(dialed, false, "never dialed its own socket");
   } finally {
+    stop.abort();
+    await running;
     source.close();
     await source.closed();
     listener.close();

@@ -9,7 +9,7 @@ import { createMetricsRegistry } from "../../../src/metrics/registry.ts";
 import type { PodObject, PodSnapshot } from "../../../src/model/pod.ts";
 import { decodePod } from "../../../src/proto/mod.ts";
 import { KubeletPodsApiSource } from "../../../src/sources/kubelet_podsapi/mod.ts";
-import type { PodSource } from "../../../src/sources/mod.ts";
+import type { PolledSource } from "../../../src/sources/mod.ts";
 import { makePod } from "../../_fixtures/pods.ts";
 import { startHarness, watch } from "../../_support/daemon_harness.ts";
 import { fakeKubeletTest, startFakeKubeletPodsApi } from "../../_support/fake_kubelet_podsapi.ts";
@@ -20,7 +20,7 @@ import { OwnSockets } from "../../../src/server/unix_socket.ts";
 import { runtimePod } from "../../merge/_runtime.ts";
 
 /** A stand-in for the CRI source: whatever the test says the runtime has. */
-class RuntimeView implements PodSource {
+class RuntimeView implements PolledSource {
   readonly kind = "cri" as const;
   pods: PodSnapshot[] = [];
   list(): Promise<readonly PodSnapshot[]> {
@@ -87,7 +87,7 @@ fakeKubeletTest(
     runtime.pods = [runtimeOf(WEB), runtimeOf(JOB)];
     try {
       await using h = await startHarness({ sources: [podsApi, runtime], registry });
-      // No relist loops here: the first list() starts the watch and waits for its outcome.
+      // No relist loops here: the first relistOnce() starts the watch and waits for its outcome.
       assert.ok(await h.daemon.relistOnce());
       assert.equal(podsApi.state, "live");
       const w = watch(h.v1alpha1);

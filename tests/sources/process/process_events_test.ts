@@ -36,7 +36,7 @@ function lookupFails(index: ProcessIndex, key: ProcessKey): ProcessLookupFailure
 async function watched() {
   const h = await Harness.start();
   const stop = new AbortController();
-  const done = h.source.watchChanges(stop.signal, () => {}, () => {});
+  const done = h.source.watchChanges(stop.signal, { relist: () => {}, view: () => {} });
   await poll(() => h.runtime.eventSubscribers >= 1 ? true : undefined);
   const fs = new SimProcFs(h.runtime);
   const index = new ProcessIndex(h.source, {

@@ -57,7 +57,7 @@ export function sourcesToRelease(
  * @example Usage
  * ```ts
  * import { releaseBestEffortSources } from "./best_effort.ts";
- * import { SyncGate } from "../relist/sync_gate.ts";
+ * import { SyncGate } from "./sync_gate.ts";
  * import { silentLogger } from "../log.ts";
  * import { FakeClock } from "../clock.ts";
  * const gate = new SyncGate({ sources: ["cri", "kubelet"], clock: new FakeClock(0) });

@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { createLogger } from "../../src/log.ts";
-import { releaseBestEffortSources, sourcesToRelease } from "../../src/merge/mod.ts";
 import type { JsonObject } from "../../src/model/json.ts";
-import { SyncGate } from "../../src/relist/mod.ts";
+import { releaseBestEffortSources, sourcesToRelease, SyncGate } from "../../src/relist/mod.ts";
 import { FakeClock } from "../_fixtures/pods.ts";
 
 Deno.test("sourcesToRelease() keeps only pending best-effort sources", () => {

@@ -25,8 +25,14 @@ done
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-SOCK=$(readlink -m "${args[0]}")
-STATE=$(readlink -m "${args[1]:-$(dirname "$SOCK")/state}")
+SOCK=$(readlink -m -- "${args[0]}")
+STATE=$(readlink -m -- "${args[1]:-$(dirname -- "$SOCK")/state}")
+# What lies under STATE is unmounted and removed: never the root or a
+# top-level directory, whatever an argument looked like.
+if [ "$STATE" = / ] || [ "$(dirname -- "$STATE")" = / ]; then
+  say "refusing state directory \"$STATE\""
+  exit 2
+fi
 DENO=${DENO:-npx -y deno@2.9.3}
 PIDFILE=$STATE/containerd.pid
 rc=0

@@ -17,6 +17,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 DENO=${DENO:-npx -y deno@2.9.3}
+case "${1:-}" in
+  -*) printf 'usage: %s [DIR]   (no options; see the header)\n' "$0" >&2; exit 2 ;;
+esac
 DIR=${1:-$(mktemp -d /tmp/pods-api-real-cri.XXXXXX)}
 RUNTIMES=${PODS_API_REAL_CRI_RUNTIMES:-1.6 1.7}
 mkdir -p "$DIR"

@@ -29,8 +29,8 @@ die() { say "error: $*"; exit 1; }
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-SOCK=$(readlink -m "$1")
-STATE=$(readlink -m "${2:-$(dirname "$SOCK")/state}")
+SOCK=$(readlink -m -- "$1")
+STATE=$(readlink -m -- "${2:-$(dirname -- "$SOCK")/state}")
 SUBNET=${REAL_CRI_SUBNET:-10.88.0.0/16}
 READY_TIMEOUT=${REAL_CRI_READY_TIMEOUT:-60}
 DENO=${DENO:-npx -y deno@2.9.3}

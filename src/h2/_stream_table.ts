@@ -5,21 +5,6 @@
  * @module
  */
 
-/** What the frame reader and the control frames may do with the table. */
-export interface ReadonlyStreamTable<V extends object> {
-  /** Streams held now. */
-  readonly size: number;
-  /** @returns The stream with id `id`, if open. */
-  get(id: number): V | undefined;
-  /** @returns The streams by ascending id, in a new array (safe to change the table while walking it). */
-  values(): V[];
-  /**
-   * Calls `visit` with each stream, in no set order, allocating nothing (for
-   * what runs per frame). `visit` must not open or forget streams.
-   */
-  forEach(visit: (stream: V) => void): void;
-}
-
 /** Slots of a new or cleared table (a power of two). */
 const INITIAL_SLOTS = 8;
 /** Fibonacci hashing's multiplier: 2^32 divided by the golden ratio. */
@@ -44,7 +29,7 @@ const GOLDEN = 0x9e3779b9;
  * less than a null-prototype object's, which it replaces (BENCHMARKS.md,
  * "Design figures").
  */
-export class StreamTable<V extends object> implements ReadonlyStreamTable<V> {
+export class StreamTable<V extends object> {
   #ids = new Int32Array(INITIAL_SLOTS);
   #streams: (V | undefined)[] = new Array<V | undefined>(INITIAL_SLOTS).fill(undefined);
   /** 32 minus log2 of the slots: the hash's top bits index the table. */
@@ -52,6 +37,7 @@ export class StreamTable<V extends object> implements ReadonlyStreamTable<V> {
   #mask = INITIAL_SLOTS - 1;
   #size = 0;
 
+  /** Streams held now. */
   get size(): number {
     return this.#size;
   }
@@ -61,6 +47,7 @@ export class StreamTable<V extends object> implements ReadonlyStreamTable<V> {
     return Math.imul(id, GOLDEN) >>> this.#shift;
   }
 
+  /** @returns The stream with id `id`, if open. */
   get(id: number): V | undefined {
     const ids = this.#ids;
     for (let i = this.#home(id);; i = (i + 1) & this.#mask) {
@@ -124,12 +111,17 @@ export class StreamTable<V extends object> implements ReadonlyStreamTable<V> {
     return true;
   }
 
+  /** @returns The streams by ascending id, in a new array (safe to change the table while walking it). */
   values(): V[] {
     const ids: number[] = [];
     for (const id of this.#ids) if (id !== 0) ids.push(id);
     return ids.sort((a, b) => a - b).map((id) => this.get(id)!);
   }
 
+  /**
+   * Calls `visit` with each stream, in no set order, allocating nothing (for
+   * what runs per frame). `visit` must not open or forget streams.
+   */
   forEach(visit: (stream: V) => void): void {
     const ids = this.#ids;
     const streams = this.#streams;

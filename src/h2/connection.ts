@@ -1,18 +1,20 @@
 /**
  * One HTTP/2 connection over a Deno socket (RFC 9113), either side: the
- * preface and SETTINGS exchange, frame parsing and checks, the stream table,
- * flow control both ways, PING, RST_STREAM, GOAWAY (two-phase on shutdown),
- * and the limits that keep a hostile peer from costing more than its own
- * connection. Nothing here knows gRPC.
+ * preface and SETTINGS exchange, frame parsing and checks, flow control both
+ * ways, PING, RST_STREAM, GOAWAY (two-phase on shutdown), and the limits
+ * that keep a hostile peer from costing more than its own connection.
+ * Nothing here knows gRPC.
  *
  * Reads are parsed synchronously out of one reused buffer; writes are
  * gathered into one reused buffer and written by a single loop, so a slow
  * reader holds back only its own connection.
  *
- * This file is the connection's lifecycle, stream table and writes; the
- * parts live beside it: `_frame_reader.ts` (the preface and every stream
- * frame), `_control_frames.ts` (SETTINGS, PING, GOAWAY, WINDOW_UPDATE),
- * `_keepalive.ts` (handshake, idle and keepalive timers) and
+ * This file reads and dispatches frames and owns the connection's life (one
+ * {@linkcode Life}); each other concern has one owner beside it, which it
+ * passes what it needs: `_stream_store.ts` (the streams and their ids),
+ * `_receiver.ts` (DATA, header blocks and the receive windows),
+ * `_send_flow.ts` (the send windows), `frame_writer.ts` (every write),
+ * `_keepalive.ts` (handshake, idle and keepalive deadlines) and
  * `connection_options.ts` (role, limits, observer).
  *
  * @module
@@ -20,10 +22,11 @@
 
 import { type CancelTimer, type Clock, systemClock } from "../clock.ts";
 import { bytesEqual } from "../bytes_equal.ts";
-import { ControlFrames } from "./_control_frames.ts";
-import { FrameReader } from "./_frame_reader.ts";
-import { Keepalive } from "./_keepalive.ts";
-import { StreamTable } from "./_stream_table.ts";
+import { TokenBucket } from "../ratelimit/mod.ts";
+import { type Deadline, Keepalive, KEEPALIVE_PING } from "./_keepalive.ts";
+import { Receiver } from "./_receiver.ts";
+import { SendFlow } from "./_send_flow.ts";
+import { StreamStore } from "./_stream_store.ts";
 import {
   ConnectionClosedError,
   type ConnectionLimits,
@@ -31,20 +34,28 @@ import {
   type ConnectionRole,
   DEFAULT_LIMITS,
 } from "./connection_options.ts";
-import { H2_ERROR } from "./errors.ts";
-import { FlowWindow } from "./flow_window.ts";
+import { ConnectionError, H2_ERROR, StreamError } from "./errors.ts";
 import { FrameWriter } from "./frame_writer.ts";
 import {
   CLIENT_PREFACE,
+  FLAG,
+  FRAME_HEADER_BYTES,
+  FRAME_TYPE,
+  type FrameHeader,
   goawayFrame,
   MAX_INT31,
   pingFrame,
+  readFrameHeader,
+  readUint31,
+  readUint32,
   rstStreamFrame,
+  SETTINGS_ACK,
   settingsFrame,
   windowUpdateFrame,
 } from "./frames.ts";
+import { type HeaderBlock, HeaderBlockReader } from "./header_block.ts";
 import { type HeaderField, HpackEncoder } from "./hpack.ts";
-import { INITIAL_SETTINGS, SETTING, type Settings } from "./settings.ts";
+import { applySettings, INITIAL_SETTINGS, SETTING, type Settings } from "./settings.ts";
 import { Http2Stream, type StreamHost } from "./stream.ts";
 
 export {
@@ -56,6 +67,8 @@ export {
   DEFAULT_LIMITS,
 } from "./connection_options.ts";
 
+/** Our SETTINGS_MAX_FRAME_SIZE: the protocol's initial value, which every reader must take. */
+export const OUR_MAX_FRAME_SIZE = INITIAL_SETTINGS.maxFrameSize;
 /**
  * A connection's read buffer at first: room for what a watcher or a unary
  * client sends (a request, SETTINGS, PINGs, WINDOW_UPDATEs). Every
@@ -68,8 +81,6 @@ const FIRST_READ_BUFFER_BYTES = 4 * 1024;
  * two of the largest frames we accept (SETTINGS_MAX_FRAME_SIZE is 16 KiB).
  */
 const READ_BUFFER_BYTES = 32 * 1024;
-/** Streams this side reset whose late frames are ignored, not treated as errors. */
-const RESET_MEMORY = 1024;
 const SHUTDOWN_PING = new Uint8Array([0x73, 0x68, 0x75, 0x74, 0x64, 0x6f, 0x77, 0x6e]);
 /** Longest wait for the shutdown PING's answer before the final GOAWAY, ms. */
 const SHUTDOWN_PING_WAIT_MS = 1000;
@@ -84,6 +95,30 @@ const FLUSH_TIMEOUT_MS = 1000;
  */
 const PEER_GOAWAY_LINGER_MS = 1000;
 
+/**
+ * Where a connection is in its life; it only moves down this list, and
+ * skips what does not apply.
+ * - `open`: streams come and go.
+ * - `peerGoingAway`: the peer sent GOAWAY: this side opens no stream, and
+ *   closes once its streams are done.
+ * - `lingering`: a server whose streams are done after the peer's GOAWAY,
+ *   still answering PINGs and SETTINGS for a moment.
+ * - `pinging`: our shutdown began: a GOAWAY that refuses nothing and a PING
+ *   are out; its answer (or a timer) sends the final GOAWAY.
+ * - `goneAway`: our final GOAWAY is out: streams above its last id are
+ *   refused, and the connection closes once the rest are done.
+ * - `flushing`: nothing more is read; the last frames are being written.
+ * - `closed`: the socket is closed and every stream ended.
+ */
+type Life =
+  | "open"
+  | "peerGoingAway"
+  | "lingering"
+  | "pinging"
+  | "goneAway"
+  | "flushing"
+  | "closed";
+
 /** An HTTP/2 connection. */
 export class Http2Connection implements StreamHost {
   readonly role: ConnectionRole;
@@ -91,26 +126,26 @@ export class Http2Connection implements StreamHost {
   readonly #limits: ConnectionLimits;
   readonly #options: ConnectionOptions;
   readonly #clock: Clock;
-  readonly #streams = new StreamTable<Http2Stream>();
-  readonly #resetByUs = new Set<number>();
+  readonly #streams: StreamStore;
+  readonly #receiver: Receiver;
+  readonly #sendFlow = new SendFlow();
   readonly #peer: Settings = { ...INITIAL_SETTINGS };
   readonly #encoder = new HpackEncoder();
   readonly #writer: FrameWriter;
-  readonly #sendWindow = new FlowWindow(INITIAL_SETTINGS.initialWindowSize);
-  #nextLocalStreamId: number;
-  #goawaySent = false;
-  #goawayLastId = MAX_INT31;
-  #closed = false;
-  #closing = false;
-  readonly #done: Promise<void>;
-  #resolveDone!: () => void;
-  #cancelShutdownTimer: CancelTimer | undefined;
-  #shutdownPingPending = false;
-  #cancelGraceTimer: CancelTimer | undefined;
-  #cancelLingerTimer: CancelTimer | undefined;
-  readonly #control: ControlFrames;
   readonly #keepalive: Keepalive;
-  readonly #reader: FrameReader;
+  readonly #headerBlocks: HeaderBlockReader;
+  /** PING and SETTINGS frames the peer may send. */
+  readonly #controlBucket: TokenBucket;
+  /** RST_STREAM frames the peer may send. */
+  readonly #resetBucket: TokenBucket;
+  #life: Life = "open";
+  /** The last stream id our final GOAWAY accepts (`goneAway`). */
+  #goawayLastId = MAX_INT31;
+  /** The timers of the shutdown and of the linger; all cancelled on close. */
+  readonly #lifeTimers: CancelTimer[] = [];
+  #prefaceSeen: boolean;
+  #settingsSeen = false;
+  readonly #done = Promise.withResolvers<void>();
 
   /**
    * Starts speaking HTTP/2 on `conn`: the client sends its preface at once;
@@ -123,102 +158,52 @@ export class Http2Connection implements StreamHost {
     this.role = options.role;
     this.#conn = conn;
     this.#options = options;
-    this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
+    const limits = this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.#clock = options.clock ?? systemClock;
-    this.#nextLocalStreamId = this.role === "client" ? 1 : 2;
-    this.#control = new ControlFrames(
-      {
-        role: this.role,
-        peer: this.#peer,
-        encoder: this.#encoder,
-        sendWindow: this.#sendWindow,
-        streams: this.#streams,
-        isIdle: (id) => this.#reader.isIdle(id),
-        queueStream: (stream) => this.#writer.schedule(stream),
-        schedule: (stream) => this.schedule(stream),
-        queueControl: (frame) => this.#queueControl(frame),
-        kick: () => this.#kick(),
-        forget: (stream, code) => this.#forget(stream, code),
-        closeIfDrained: () => this.#closeIfDrained(),
-        pingAcked: (payload) => this.#pingAcked(payload),
-      },
-      this.#limits.controlRate,
-      this.#clock,
+    this.#streams = new StreamStore(this.role);
+    this.#receiver = new Receiver(this.role, limits);
+    this.#writer = new FrameWriter(
+      conn,
+      this.#encoder,
+      this.#peer,
+      this.#sendFlow,
+      () => this.#terminate(H2_ERROR.CANCEL),
     );
-    this.#keepalive = new Keepalive(
-      {
-        settingsSeen: () => this.#control.settingsSeen,
-        streamCount: () => this.#streams.size,
-        closed: () => this.#closed,
-        handshakeTimedOut: () =>
-          this.#fail(H2_ERROR.SETTINGS_TIMEOUT, "no HTTP/2 preface and SETTINGS in time"),
-        idle: () => void this.shutdown(1000),
-        pingUnanswered: () => this.#fail(H2_ERROR.NO_ERROR, "keepalive PING not answered"),
-        sendPing: (payload) => this.#queueControl(pingFrame(payload, false)),
-      },
-      this.#limits,
-      this.#clock,
-    );
-    this.#reader = new FrameReader({
-      role: this.role,
-      limits: this.#limits,
-      peer: this.#peer,
-      streams: this.#streams,
-      resetByUs: this.#resetByUs,
-      control: this.#control,
-      nextLocalStreamId: () => this.#nextLocalStreamId,
-      goawaySent: () => this.#goawaySent,
-      goawayLastId: () => this.#goawayLastId,
-      closing: () => this.#closing,
-      openPeerStream: (id) => this.#openStream(id),
-      onStream: (stream, fields, endStream, oversized) =>
-        this.#options.onStream?.(stream, fields, endStream, oversized),
-      released: (stream, bytes) => this.released(stream, bytes),
-      afterRemoteEnd: (stream) => this.#afterRemoteEnd(stream),
-      forget: (stream, code) => this.#forget(stream, code),
-      queueControl: (frame) => this.#queueControl(frame),
-      streamError: (code, message) => this.#options.observer?.streamError?.(code, message),
-      resetById: (id, code) => this.#resetById(id, code),
-      fail: (code, message) => this.#fail(code, message),
-      internalFailure: (err) => this.#internalFailure(err),
-    }, this.#clock);
-    this.#done = new Promise((resolve) => this.#resolveDone = resolve);
-    this.#writer = new FrameWriter(conn, this.#encoder, {
-      peerMaxFrameSize: () => this.#peer.maxFrameSize,
-      sendWindow: this.#sendWindow,
-      owns: (stream) => this.#streams.get(stream.id) === stream,
-      localEnded: (stream) => this.#localEnded(stream),
-      writeFailed: () => this.#terminate(H2_ERROR.CANCEL),
+    this.#keepalive = new Keepalive(limits, this.#clock, (deadline) => this.#expired(deadline));
+    this.#headerBlocks = new HeaderBlockReader({
+      maxHeaderListSize: limits.maxHeaderListSize,
+      maxContinuationFrames: limits.maxContinuationFrames,
+      maxBlockBytes: limits.maxHeaderListSize * 2 + OUR_MAX_FRAME_SIZE,
     });
+    this.#controlBucket = new TokenBucket({ ...limits.controlRate, clock: this.#clock });
+    this.#resetBucket = new TokenBucket({ ...limits.resetRate, clock: this.#clock });
+    this.#prefaceSeen = this.role === "client";
     if (this.role === "client") this.#queueControl(CLIENT_PREFACE);
     const settings: [number, number][] = [
-      [SETTING.MAX_CONCURRENT_STREAMS, this.#limits.maxConcurrentStreams],
-      [SETTING.INITIAL_WINDOW_SIZE, this.#limits.streamWindow],
-      [SETTING.MAX_HEADER_LIST_SIZE, this.#limits.maxHeaderListSize],
+      [SETTING.MAX_CONCURRENT_STREAMS, limits.maxConcurrentStreams],
+      [SETTING.INITIAL_WINDOW_SIZE, limits.streamWindow],
+      [SETTING.MAX_HEADER_LIST_SIZE, limits.maxHeaderListSize],
     ];
     if (this.role === "client") settings.unshift([SETTING.ENABLE_PUSH, 0]);
     this.#queueControl(settingsFrame(settings));
-    const extra = this.#limits.connectionWindow - INITIAL_SETTINGS.initialWindowSize;
-    if (extra > 0) {
-      this.#queueControl(windowUpdateFrame(0, extra));
-    }
+    const extra = limits.connectionWindow - INITIAL_SETTINGS.initialWindowSize;
+    if (extra > 0) this.#queueControl(windowUpdateFrame(0, extra));
     this.#keepalive.start();
   }
 
   /** Resolves once the connection is closed and its socket released. */
   get done(): Promise<void> {
-    return this.#done;
+    return this.#done.promise;
   }
 
   /** Whether the connection is closed or closing. */
   get closed(): boolean {
-    return this.#closed || this.#closing;
+    return this.#life === "flushing" || this.#life === "closed";
   }
 
   /** Whether new streams may be opened on it (client side). */
   get usable(): boolean {
-    return !this.closed && !this.#control.goawayReceived && !this.#goawaySent &&
-      this.#nextLocalStreamId <= MAX_INT31;
+    return this.#life === "open" && this.#streams.nextLocalStreamId <= MAX_INT31;
   }
 
   /** Streams open now. */
@@ -261,19 +246,19 @@ export class Http2Connection implements StreamHost {
         } catch {
           n = null;
         }
-        if (n === null || this.#closed) break;
+        if (n === null || this.#life === "closed") break;
         busy = n === room;
         end += n;
         this.#keepalive.received();
-        start = this.#reader.parse(buf, start, end);
+        start = this.#parse(buf, start, end);
         if (start === end) start = end = 0;
-        if (this.#closing || this.#closed) break;
+        if (this.closed) break;
       }
     } catch (err) {
       this.#internalFailure(err);
     }
-    if (!this.#closing) this.#terminate(H2_ERROR.CANCEL);
-    await this.#done;
+    if (!this.closed) this.#terminate(H2_ERROR.CANCEL);
+    await this.#done.promise;
   }
 
   /**
@@ -291,8 +276,7 @@ export class Http2Connection implements StreamHost {
         `the peer allows ${this.#peer.maxConcurrentStreams} concurrent streams`,
       );
     }
-    const stream = this.#openStream(this.#nextLocalStreamId);
-    this.#nextLocalStreamId += 2;
+    const stream = this.#openStream(this.#streams.takeLocalId());
     stream.sendHeaders({ fields }, endStream);
     return stream;
   }
@@ -307,29 +291,27 @@ export class Http2Connection implements StreamHost {
    * @returns Resolves when the connection is closed.
    */
   shutdown(graceMs: number): Promise<void> {
-    if (this.#closed || this.#closing) return this.#done;
+    if (this.closed) return this.#done.promise;
     // No grace: GOAWAY naming the last stream taken, and close now (no timer
     // to wait on, whatever the clock).
     if (graceMs <= 0) {
       this.#fail(H2_ERROR.NO_ERROR, "shutdown without a grace period");
-      return this.#done;
+      return this.#done.promise;
     }
-    if (!this.#goawaySent) {
-      this.#goawaySent = true;
+    if (this.#life === "open" || this.#life === "peerGoingAway") {
+      this.#life = "pinging";
       this.#queueControl(goawayFrame(MAX_INT31, H2_ERROR.NO_ERROR));
       this.#queueControl(pingFrame(SHUTDOWN_PING, false));
-      this.#shutdownPingPending = true;
-      this.#cancelShutdownTimer = this.#clock.setTimer(
-        Math.min(SHUTDOWN_PING_WAIT_MS, graceMs),
-        () => this.#finalGoaway(),
-      );
-      this.#cancelGraceTimer = this.#clock.setTimer(
-        graceMs,
-        () => this.#fail(H2_ERROR.NO_ERROR, "shutdown grace period over"),
+      this.#lifeTimers.push(
+        this.#clock.setTimer(Math.min(SHUTDOWN_PING_WAIT_MS, graceMs), () => this.#finalGoaway()),
+        this.#clock.setTimer(
+          graceMs,
+          () => this.#fail(H2_ERROR.NO_ERROR, "shutdown grace period over"),
+        ),
       );
     }
     this.#closeIfDrained();
-    return this.#done;
+    return this.#done.promise;
   }
 
   /**
@@ -340,16 +322,15 @@ export class Http2Connection implements StreamHost {
    * @returns Resolves when closed.
    */
   close(code: number = H2_ERROR.NO_ERROR, message = ""): Promise<void> {
-    if (!this.#closed && !this.#closing) this.#fail(code, message);
-    return this.#done;
+    this.#fail(code, message);
+    return this.#done.promise;
   }
 
   // --- StreamHost -------------------------------------------------------
 
   /** @param stream A stream with frames to write. */
   schedule(stream: Http2Stream): void {
-    if (this.#closed || this.#closing) return;
-    this.#writer.schedule(stream);
+    if (!this.closed) this.#writer.schedule(stream);
   }
 
   /**
@@ -357,14 +338,13 @@ export class Http2Connection implements StreamHost {
    * @param code The RST_STREAM code.
    */
   resetStream(stream: Http2Stream, code: number): void {
-    if (this.#streams.get(stream.id) !== stream) return;
+    if (!this.#streams.holds(stream)) return;
     // A stream this side opened but whose HEADERS never went out is idle for
     // the peer: RST_STREAM there is a protocol error (RFC 9113 section 5.1).
     // Dropping it is enough; the next stream's higher id closes it.
-    const known = stream.headersWritten || (stream.id % 2 === 1) !== (this.role === "client");
-    if (known) {
+    if (stream.headersWritten || !this.#streams.isLocal(stream.id)) {
       this.#queueControl(rstStreamFrame(stream.id, code));
-      this.#rememberReset(stream.id);
+      this.#streams.rememberReset(stream.id);
     }
     this.#forget(stream, code);
   }
@@ -374,20 +354,222 @@ export class Http2Connection implements StreamHost {
    * @param bytes How much.
    */
   released(stream: Http2Stream, bytes: number): void {
-    if (!stream.remoteOpen) return;
-    const unacked = stream.recvUnacked + bytes;
-    if (unacked >= this.#limits.streamWindow / 2) {
-      stream.recvUnacked = 0;
-      stream.recvWindow += unacked;
-      this.#queueControl(windowUpdateFrame(stream.id, unacked));
-    } else {
-      stream.recvUnacked = unacked;
+    this.#receiver.release(stream, bytes, this.#writer);
+    this.#checkBacklog();
+  }
+
+  /** This side wrote END_STREAM: close, or stop a peer still sending (as gRPC servers do). */
+  localEnded(stream: Http2Stream): void {
+    if (stream.state === "closed") return this.#forget(stream, undefined);
+    if (this.role === "server") {
+      this.#queueControl(rstStreamFrame(stream.id, H2_ERROR.NO_ERROR));
+      this.#streams.rememberReset(stream.id);
+      this.#forget(stream, undefined);
     }
   }
 
   // --- reading ----------------------------------------------------------
 
-  /** A new stream (either side's): in the table, and the connection is no longer idle. */
+  /**
+   * Parses and handles every whole frame in `buf[start, end)`.
+   *
+   * @returns Where the first incomplete frame begins (`end` after a failure).
+   */
+  #parse(buf: Uint8Array, start: number, end: number): number {
+    if (!this.#prefaceSeen) {
+      const have = Math.min(end - start, CLIENT_PREFACE.byteLength);
+      for (let i = 0; i < have; i++) {
+        if (buf[start + i] !== CLIENT_PREFACE[i]) {
+          this.#fail(
+            H2_ERROR.PROTOCOL_ERROR,
+            "the connection did not start with the HTTP/2 preface",
+          );
+          return end;
+        }
+      }
+      if (have < CLIENT_PREFACE.byteLength) return start;
+      start += CLIENT_PREFACE.byteLength;
+      this.#prefaceSeen = true;
+    }
+    while (end - start >= FRAME_HEADER_BYTES && !this.closed) {
+      const header = readFrameHeader(buf, start);
+      if (header.length > OUR_MAX_FRAME_SIZE) {
+        this.#fail(
+          H2_ERROR.FRAME_SIZE_ERROR,
+          `frame of ${header.length} bytes is above SETTINGS_MAX_FRAME_SIZE`,
+        );
+        return end;
+      }
+      const frameEnd = start + FRAME_HEADER_BYTES + header.length;
+      if (frameEnd > end) break;
+      const payload = buf.subarray(start + FRAME_HEADER_BYTES, frameEnd);
+      start = frameEnd;
+      try {
+        this.#frame(header, payload);
+      } catch (err) {
+        if (err instanceof StreamError) {
+          this.#options.observer?.streamError?.(err.code, err.message);
+          this.#resetById(err.streamId, err.code);
+        } else if (err instanceof ConnectionError) {
+          this.#fail(err.code, err.message);
+          return end;
+        } else {
+          this.#internalFailure(err);
+          return end;
+        }
+      }
+      this.#checkBacklog();
+    }
+    return start;
+  }
+
+  #frame(h: FrameHeader, payload: Uint8Array): void {
+    if (!this.#settingsSeen && h.type !== FRAME_TYPE.SETTINGS) {
+      throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "the first frame was not SETTINGS");
+    }
+    if (this.#headerBlocks.open && h.type !== FRAME_TYPE.CONTINUATION) {
+      throw new ConnectionError(
+        H2_ERROR.PROTOCOL_ERROR,
+        "a header block was interrupted by another frame",
+      );
+    }
+    switch (h.type) {
+      case FRAME_TYPE.DATA: {
+        const ended = this.#receiver.onData(h, payload, this.#streams, this.#writer);
+        return ended === undefined ? undefined : this.#afterRemoteEnd(ended);
+      }
+      case FRAME_TYPE.HEADERS:
+        if (h.streamId === 0) {
+          throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "HEADERS on stream 0");
+        }
+        return this.#onHeaderBlock(this.#headerBlocks.headers(h, payload));
+      case FRAME_TYPE.CONTINUATION:
+        return this.#onHeaderBlock(this.#headerBlocks.continuation(h, payload));
+      case FRAME_TYPE.PRIORITY:
+        return checkPriority(h, payload);
+      case FRAME_TYPE.RST_STREAM:
+        return this.#onRstStream(h, payload);
+      case FRAME_TYPE.SETTINGS:
+        return this.#onSettings(h, payload);
+      case FRAME_TYPE.PUSH_PROMISE:
+        throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "PUSH_PROMISE was not enabled");
+      case FRAME_TYPE.PING:
+        return this.#onPing(h, payload);
+      case FRAME_TYPE.GOAWAY:
+        return this.#onGoaway(h, payload);
+      case FRAME_TYPE.WINDOW_UPDATE:
+        return this.#sendFlow.onWindowUpdate(h, payload, this.#streams, this.#writer);
+      default:
+        // Unknown frame types are ignored (RFC 9113 section 4.1).
+        return;
+    }
+  }
+
+  /** A whole header block: it may open a stream of the peer's first. */
+  #onHeaderBlock(block: HeaderBlock | undefined): void {
+    if (block === undefined) return;
+    const id = block.streamId;
+    let stream = this.#streams.get(id);
+    if (stream === undefined) {
+      const refuseAbove = this.#life === "goneAway" ? this.#goawayLastId : MAX_INT31;
+      const limit = this.#limits.maxConcurrentStreams;
+      if (!this.#streams.acceptPeerStream(id, block.selfDependent, refuseAbove, limit)) return;
+      stream = this.#openStream(id);
+    } else if (block.selfDependent) {
+      throw new StreamError(id, H2_ERROR.PROTOCOL_ERROR, "stream depends on itself");
+    }
+    if (this.#receiver.onHeaderBlock(stream, block, this.#options.onStream)) {
+      this.#afterRemoteEnd(stream);
+    }
+  }
+
+  #onRstStream(h: FrameHeader, payload: Uint8Array): void {
+    if (h.streamId === 0) {
+      throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "RST_STREAM on stream 0");
+    }
+    if (h.length !== 4) {
+      throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "RST_STREAM is not 4 bytes");
+    }
+    const stream = this.#streams.get(h.streamId);
+    if (stream === undefined) {
+      if (this.#streams.isIdle(h.streamId)) {
+        throw new ConnectionError(
+          H2_ERROR.PROTOCOL_ERROR,
+          `RST_STREAM on idle stream ${h.streamId}`,
+        );
+      }
+      return;
+    }
+    if (!this.#resetBucket.tryTake()) {
+      throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, "too many stream resets");
+    }
+    this.#forget(stream, readUint32(payload, 0));
+  }
+
+  /** SETTINGS: applied (window changes to every stream), then ACKed. */
+  #onSettings(h: FrameHeader, payload: Uint8Array): void {
+    if (h.streamId !== 0) {
+      throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "SETTINGS on a stream");
+    }
+    if (h.flags & FLAG.ACK) {
+      if (h.length !== 0) {
+        throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "SETTINGS ACK with a payload");
+      }
+      return;
+    }
+    if (h.length % 6 !== 0) {
+      throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "SETTINGS length not a multiple of 6");
+    }
+    if (this.#settingsSeen && !this.#controlBucket.tryTake()) {
+      throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, "too many SETTINGS frames");
+    }
+    if (!this.#settingsSeen) {
+      this.#settingsSeen = true;
+      this.#keepalive.settled();
+    }
+    const delta = applySettings(this.#peer, payload);
+    this.#sendFlow.initialWindowChanged(delta, this.#streams, this.#writer);
+    this.#encoder.setMaxTableSize(Math.min(this.#peer.headerTableSize, 4096));
+    this.#queueControl(SETTINGS_ACK);
+  }
+
+  /** PING: answered; an answer to ours sends the final GOAWAY or ends a keepalive wait. */
+  #onPing(h: FrameHeader, payload: Uint8Array): void {
+    if (h.streamId !== 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "PING on a stream");
+    if (h.length !== 8) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "PING is not 8 bytes");
+    if (h.flags & FLAG.ACK) {
+      if (bytesEqual(payload, SHUTDOWN_PING)) this.#finalGoaway();
+      this.#keepalive.pingAnswered();
+      return;
+    }
+    if (!this.#controlBucket.tryTake()) {
+      throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, "too many PING frames");
+    }
+    this.#queueControl(pingFrame(payload.slice(), true));
+  }
+
+  /**
+   * GOAWAY: streams this side opened above the peer's last id are refused
+   * (retry elsewhere); the connection closes once the rest are done.
+   */
+  #onGoaway(h: FrameHeader, payload: Uint8Array): void {
+    if (h.streamId !== 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "GOAWAY on a stream");
+    if (h.length < 8) {
+      throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "GOAWAY shorter than 8 bytes");
+    }
+    if (this.#life === "open") this.#life = "peerGoingAway";
+    const lastId = readUint31(payload, 0);
+    for (const stream of this.#streams.values()) {
+      if (this.#streams.isLocal(stream.id) && stream.id > lastId) {
+        this.#forget(stream, H2_ERROR.REFUSED_STREAM);
+      }
+    }
+    this.#closeIfDrained();
+  }
+
+  // --- streams ------------------------------------------------------------
+
+  /** A new stream (either side's): in the store, and the connection is no longer idle. */
   #openStream(id: number): Http2Stream {
     const stream = new Http2Stream(
       id,
@@ -395,35 +577,24 @@ export class Http2Connection implements StreamHost {
       this.#peer.initialWindowSize,
       this.#limits.streamWindow,
     );
-    this.#streams.set(id, stream);
+    this.#streams.insert(stream);
     this.#keepalive.busy();
     return stream;
   }
 
   #afterRemoteEnd(stream: Http2Stream): void {
-    stream.recvUnacked = 0;
     if (stream.state === "closed") this.#forget(stream, undefined);
   }
-
-  // --- stream bookkeeping -------------------------------------------------
 
   #resetById(streamId: number, code: number): void {
     const stream = this.#streams.get(streamId);
     if (stream !== undefined) return this.resetStream(stream, code);
     this.#queueControl(rstStreamFrame(streamId, code));
-    this.#rememberReset(streamId);
-  }
-
-  #rememberReset(streamId: number): void {
-    this.#resetByUs.add(streamId);
-    if (this.#resetByUs.size > RESET_MEMORY) {
-      this.#resetByUs.delete(this.#resetByUs.values().next().value!);
-    }
+    this.#streams.rememberReset(streamId);
   }
 
   #forget(stream: Http2Stream, code: number | undefined): void {
-    if (this.#streams.get(stream.id) !== stream) return;
-    this.#streams.delete(stream.id);
+    if (!this.#streams.remove(stream)) return;
     this.#writer.unschedule(stream);
     if (this.#streams.size === 0) this.#keepalive.quiet();
     try {
@@ -433,70 +604,64 @@ export class Http2Connection implements StreamHost {
     }
   }
 
-  /** This side wrote END_STREAM: close, or stop a peer still sending (as gRPC servers do). */
-  #localEnded(stream: Http2Stream): void {
-    if (stream.state === "closed") return this.#forget(stream, undefined);
-    if (this.role === "server") {
-      this.#queueControl(rstStreamFrame(stream.id, H2_ERROR.NO_ERROR));
-      this.#rememberReset(stream.id);
-      this.#forget(stream, undefined);
-    }
-  }
-
-  /** Our shutdown PING's answer sends the final GOAWAY; any answer ends a keepalive wait. */
-  #pingAcked(payload: Uint8Array): void {
-    if (bytesEqual(payload, SHUTDOWN_PING)) this.#finalGoaway();
-    this.#keepalive.pingAnswered();
-  }
-
-  #finalGoaway(): void {
-    if (!this.#shutdownPingPending || this.#closed) return;
-    this.#shutdownPingPending = false;
-    this.#goawayLastId = this.#reader.lastPeerStreamId;
-    this.#queueControl(goawayFrame(this.#goawayLastId, H2_ERROR.NO_ERROR));
-    this.#closeIfDrained();
-  }
-
-  #closeIfDrained(): void {
-    if (this.#closed || this.#closing || this.#streams.size > 0) return;
-    if (this.#goawaySent && !this.#shutdownPingPending) {
-      this.#finishWritesThenClose();
-    } else if (this.#control.goawayReceived) {
-      if (this.role === "client") this.#finishWritesThenClose();
-      else {
-        this.#cancelLingerTimer ??= this.#clock.setTimer(
-          PEER_GOAWAY_LINGER_MS,
-          () => this.#finishWritesThenClose(),
-        );
-      }
-    }
-  }
-
   // --- writing ------------------------------------------------------------
 
   #queueControl(frame: Uint8Array): void {
-    if (this.#closed) return;
-    const backlog = this.#writer.queueControl(frame);
-    if (backlog > this.#limits.maxControlBacklog && !this.#closing) {
-      // The peer keeps asking for answers it does not read.
+    if (this.#life === "closed") return;
+    this.#writer.queueControl(frame);
+    this.#checkBacklog();
+  }
+
+  /** The peer keeps asking for answers (PINGs, SETTINGS, window updates) it does not read. */
+  #checkBacklog(): void {
+    if (this.#writer.controlBacklog > this.#limits.maxControlBacklog && !this.closed) {
       this.#writer.clearControl();
       this.#fail(H2_ERROR.ENHANCE_YOUR_CALM, "the peer does not read what it asks for");
     }
   }
 
-  #kick(): void {
-    if (!this.#closed) this.#writer.kick();
+  // --- life ---------------------------------------------------------------
+
+  #expired(deadline: Deadline): void {
+    switch (deadline) {
+      case "handshake":
+        return this.#fail(H2_ERROR.SETTINGS_TIMEOUT, "no HTTP/2 preface and SETTINGS in time");
+      case "idle":
+        return void this.shutdown(1000);
+      case "ping":
+        return this.#queueControl(pingFrame(KEEPALIVE_PING, false));
+      case "unanswered":
+        return this.#fail(H2_ERROR.NO_ERROR, "keepalive PING not answered");
+    }
   }
 
-  // --- ending -------------------------------------------------------------
+  #finalGoaway(): void {
+    if (this.#life !== "pinging") return;
+    this.#life = "goneAway";
+    this.#goawayLastId = this.#streams.lastPeerStreamId;
+    this.#queueControl(goawayFrame(this.#goawayLastId, H2_ERROR.NO_ERROR));
+    this.#closeIfDrained();
+  }
+
+  #closeIfDrained(): void {
+    if (this.#streams.size > 0) return;
+    if (this.#life === "goneAway" || (this.#life === "peerGoingAway" && this.role === "client")) {
+      this.#finishWritesThenClose();
+    } else if (this.#life === "peerGoingAway") {
+      this.#life = "lingering";
+      this.#lifeTimers.push(
+        this.#clock.setTimer(PEER_GOAWAY_LINGER_MS, () => this.#finishWritesThenClose()),
+      );
+    }
+  }
 
   /** A protocol error or a request to close: GOAWAY with `code`, then close. */
   #fail(code: number, message: string): void {
-    if (this.#closed || this.#closing) return;
+    if (this.closed) return;
     if (code !== H2_ERROR.NO_ERROR) this.#options.observer?.connectionError?.(code, message);
     this.#writer.clearStreams();
     this.#writer.clearControl();
-    this.#queueControl(goawayFrame(this.#reader.lastPeerStreamId, code, message));
+    this.#queueControl(goawayFrame(this.#streams.lastPeerStreamId, code, message));
     this.#finishWritesThenClose(code === H2_ERROR.NO_ERROR ? H2_ERROR.CANCEL : code);
   }
 
@@ -506,11 +671,11 @@ export class Http2Connection implements StreamHost {
   }
 
   #finishWritesThenClose(streamCode: number = H2_ERROR.CANCEL): void {
-    if (this.#closing || this.#closed) return;
-    this.#closing = true;
+    if (this.closed) return;
+    this.#life = "flushing";
     this.#writer.controlOnly = true;
     this.#writer.clearStreams();
-    this.#kick();
+    this.#writer.kick();
     const flushed = this.#writer.idle;
     // A peer that does not read cannot hold the socket open: give up after a
     // second. This bounds a socket write, an I/O wait, so it runs on real
@@ -527,18 +692,13 @@ export class Http2Connection implements StreamHost {
 
   /** Closes the socket and ends every stream; safe to call more than once. */
   #terminate(streamCode: number): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#closing = true;
+    if (this.#life === "closed") return;
+    this.#life = "closed";
     this.#keepalive.stop();
-    this.#cancelShutdownTimer?.();
-    this.#cancelGraceTimer?.();
-    this.#cancelLingerTimer?.();
+    for (const cancel of this.#lifeTimers) cancel();
     this.#writer.clearStreams();
     this.#writer.clearControl();
-    const streams = this.#streams.values();
-    this.#streams.clear();
-    for (const stream of streams) {
+    for (const stream of this.#streams.removeAll()) {
       try {
         stream.finish(streamCode);
       } catch (err) {
@@ -550,6 +710,24 @@ export class Http2Connection implements StreamHost {
     } catch {
       // Already closed by the peer.
     }
-    this.#resolveDone();
+    this.#done.resolve();
+  }
+}
+
+/**
+ * PRIORITY is ignored (RFC 9113 section 5.3.2 deprecates it) once checked.
+ *
+ * @throws {ConnectionError} On stream 0.
+ * @throws {StreamError} For a wrong length or a stream that depends on itself.
+ */
+function checkPriority(h: FrameHeader, payload: Uint8Array): void {
+  if (h.streamId === 0) {
+    throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "PRIORITY on stream 0");
+  }
+  if (h.length !== 5) {
+    throw new StreamError(h.streamId, H2_ERROR.FRAME_SIZE_ERROR, "PRIORITY is not 5 bytes");
+  }
+  if (readUint31(payload, 0) === h.streamId) {
+    throw new StreamError(h.streamId, H2_ERROR.PROTOCOL_ERROR, "stream depends on itself");
   }
 }

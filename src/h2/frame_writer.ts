@@ -9,24 +9,12 @@
  * @module
  */
 
-import type { FlowWindow } from "./flow_window.ts";
+import type { SendFlow } from "./_send_flow.ts";
+import type { StreamStore } from "./_stream_store.ts";
 import { FLAG, FRAME_HEADER_BYTES, FRAME_TYPE, writeFrameHeader } from "./frames.ts";
 import type { HeaderField, HpackEncoder } from "./hpack.ts";
+import type { Settings } from "./settings.ts";
 import type { Http2Stream, OutboundItem, TwoPartPayload } from "./stream.ts";
-
-/** What the writer needs from its connection. */
-export interface FrameWriterHost {
-  /** The peer's SETTINGS_MAX_FRAME_SIZE. */
-  peerMaxFrameSize(): number;
-  /** The connection's send window. */
-  readonly sendWindow: FlowWindow;
-  /** Whether the stream is still one of the connection's. */
-  owns(stream: Http2Stream): boolean;
-  /** This side wrote the stream's END_STREAM. */
-  localEnded(stream: Http2Stream): void;
-  /** A write failed: the peer is gone. */
-  writeFailed(): void;
-}
 
 /**
  * The buffer of a loop that writes many small messages (watch events, unary
@@ -90,7 +78,9 @@ export class FrameWriter {
   controlOnly = false;
   readonly #conn: Deno.Conn;
   readonly #encoder: HpackEncoder;
-  readonly #host: FrameWriterHost;
+  readonly #peer: Readonly<Settings>;
+  readonly #flow: SendFlow;
+  readonly #writeFailed: () => void;
   /**
    * Streams with frames to write, in round-robin order; a stream's
    * `inWriteLine` says whether it is here. An array, not a Set: a Set that
@@ -109,12 +99,22 @@ export class FrameWriter {
   /**
    * @param conn The socket.
    * @param encoder The connection's HPACK encoder.
-   * @param host The connection.
+   * @param peer The peer's settings, as they change (its SETTINGS_MAX_FRAME_SIZE).
+   * @param flow The send windows DATA is written within.
+   * @param writeFailed Called when a write failed: the peer is gone.
    */
-  constructor(conn: Deno.Conn, encoder: HpackEncoder, host: FrameWriterHost) {
+  constructor(
+    conn: Deno.Conn,
+    encoder: HpackEncoder,
+    peer: Readonly<Settings>,
+    flow: SendFlow,
+    writeFailed: () => void,
+  ) {
     this.#conn = conn;
     this.#encoder = encoder;
-    this.#host = host;
+    this.#peer = peer;
+    this.#flow = flow;
+    this.#writeFailed = writeFailed;
   }
 
   /** Resolves when nothing is being written. */
@@ -122,6 +122,11 @@ export class FrameWriter {
     if (!this.#writing) return Promise.resolve();
     this.#idle ??= Promise.withResolvers<void>();
     return this.#idle.promise;
+  }
+
+  /** Control bytes waiting to be written. */
+  get controlBacklog(): number {
+    return this.#controlBytes;
   }
 
   /**
@@ -148,6 +153,17 @@ export class FrameWriter {
     this.#enter(stream);
     this.kick();
   }
+
+  /** A send window grew: every stream with frames waiting goes back in the line. */
+  resume(streams: StreamStore): void {
+    streams.forEach(this.#requeue);
+    this.kick();
+  }
+
+  /** Allocated once: `resume` runs per connection WINDOW_UPDATE. */
+  readonly #requeue = (stream: Http2Stream): void => {
+    if (stream.peek() !== undefined) this.#enter(stream);
+  };
 
   /** @param stream A stream to leave out until scheduled again. */
   unschedule(stream: Http2Stream): void {
@@ -199,7 +215,7 @@ export class FrameWriter {
       }
     } catch {
       // The peer is gone; the read side sees it too.
-      this.#host.writeFailed();
+      this.#writeFailed();
     } finally {
       this.#giveBack(this.#out);
       this.#out = NO_BUFFER;
@@ -279,7 +295,7 @@ export class FrameWriter {
         const before = pos;
         pos = this.#writeItem(stream, item, pos);
         if (pos === before) {
-          if (item.kind === "data" && this.#host.sendWindow.size <= 0) return pos;
+          if (item.kind === "data" && this.#flow.connectionWindow <= 0) return pos;
           continue;
         }
         progress = true;
@@ -325,9 +341,9 @@ export class FrameWriter {
       : this.#writeData(stream, item, pos);
   }
 
-  /** Whether a stream that just wrote stays ready: it has more, and is still the connection's. */
+  /** Whether a stream that just wrote stays ready (a stream its connection forgot has nothing queued). */
   #hasMore(stream: Http2Stream): boolean {
-    return stream.peek() !== undefined && this.#host.owns(stream);
+    return stream.peek() !== undefined;
   }
 
   #writeHeaders(
@@ -335,7 +351,7 @@ export class FrameWriter {
     item: Extract<OutboundItem, { kind: "headers" }>,
     pos: number,
   ): number {
-    const maxFrame = this.#host.peerMaxFrameSize();
+    const maxFrame = this.#peer.maxFrameSize;
     const estimate = item.block?.byteLength ?? estimateBlock(item.fields ?? []);
     const need = estimate + Math.ceil(Math.max(estimate, 1) / maxFrame) * FRAME_HEADER_BYTES;
     if (pos + need > this.#out.byteLength) {
@@ -356,7 +372,6 @@ export class FrameWriter {
       type = FRAME_TYPE.CONTINUATION;
     } while (offset < block.byteLength);
     stream.wrote(0, true);
-    if (item.endStream) this.#host.localEnded(stream);
     return pos;
   }
 
@@ -372,15 +387,14 @@ export class FrameWriter {
     pos: number,
   ): number {
     const limit = Math.min(
-      stream.sendWindow.size,
-      this.#host.sendWindow.size,
-      this.#host.peerMaxFrameSize(),
+      this.#flow.available(stream),
+      this.#peer.maxFrameSize,
       MAX_DATA_FRAME,
       this.#out.byteLength - pos - FRAME_HEADER_BYTES,
     );
     if (limit <= 0 && item.size > item.offset) {
       // Blocked by the stream's own window: WINDOW_UPDATE schedules it again.
-      if (stream.sendWindow.size <= 0) this.#leave(stream);
+      if (stream.sendWindow <= 0) this.#leave(stream);
       return pos;
     }
     const room = Math.max(limit, 0);
@@ -404,9 +418,7 @@ export class FrameWriter {
     }
     const flags = endStream ? FLAG.END_STREAM : 0;
     writeFrameHeader(this.#out, pos, size, FRAME_TYPE.DATA, flags, stream.id);
-    stream.sendWindow.consume(size);
-    this.#host.sendWindow.consume(size);
-    if (endStream) this.#host.localEnded(stream);
+    this.#flow.consume(stream, size);
     return body + size;
   }
 }

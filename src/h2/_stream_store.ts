@@ -15,23 +15,18 @@ import type { Http2Stream } from "./stream.ts";
 /** Streams this side reset whose late frames are ignored, not treated as errors. */
 const RESET_MEMORY = 1024;
 
-/** A connection's streams. */
-export class StreamStore {
+/** A connection's streams: the table of open ones, and the ids used. */
+export class StreamStore extends StreamTable<Http2Stream> {
   readonly #role: ConnectionRole;
-  readonly #table = new StreamTable<Http2Stream>();
   readonly #resetByUs = new Set<number>();
   #lastPeerStreamId = 0;
   #nextLocalStreamId: number;
 
   /** @param role Which side this is: clients open odd ids, servers even. */
   constructor(role: ConnectionRole) {
+    super();
     this.#role = role;
     this.#nextLocalStreamId = role === "client" ? 1 : 2;
-  }
-
-  /** Streams open now. */
-  get size(): number {
-    return this.#table.size;
   }
 
   /** The highest stream id the peer has opened. */
@@ -44,24 +39,9 @@ export class StreamStore {
     return this.#nextLocalStreamId;
   }
 
-  /** @returns The open stream of id `id`. */
-  get(id: number): Http2Stream | undefined {
-    return this.#table.get(id);
-  }
-
-  /** @returns The open streams by ascending id, in a new array (safe to change the store meanwhile). */
-  values(): Http2Stream[] {
-    return this.#table.values();
-  }
-
-  /** Calls `visit` with each open stream, allocating nothing; `visit` must not open or remove streams. */
-  forEach(visit: (stream: Http2Stream) => void): void {
-    this.#table.forEach(visit);
-  }
-
   /** @returns Whether `stream` is open here (not removed, nor replaced). */
   holds(stream: Http2Stream): boolean {
-    return this.#table.get(stream.id) === stream;
+    return this.get(stream.id) === stream;
   }
 
   /** @returns Whether this side opens streams of id `id`. */
@@ -81,22 +61,15 @@ export class StreamStore {
     return id;
   }
 
-  /** @param stream A new stream, under its id. */
-  insert(stream: Http2Stream): void {
-    this.#table.set(stream.id, stream);
-  }
-
   /** @returns Whether `stream` was open here (and now is not). */
   remove(stream: Http2Stream): boolean {
-    if (!this.holds(stream)) return false;
-    this.#table.delete(stream.id);
-    return true;
+    return this.holds(stream) && this.delete(stream.id);
   }
 
   /** @returns Every open stream, by ascending id; the store is left empty. */
   removeAll(): Http2Stream[] {
-    const streams = this.#table.values();
-    this.#table.clear();
+    const streams = this.values();
+    this.clear();
     return streams;
   }
 
@@ -153,7 +126,7 @@ export class StreamStore {
     if (id > refuseAbove) {
       throw new StreamError(id, H2_ERROR.REFUSED_STREAM, "the server is going away");
     }
-    if (this.#table.size >= maxConcurrent) {
+    if (this.size >= maxConcurrent) {
       throw new StreamError(id, H2_ERROR.REFUSED_STREAM, "too many concurrent streams");
     }
     return true;

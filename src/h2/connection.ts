@@ -9,21 +9,21 @@
  * gathered into one reused buffer and written by a single loop, so a slow
  * reader holds back only its own connection.
  *
- * This file reads and dispatches frames and owns the connection's life (one
- * {@linkcode Life}); each other concern has one owner beside it, which it
- * passes what it needs: `_stream_store.ts` (the streams and their ids),
- * `_receiver.ts` (DATA, header blocks and the receive windows),
- * `_send_flow.ts` (the send windows), `frame_writer.ts` (every write),
- * `_keepalive.ts` (handshake, idle and keepalive deadlines) and
- * `connection_options.ts` (role, limits, observer).
+ * This file reads frames and dispatches each to the one owner of what it
+ * changes, passing it the other state it needs: `_stream_store.ts` (the
+ * streams and their ids), `_receiver.ts` (DATA, header blocks and the
+ * receive windows), `_send_flow.ts` (the send windows), `_life.ts` (the
+ * connection's state from open to closed, GOAWAY and shutdown),
+ * `frame_writer.ts` (every write), `_keepalive.ts` (handshake, idle and
+ * keepalive deadlines) and `connection_options.ts` (role, limits, observer).
  *
  * @module
  */
 
-import { type CancelTimer, type Clock, systemClock } from "../clock.ts";
-import { bytesEqual } from "../bytes_equal.ts";
+import { systemClock } from "../clock.ts";
 import { TokenBucket } from "../ratelimit/mod.ts";
-import { type Deadline, Keepalive, KEEPALIVE_PING } from "./_keepalive.ts";
+import { Keepalive } from "./_keepalive.ts";
+import { ConnectionLife } from "./_life.ts";
 import { Receiver } from "./_receiver.ts";
 import { SendFlow } from "./_send_flow.ts";
 import { StreamStore } from "./_stream_store.ts";
@@ -42,7 +42,6 @@ import {
   FRAME_HEADER_BYTES,
   FRAME_TYPE,
   type FrameHeader,
-  goawayFrame,
   MAX_INT31,
   pingFrame,
   readFrameHeader,
@@ -68,7 +67,7 @@ export {
 } from "./connection_options.ts";
 
 /** Our SETTINGS_MAX_FRAME_SIZE: the protocol's initial value, which every reader must take. */
-export const OUR_MAX_FRAME_SIZE = INITIAL_SETTINGS.maxFrameSize;
+const OUR_MAX_FRAME_SIZE = INITIAL_SETTINGS.maxFrameSize;
 /**
  * A connection's read buffer at first: room for what a watcher or a unary
  * client sends (a request, SETTINGS, PINGs, WINDOW_UPDATEs). Every
@@ -81,43 +80,6 @@ const FIRST_READ_BUFFER_BYTES = 4 * 1024;
  * two of the largest frames we accept (SETTINGS_MAX_FRAME_SIZE is 16 KiB).
  */
 const READ_BUFFER_BYTES = 32 * 1024;
-const SHUTDOWN_PING = new Uint8Array([0x73, 0x68, 0x75, 0x74, 0x64, 0x6f, 0x77, 0x6e]);
-/** Longest wait for the shutdown PING's answer before the final GOAWAY, ms. */
-const SHUTDOWN_PING_WAIT_MS = 1000;
-/** Longest wait for the last frames to reach a peer that does not read, ms. */
-const FLUSH_TIMEOUT_MS = 1000;
-/**
- * How long a server keeps a drained connection open after the client's
- * GOAWAY, still answering its PINGs and SETTINGS, unless the client closes
- * first (as Go's server waits after a GOAWAY). Closing at once lost a PING
- * the client had sent right behind its GOAWAY whenever the two arrived in
- * separate reads (h2spec http2/7 failed that way on a loaded machine), ms.
- */
-const PEER_GOAWAY_LINGER_MS = 1000;
-
-/**
- * Where a connection is in its life; it only moves down this list, and
- * skips what does not apply.
- * - `open`: streams come and go.
- * - `peerGoingAway`: the peer sent GOAWAY: this side opens no stream, and
- *   closes once its streams are done.
- * - `lingering`: a server whose streams are done after the peer's GOAWAY,
- *   still answering PINGs and SETTINGS for a moment.
- * - `pinging`: our shutdown began: a GOAWAY that refuses nothing and a PING
- *   are out; its answer (or a timer) sends the final GOAWAY.
- * - `goneAway`: our final GOAWAY is out: streams above its last id are
- *   refused, and the connection closes once the rest are done.
- * - `flushing`: nothing more is read; the last frames are being written.
- * - `closed`: the socket is closed and every stream ended.
- */
-type Life =
-  | "open"
-  | "peerGoingAway"
-  | "lingering"
-  | "pinging"
-  | "goneAway"
-  | "flushing"
-  | "closed";
 
 /** An HTTP/2 connection. */
 export class Http2Connection implements StreamHost {
@@ -125,7 +87,6 @@ export class Http2Connection implements StreamHost {
   readonly #conn: Deno.Conn;
   readonly #limits: ConnectionLimits;
   readonly #options: ConnectionOptions;
-  readonly #clock: Clock;
   readonly #streams: StreamStore;
   readonly #receiver: Receiver;
   readonly #sendFlow = new SendFlow();
@@ -138,14 +99,9 @@ export class Http2Connection implements StreamHost {
   readonly #controlBucket: TokenBucket;
   /** RST_STREAM frames the peer may send. */
   readonly #resetBucket: TokenBucket;
-  #life: Life = "open";
-  /** The last stream id our final GOAWAY accepts (`goneAway`). */
-  #goawayLastId = MAX_INT31;
-  /** The timers of the shutdown and of the linger; all cancelled on close. */
-  readonly #lifeTimers: CancelTimer[] = [];
+  readonly #life: ConnectionLife;
   #prefaceSeen: boolean;
   #settingsSeen = false;
-  readonly #done = Promise.withResolvers<void>();
 
   /**
    * Starts speaking HTTP/2 on `conn`: the client sends its preface at once;
@@ -159,7 +115,7 @@ export class Http2Connection implements StreamHost {
     this.#conn = conn;
     this.#options = options;
     const limits = this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.#clock = options.clock ?? systemClock;
+    const clock = options.clock ?? systemClock;
     this.#streams = new StreamStore(this.role);
     this.#receiver = new Receiver(this.role, limits);
     this.#writer = new FrameWriter(
@@ -167,43 +123,53 @@ export class Http2Connection implements StreamHost {
       this.#encoder,
       this.#peer,
       this.#sendFlow,
-      () => this.#terminate(H2_ERROR.CANCEL),
+      () => this.#life.terminate(H2_ERROR.CANCEL),
     );
-    this.#keepalive = new Keepalive(limits, this.#clock, (deadline) => this.#expired(deadline));
+    this.#keepalive = new Keepalive(limits, clock, (deadline) => this.#life.expired(deadline));
+    this.#life = new ConnectionLife({
+      role: this.role,
+      conn,
+      streams: this.#streams,
+      writer: this.#writer,
+      keepalive: this.#keepalive,
+      clock,
+      maxControlBacklog: limits.maxControlBacklog,
+      observer: options.observer,
+    });
     this.#headerBlocks = new HeaderBlockReader({
       maxHeaderListSize: limits.maxHeaderListSize,
       maxContinuationFrames: limits.maxContinuationFrames,
       maxBlockBytes: limits.maxHeaderListSize * 2 + OUR_MAX_FRAME_SIZE,
     });
-    this.#controlBucket = new TokenBucket({ ...limits.controlRate, clock: this.#clock });
-    this.#resetBucket = new TokenBucket({ ...limits.resetRate, clock: this.#clock });
+    this.#controlBucket = new TokenBucket({ ...limits.controlRate, clock });
+    this.#resetBucket = new TokenBucket({ ...limits.resetRate, clock });
     this.#prefaceSeen = this.role === "client";
-    if (this.role === "client") this.#queueControl(CLIENT_PREFACE);
+    if (this.role === "client") this.#life.send(CLIENT_PREFACE);
     const settings: [number, number][] = [
       [SETTING.MAX_CONCURRENT_STREAMS, limits.maxConcurrentStreams],
       [SETTING.INITIAL_WINDOW_SIZE, limits.streamWindow],
       [SETTING.MAX_HEADER_LIST_SIZE, limits.maxHeaderListSize],
     ];
     if (this.role === "client") settings.unshift([SETTING.ENABLE_PUSH, 0]);
-    this.#queueControl(settingsFrame(settings));
+    this.#life.send(settingsFrame(settings));
     const extra = limits.connectionWindow - INITIAL_SETTINGS.initialWindowSize;
-    if (extra > 0) this.#queueControl(windowUpdateFrame(0, extra));
+    if (extra > 0) this.#life.send(windowUpdateFrame(0, extra));
     this.#keepalive.start();
   }
 
   /** Resolves once the connection is closed and its socket released. */
   get done(): Promise<void> {
-    return this.#done.promise;
+    return this.#life.done;
   }
 
   /** Whether the connection is closed or closing. */
   get closed(): boolean {
-    return this.#life === "flushing" || this.#life === "closed";
+    return this.#life.ending;
   }
 
   /** Whether new streams may be opened on it (client side). */
   get usable(): boolean {
-    return this.#life === "open" && this.#streams.nextLocalStreamId <= MAX_INT31;
+    return this.#life.open && this.#streams.nextLocalStreamId <= MAX_INT31;
   }
 
   /** Streams open now. */
@@ -246,7 +212,7 @@ export class Http2Connection implements StreamHost {
         } catch {
           n = null;
         }
-        if (n === null || this.#life === "closed") break;
+        if (n === null || this.#life.over) break;
         busy = n === room;
         end += n;
         this.#keepalive.received();
@@ -255,10 +221,10 @@ export class Http2Connection implements StreamHost {
         if (this.closed) break;
       }
     } catch (err) {
-      this.#internalFailure(err);
+      this.#life.internalFailure(err);
     }
-    if (!this.closed) this.#terminate(H2_ERROR.CANCEL);
-    await this.#done.promise;
+    if (!this.closed) this.#life.terminate(H2_ERROR.CANCEL);
+    await this.#life.done;
   }
 
   /**
@@ -291,27 +257,8 @@ export class Http2Connection implements StreamHost {
    * @returns Resolves when the connection is closed.
    */
   shutdown(graceMs: number): Promise<void> {
-    if (this.closed) return this.#done.promise;
-    // No grace: GOAWAY naming the last stream taken, and close now (no timer
-    // to wait on, whatever the clock).
-    if (graceMs <= 0) {
-      this.#fail(H2_ERROR.NO_ERROR, "shutdown without a grace period");
-      return this.#done.promise;
-    }
-    if (this.#life === "open" || this.#life === "peerGoingAway") {
-      this.#life = "pinging";
-      this.#queueControl(goawayFrame(MAX_INT31, H2_ERROR.NO_ERROR));
-      this.#queueControl(pingFrame(SHUTDOWN_PING, false));
-      this.#lifeTimers.push(
-        this.#clock.setTimer(Math.min(SHUTDOWN_PING_WAIT_MS, graceMs), () => this.#finalGoaway()),
-        this.#clock.setTimer(
-          graceMs,
-          () => this.#fail(H2_ERROR.NO_ERROR, "shutdown grace period over"),
-        ),
-      );
-    }
-    this.#closeIfDrained();
-    return this.#done.promise;
+    this.#life.shutdown(graceMs);
+    return this.#life.done;
   }
 
   /**
@@ -322,8 +269,8 @@ export class Http2Connection implements StreamHost {
    * @returns Resolves when closed.
    */
   close(code: number = H2_ERROR.NO_ERROR, message = ""): Promise<void> {
-    this.#fail(code, message);
-    return this.#done.promise;
+    this.#life.fail(code, message);
+    return this.#life.done;
   }
 
   // --- StreamHost -------------------------------------------------------
@@ -343,7 +290,7 @@ export class Http2Connection implements StreamHost {
     // the peer: RST_STREAM there is a protocol error (RFC 9113 section 5.1).
     // Dropping it is enough; the next stream's higher id closes it.
     if (stream.headersWritten || !this.#streams.isLocal(stream.id)) {
-      this.#queueControl(rstStreamFrame(stream.id, code));
+      this.#life.send(rstStreamFrame(stream.id, code));
       this.#streams.rememberReset(stream.id);
     }
     this.#forget(stream, code);
@@ -355,14 +302,14 @@ export class Http2Connection implements StreamHost {
    */
   released(stream: Http2Stream, bytes: number): void {
     this.#receiver.release(stream, bytes, this.#writer);
-    this.#checkBacklog();
+    this.#life.checkBacklog();
   }
 
   /** This side wrote END_STREAM: close, or stop a peer still sending (as gRPC servers do). */
   localEnded(stream: Http2Stream): void {
     if (stream.state === "closed") return this.#forget(stream, undefined);
     if (this.role === "server") {
-      this.#queueControl(rstStreamFrame(stream.id, H2_ERROR.NO_ERROR));
+      this.#life.send(rstStreamFrame(stream.id, H2_ERROR.NO_ERROR));
       this.#streams.rememberReset(stream.id);
       this.#forget(stream, undefined);
     }
@@ -380,7 +327,7 @@ export class Http2Connection implements StreamHost {
       const have = Math.min(end - start, CLIENT_PREFACE.byteLength);
       for (let i = 0; i < have; i++) {
         if (buf[start + i] !== CLIENT_PREFACE[i]) {
-          this.#fail(
+          this.#life.fail(
             H2_ERROR.PROTOCOL_ERROR,
             "the connection did not start with the HTTP/2 preface",
           );
@@ -394,7 +341,7 @@ export class Http2Connection implements StreamHost {
     while (end - start >= FRAME_HEADER_BYTES && !this.closed) {
       const header = readFrameHeader(buf, start);
       if (header.length > OUR_MAX_FRAME_SIZE) {
-        this.#fail(
+        this.#life.fail(
           H2_ERROR.FRAME_SIZE_ERROR,
           `frame of ${header.length} bytes is above SETTINGS_MAX_FRAME_SIZE`,
         );
@@ -411,14 +358,14 @@ export class Http2Connection implements StreamHost {
           this.#options.observer?.streamError?.(err.code, err.message);
           this.#resetById(err.streamId, err.code);
         } else if (err instanceof ConnectionError) {
-          this.#fail(err.code, err.message);
+          this.#life.fail(err.code, err.message);
           return end;
         } else {
-          this.#internalFailure(err);
+          this.#life.internalFailure(err);
           return end;
         }
       }
-      this.#checkBacklog();
+      this.#life.checkBacklog();
     }
     return start;
   }
@@ -471,7 +418,7 @@ export class Http2Connection implements StreamHost {
     const id = block.streamId;
     let stream = this.#streams.get(id);
     if (stream === undefined) {
-      const refuseAbove = this.#life === "goneAway" ? this.#goawayLastId : MAX_INT31;
+      const { refuseAbove } = this.#life;
       const limit = this.#limits.maxConcurrentStreams;
       if (!this.#streams.acceptPeerStream(id, block.selfDependent, refuseAbove, limit)) return;
       stream = this.#openStream(id);
@@ -530,7 +477,7 @@ export class Http2Connection implements StreamHost {
     const delta = applySettings(this.#peer, payload);
     this.#sendFlow.initialWindowChanged(delta, this.#streams, this.#writer);
     this.#encoder.setMaxTableSize(Math.min(this.#peer.headerTableSize, 4096));
-    this.#queueControl(SETTINGS_ACK);
+    this.#life.send(SETTINGS_ACK);
   }
 
   /** PING: answered; an answer to ours sends the final GOAWAY or ends a keepalive wait. */
@@ -538,14 +485,12 @@ export class Http2Connection implements StreamHost {
     if (h.streamId !== 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "PING on a stream");
     if (h.length !== 8) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "PING is not 8 bytes");
     if (h.flags & FLAG.ACK) {
-      if (bytesEqual(payload, SHUTDOWN_PING)) this.#finalGoaway();
-      this.#keepalive.pingAnswered();
-      return;
+      return this.#life.pingAnswered(payload);
     }
     if (!this.#controlBucket.tryTake()) {
       throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, "too many PING frames");
     }
-    this.#queueControl(pingFrame(payload.slice(), true));
+    this.#life.send(pingFrame(payload.slice(), true));
   }
 
   /**
@@ -557,14 +502,13 @@ export class Http2Connection implements StreamHost {
     if (h.length < 8) {
       throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "GOAWAY shorter than 8 bytes");
     }
-    if (this.#life === "open") this.#life = "peerGoingAway";
     const lastId = readUint31(payload, 0);
     for (const stream of this.#streams.values()) {
       if (this.#streams.isLocal(stream.id) && stream.id > lastId) {
         this.#forget(stream, H2_ERROR.REFUSED_STREAM);
       }
     }
-    this.#closeIfDrained();
+    this.#life.peerGoingAway();
   }
 
   // --- streams ------------------------------------------------------------
@@ -577,7 +521,7 @@ export class Http2Connection implements StreamHost {
       this.#peer.initialWindowSize,
       this.#limits.streamWindow,
     );
-    this.#streams.insert(stream);
+    this.#streams.set(id, stream);
     this.#keepalive.busy();
     return stream;
   }
@@ -589,7 +533,7 @@ export class Http2Connection implements StreamHost {
   #resetById(streamId: number, code: number): void {
     const stream = this.#streams.get(streamId);
     if (stream !== undefined) return this.resetStream(stream, code);
-    this.#queueControl(rstStreamFrame(streamId, code));
+    this.#life.send(rstStreamFrame(streamId, code));
     this.#streams.rememberReset(streamId);
   }
 
@@ -600,117 +544,8 @@ export class Http2Connection implements StreamHost {
     try {
       stream.finish(code);
     } finally {
-      this.#closeIfDrained();
+      this.#life.closeIfDrained();
     }
-  }
-
-  // --- writing ------------------------------------------------------------
-
-  #queueControl(frame: Uint8Array): void {
-    if (this.#life === "closed") return;
-    this.#writer.queueControl(frame);
-    this.#checkBacklog();
-  }
-
-  /** The peer keeps asking for answers (PINGs, SETTINGS, window updates) it does not read. */
-  #checkBacklog(): void {
-    if (this.#writer.controlBacklog > this.#limits.maxControlBacklog && !this.closed) {
-      this.#writer.clearControl();
-      this.#fail(H2_ERROR.ENHANCE_YOUR_CALM, "the peer does not read what it asks for");
-    }
-  }
-
-  // --- life ---------------------------------------------------------------
-
-  #expired(deadline: Deadline): void {
-    switch (deadline) {
-      case "handshake":
-        return this.#fail(H2_ERROR.SETTINGS_TIMEOUT, "no HTTP/2 preface and SETTINGS in time");
-      case "idle":
-        return void this.shutdown(1000);
-      case "ping":
-        return this.#queueControl(pingFrame(KEEPALIVE_PING, false));
-      case "unanswered":
-        return this.#fail(H2_ERROR.NO_ERROR, "keepalive PING not answered");
-    }
-  }
-
-  #finalGoaway(): void {
-    if (this.#life !== "pinging") return;
-    this.#life = "goneAway";
-    this.#goawayLastId = this.#streams.lastPeerStreamId;
-    this.#queueControl(goawayFrame(this.#goawayLastId, H2_ERROR.NO_ERROR));
-    this.#closeIfDrained();
-  }
-
-  #closeIfDrained(): void {
-    if (this.#streams.size > 0) return;
-    if (this.#life === "goneAway" || (this.#life === "peerGoingAway" && this.role === "client")) {
-      this.#finishWritesThenClose();
-    } else if (this.#life === "peerGoingAway") {
-      this.#life = "lingering";
-      this.#lifeTimers.push(
-        this.#clock.setTimer(PEER_GOAWAY_LINGER_MS, () => this.#finishWritesThenClose()),
-      );
-    }
-  }
-
-  /** A protocol error or a request to close: GOAWAY with `code`, then close. */
-  #fail(code: number, message: string): void {
-    if (this.closed) return;
-    if (code !== H2_ERROR.NO_ERROR) this.#options.observer?.connectionError?.(code, message);
-    this.#writer.clearStreams();
-    this.#writer.clearControl();
-    this.#queueControl(goawayFrame(this.#streams.lastPeerStreamId, code, message));
-    this.#finishWritesThenClose(code === H2_ERROR.NO_ERROR ? H2_ERROR.CANCEL : code);
-  }
-
-  #internalFailure(err: unknown): void {
-    this.#options.observer?.internalError?.(err);
-    this.#fail(H2_ERROR.INTERNAL_ERROR, "internal error");
-  }
-
-  #finishWritesThenClose(streamCode: number = H2_ERROR.CANCEL): void {
-    if (this.closed) return;
-    this.#life = "flushing";
-    this.#writer.controlOnly = true;
-    this.#writer.clearStreams();
-    this.#writer.kick();
-    const flushed = this.#writer.idle;
-    // A peer that does not read cannot hold the socket open: give up after a
-    // second. This bounds a socket write, an I/O wait, so it runs on real
-    // time: a test's frozen clock must not keep a socket open forever.
-    let cancel: CancelTimer | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      cancel = systemClock.setTimer(FLUSH_TIMEOUT_MS, resolve);
-    });
-    Promise.race([flushed, timeout]).then(() => {
-      cancel?.();
-      this.#terminate(streamCode);
-    });
-  }
-
-  /** Closes the socket and ends every stream; safe to call more than once. */
-  #terminate(streamCode: number): void {
-    if (this.#life === "closed") return;
-    this.#life = "closed";
-    this.#keepalive.stop();
-    for (const cancel of this.#lifeTimers) cancel();
-    this.#writer.clearStreams();
-    this.#writer.clearControl();
-    for (const stream of this.#streams.removeAll()) {
-      try {
-        stream.finish(streamCode);
-      } catch (err) {
-        this.#options.observer?.internalError?.(err);
-      }
-    }
-    try {
-      this.#conn.close();
-    } catch {
-      // Already closed by the peer.
-    }
-    this.#done.resolve();
   }
 }
 

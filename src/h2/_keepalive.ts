@@ -26,7 +26,8 @@ export class Keepalive {
   readonly #expired: (deadline: Deadline) => void;
   readonly #limits: ConnectionLimits;
   readonly #clock: Clock;
-  readonly #startedAt: number;
+  /** When the handshake must be done by; `Infinity` once it is (or with no limit). */
+  #handshakeBy: number;
   #lastActivity: number;
   #idleSince: number;
   #pingSentAt: number | undefined;
@@ -34,18 +35,20 @@ export class Keepalive {
   /** When the armed timer fires; `Infinity` when none is armed. */
   #armedFor = Infinity;
   #stopped = false;
-  #settingsSeen = false;
 
   /**
    * @param limits The handshake, idle and keepalive periods.
    * @param clock Reads the time and holds the timer.
-   * @param expired Acts on a deadline that passed (after it, the timer rearms for the next).
+   * @param expired Acts on a deadline that passed.
    */
   constructor(limits: ConnectionLimits, clock: Clock, expired: (deadline: Deadline) => void) {
     this.#expired = expired;
     this.#limits = limits;
     this.#clock = clock;
-    this.#startedAt = this.#lastActivity = this.#idleSince = clock.now();
+    this.#lastActivity = this.#idleSince = clock.now();
+    this.#handshakeBy = limits.handshakeTimeoutMs > 0
+      ? this.#lastActivity + limits.handshakeTimeoutMs
+      : Infinity;
   }
 
   /** Arms the timer for the first deadline (when any period is set). */
@@ -63,7 +66,7 @@ export class Keepalive {
 
   /** The peer's first SETTINGS arrived: the handshake is done. */
   settled(): void {
-    this.#settingsSeen = true;
+    this.#handshakeBy = Infinity;
   }
 
   /** Bytes arrived from the peer. */
@@ -112,12 +115,8 @@ export class Keepalive {
     if (this.#stopped) return;
     const now = this.#clock.now();
     const l = this.#limits;
-    let next = Infinity;
-    if (!this.#settingsSeen && l.handshakeTimeoutMs > 0) {
-      const at = this.#startedAt + l.handshakeTimeoutMs;
-      if (now >= at) return this.#expired("handshake");
-      next = at;
-    }
+    if (now >= this.#handshakeBy) return this.#expired("handshake");
+    let next = this.#handshakeBy;
     if (l.idleTimeoutMs > 0 && this.#idleSince !== Infinity) {
       const at = this.#idleSince + l.idleTimeoutMs;
       if (now >= at) return this.#expired("idle");

@@ -92,11 +92,6 @@ export class ConnectionLife {
     return this.#state === "flushing" || this.#state === "closed";
   }
 
-  /** Whether the socket is closed. */
-  get over(): boolean {
-    return this.#state === "closed";
-  }
-
   /** Whether this side may open streams. */
   get open(): boolean {
     return this.#state === "open";

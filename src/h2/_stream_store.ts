@@ -55,7 +55,7 @@ export class StreamStore extends StreamTable<Http2Stream> {
   }
 
   /** @returns A new id for a stream this side opens. */
-  takeLocalId(): number {
+  allocateLocalId(): number {
     const id = this.#nextLocalStreamId;
     this.#nextLocalStreamId += 2;
     return id;

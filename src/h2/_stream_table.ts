@@ -21,13 +21,10 @@ const GOLDEN = 0x9e3779b9;
  * in each replaced table a link to its successor (for live iterators). Once a
  * full collection has moved one table to the old generation, each dead table
  * keeps the next one alive through the scavenges, and every stream it held,
- * which is then promoted: under GetPod at 1000 pods every request's stream,
- * call and headers were promoted, and mark-compacts ran several times a
- * second. These two arrays are made once and only grow (when a connection
+ * which is then promoted, with its call and headers. These two arrays are made once and only grow (when a connection
  * has more streams open at once than ever before); a slot is written in
- * place. One request's operations on it cost about what a `Map`'s do and far
- * less than a null-prototype object's, which it replaces (BENCHMARKS.md,
- * "Design figures").
+ * place. Its operations cost about what a `Map`'s do, and far less than a
+ * null-prototype object's (BENCHMARKS.md, "Design figures").
  */
 export class StreamTable<V extends object> {
   #ids = new Int32Array(INITIAL_SLOTS);
@@ -60,7 +57,7 @@ export class StreamTable<V extends object> {
   /**
    * @param id A stream id, 1 to 2^31-1.
    * @param stream The stream, in place of any under that id.
-   * @throws {RangeError} For an id out of that range (a caller's bug: ids come checked from the frame reader).
+   * @throws {RangeError} For an id out of that range (a caller's bug: ids come checked from the connection).
    */
   set(id: number, stream: V): void {
     if (!(id > 0 && id <= 0x7fffffff && Number.isInteger(id))) {

@@ -212,7 +212,7 @@ export class Http2Connection implements StreamHost {
         } catch {
           n = null;
         }
-        if (n === null || this.#life.over) break;
+        if (n === null || this.closed) break;
         busy = n === room;
         end += n;
         this.#keepalive.received();
@@ -242,7 +242,7 @@ export class Http2Connection implements StreamHost {
         `the peer allows ${this.#peer.maxConcurrentStreams} concurrent streams`,
       );
     }
-    const stream = this.#openStream(this.#streams.takeLocalId());
+    const stream = this.#openStream(this.#streams.allocateLocalId());
     stream.sendHeaders({ fields }, endStream);
     return stream;
   }
@@ -290,8 +290,7 @@ export class Http2Connection implements StreamHost {
     // the peer: RST_STREAM there is a protocol error (RFC 9113 section 5.1).
     // Dropping it is enough; the next stream's higher id closes it.
     if (stream.headersWritten || !this.#streams.isLocal(stream.id)) {
-      this.#life.send(rstStreamFrame(stream.id, code));
-      this.#streams.rememberReset(stream.id);
+      this.#sendReset(stream.id, code);
     }
     this.#forget(stream, code);
   }
@@ -309,8 +308,7 @@ export class Http2Connection implements StreamHost {
   localEnded(stream: Http2Stream): void {
     if (stream.state === "closed") return this.#forget(stream, undefined);
     if (this.role === "server") {
-      this.#life.send(rstStreamFrame(stream.id, H2_ERROR.NO_ERROR));
-      this.#streams.rememberReset(stream.id);
+      this.#sendReset(stream.id, H2_ERROR.NO_ERROR);
       this.#forget(stream, undefined);
     }
   }
@@ -381,10 +379,8 @@ export class Http2Connection implements StreamHost {
       );
     }
     switch (h.type) {
-      case FRAME_TYPE.DATA: {
-        const ended = this.#receiver.onData(h, payload, this.#streams, this.#writer);
-        return ended === undefined ? undefined : this.#afterRemoteEnd(ended);
-      }
+      case FRAME_TYPE.DATA:
+        return this.#afterRemoteEnd(this.#receiver.onData(h, payload, this.#streams, this.#writer));
       case FRAME_TYPE.HEADERS:
         if (h.streamId === 0) {
           throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "HEADERS on stream 0");
@@ -526,13 +522,19 @@ export class Http2Connection implements StreamHost {
     return stream;
   }
 
-  #afterRemoteEnd(stream: Http2Stream): void {
-    if (stream.state === "closed") this.#forget(stream, undefined);
+  /** The peer ended its side of `stream` (if given): forgotten once this side's is over too. */
+  #afterRemoteEnd(stream: Http2Stream | undefined): void {
+    if (stream?.state === "closed") this.#forget(stream, undefined);
   }
 
   #resetById(streamId: number, code: number): void {
     const stream = this.#streams.get(streamId);
     if (stream !== undefined) return this.resetStream(stream, code);
+    this.#sendReset(streamId, code);
+  }
+
+  /** RST_STREAM out; the stream's late frames will be ignored. */
+  #sendReset(streamId: number, code: number): void {
     this.#life.send(rstStreamFrame(streamId, code));
     this.#streams.rememberReset(streamId);
   }

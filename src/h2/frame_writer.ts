@@ -17,54 +17,30 @@ import type { Settings } from "./settings.ts";
 import type { Http2Stream, OutboundItem, TwoPartPayload } from "./stream.ts";
 
 /**
- * The buffer of a loop that writes many small messages (watch events, unary
- * responses of a few pods): a connection holds one only while it writes, and
- * all of them write at once when many watchers sync together, so its size is
- * multiplied by the watchers syncing (BENCHMARKS.md, "Design figures").
+ * Write buffers by size, each with a pool shared by every connection: a
+ * connection holds one only while it writes, so idle watchers pin none, and
+ * the pools keep a fan-out or a round of listings from making a buffer per
+ * loop (BENCHMARKS.md, "Design figures", has the measurements).
+ * - The usual one, for many small messages (watch events, small responses):
+ *   watchers syncing at once each hold one, so its size is multiplied by them.
+ * - The large one, only for a loop that starts with one body of at least
+ *   `LARGE_BODY_BYTES` (a large ListPods): fewer socket writes; no larger
+ *   than a UNIX socket's default send buffer, past which a write is partial.
+ *   A watcher's backlog of small events never takes it, which keeps a
+ *   fan-out's memory down.
+ * - The small one, for a loop with little to write (a live event, a control
+ *   frame): after each relist every watcher's connection writes at once.
  */
 const WRITE_BUFFER_BYTES = 16 * 1024;
-/**
- * Write buffers not in use, shared by every connection: a connection holds
- * one only while it writes, so a thousand idle watchers pin none. Enough for
- * a fan-out (at most 2 MiB kept): a watcher's initial list goes out in
- * several loops, one per window the client grants, and watchers syncing at
- * once each hold a buffer through their loop's writes; with only a few
- * spare, every loop past them made a new buffer, and the fan-out's CPU per
- * event showed it (BENCHMARKS.md, "Design figures").
- */
 const SPARE_BUFFERS: Uint8Array<ArrayBuffer>[] = [];
 const MAX_SPARE_BUFFERS = 128;
-/**
- * The buffer of a loop that starts with a stream whose next DATA is one body
- * of at least `LARGE_BODY_BYTES` (a ListPods of more than a few dozen pods):
- * fewer socket writes, so less of their per-call work and garbage. Not
- * larger than a UNIX socket's default send buffer (208 KiB): a write that
- * does not fit is partial, and Deno then waits for the socket to be
- * writable again; of the sizes tried, 128 KiB cost ListPods the least CPU
- * (BENCHMARKS.md, "Design figures"). Only such loops take one: a watcher's
- * backlog of many small events (its initial list) does not, so a fan-out to
- * many watchers holds a small buffer per writing connection (taking the
- * large one there raised the fan-out's peak RSS by tens of MB).
- */
 const LARGE_WRITE_BUFFER_BYTES = 128 * 1024;
 const LARGE_BODY_BYTES = 64 * 1024;
 const SPARE_LARGE_BUFFERS: Uint8Array<ArrayBuffer>[] = [];
-/**
- * One per client listing at once, for a few: with 2, four clients listing
- * at once made two new large buffers per round of responses, and the
- * collector's share of the daemon's CPU rose with them. At most 1 MiB kept.
- */
+/** One per client listing at once, for a few. */
 const MAX_SPARE_LARGE_BUFFERS = 8;
-/**
- * The buffer of a loop with little to write: a live watch event or two, a
- * control frame, a small response. After each relist every watcher's
- * connection writes at once; with only the 16 KiB buffers, each of those
- * writes made a new buffer under live churn, and the collector took a large
- * share of the daemon's CPU (BENCHMARKS.md, "Design figures").
- */
 const SMALL_WRITE_BUFFER_BYTES = 4 * 1024;
 const SPARE_SMALL_BUFFERS: Uint8Array<ArrayBuffer>[] = [];
-/** Enough for every watcher of a busy node to write at once; at most 512 KiB kept. */
 const MAX_SPARE_SMALL_BUFFERS = 128;
 /** What a loop may need beyond the queued payload per ready stream: frame headers, trailers. */
 const PER_STREAM_SLACK_BYTES = 64;
@@ -129,17 +105,11 @@ export class FrameWriter {
     return this.#controlBytes;
   }
 
-  /**
-   * Queues a control frame (written before any stream's frames).
-   *
-   * @param frame A whole frame.
-   * @returns The control bytes now waiting.
-   */
-  queueControl(frame: Uint8Array): number {
+  /** @param frame A whole control frame, written before any stream's frames. */
+  queueControl(frame: Uint8Array): void {
     this.#control.push(frame);
     this.#controlBytes += frame.byteLength;
     this.kick();
-    return this.#controlBytes;
   }
 
   /** Drops every queued control frame. */

@@ -4,16 +4,10 @@ import assert from "node:assert/strict";
 import { SendFlow } from "../../src/h2/_send_flow.ts";
 import { StreamStore } from "../../src/h2/_stream_store.ts";
 import { FrameWriter } from "../../src/h2/frame_writer.ts";
-import {
-  FLAG,
-  FRAME_HEADER_BYTES,
-  FRAME_TYPE,
-  readFrameHeader,
-  windowUpdateFrame,
-} from "../../src/h2/frames.ts";
-import { HpackEncoder } from "../../src/h2/hpack.ts";
+import { FLAG, FRAME_HEADER_BYTES, FRAME_TYPE, readFrameHeader } from "../../src/h2/frames.ts";
 import { INITIAL_SETTINGS } from "../../src/h2/settings.ts";
 import { Http2Stream, type StreamHost } from "../../src/h2/stream.ts";
+import { receiveWindowUpdate, writerWithin } from "./_send_side.ts";
 
 /** A socket that takes every write whole and records its size and bytes. */
 class RecordingConn {
@@ -104,22 +98,10 @@ function recordingWriter(): {
 } {
   const conn = new RecordingConn();
   const flow = new SendFlow();
-  const writer = new FrameWriter(
-    conn as unknown as Deno.Conn,
-    new HpackEncoder(),
-    INITIAL_SETTINGS,
-    flow,
-    () => assert.fail("a write failed"),
-  );
+  const writer = writerWithin(conn, flow);
   // The connection's window at 2^30, as a peer's WINDOW_UPDATE grows it.
-  const update = windowUpdateFrame(0, (1 << 30) - INITIAL_SETTINGS.initialWindowSize);
-  const header = readFrameHeader(update, 0);
-  flow.onWindowUpdate(
-    header,
-    update.subarray(FRAME_HEADER_BYTES),
-    new StreamStore("server"),
-    writer,
-  );
+  const increment = (1 << 30) - INITIAL_SETTINGS.initialWindowSize;
+  receiveWindowUpdate(flow, new StreamStore("server"), writer, 0, increment);
   const streamHost: StreamHost = {
     schedule: (stream) => writer.schedule(stream),
     resetStream: () => {},

@@ -77,9 +77,9 @@ export class Keepalive {
   /** A stream opened: the connection is not idle, and a silent peer is PINGed. */
   busy(): void {
     this.#idleSince = Infinity;
-    const l = this.#limits;
-    if (l.keepaliveMs > 0 && this.#pingSentAt === undefined) {
-      this.#arm(this.#lastActivity + l.keepaliveMs);
+    const limits = this.#limits;
+    if (limits.keepaliveMs > 0 && this.#pingSentAt === undefined) {
+      this.#arm(this.#lastActivity + limits.keepaliveMs);
     }
   }
 
@@ -114,26 +114,26 @@ export class Keepalive {
   #check(): void {
     if (this.#stopped) return;
     const now = this.#clock.now();
-    const l = this.#limits;
+    const limits = this.#limits;
     if (now >= this.#handshakeBy) return this.#expired("handshake");
     let next = this.#handshakeBy;
-    if (l.idleTimeoutMs > 0 && this.#idleSince !== Infinity) {
-      const at = this.#idleSince + l.idleTimeoutMs;
+    if (limits.idleTimeoutMs > 0 && this.#idleSince !== Infinity) {
+      const at = this.#idleSince + limits.idleTimeoutMs;
       if (now >= at) return this.#expired("idle");
       next = Math.min(next, at);
     }
     // Streams are open exactly while the connection is not idle.
-    if (l.keepaliveMs > 0 && this.#idleSince === Infinity) {
+    if (limits.keepaliveMs > 0 && this.#idleSince === Infinity) {
       if (this.#pingSentAt !== undefined) {
-        const at = this.#pingSentAt + l.keepaliveTimeoutMs;
+        const at = this.#pingSentAt + limits.keepaliveTimeoutMs;
         if (now >= at) return this.#expired("unanswered");
         next = Math.min(next, at);
-      } else if (now >= this.#lastActivity + l.keepaliveMs) {
+      } else if (now >= this.#lastActivity + limits.keepaliveMs) {
         this.#pingSentAt = now;
         this.#expired("ping");
-        next = Math.min(next, now + l.keepaliveTimeoutMs);
+        next = Math.min(next, now + limits.keepaliveTimeoutMs);
       } else {
-        next = Math.min(next, this.#lastActivity + l.keepaliveMs);
+        next = Math.min(next, this.#lastActivity + limits.keepaliveMs);
       }
     }
     if (next !== Infinity) this.#arm(next);

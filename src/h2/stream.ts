@@ -365,9 +365,9 @@ export class Http2Stream {
   #wakeWaiters(): void {
     if (this.#waiters.length === 0 || !this.#closed && !this.#anyWaiterDrained()) return;
     const still: DrainWaiter[] = [];
-    for (const w of this.#waiters) {
-      if (this.#closed || this.#queuedBytes <= w.limit) w.resolve();
-      else still.push(w);
+    for (const waiter of this.#waiters) {
+      if (this.#closed || this.#queuedBytes <= waiter.limit) waiter.resolve();
+      else still.push(waiter);
     }
     this.#waiters = still;
   }

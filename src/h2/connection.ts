@@ -172,11 +172,6 @@ export class Http2Connection implements StreamHost {
     return this.#life.open && this.#streams.nextLocalStreamId <= MAX_INT31;
   }
 
-  /** Streams open now. */
-  get streamCount(): number {
-    return this.#streams.size;
-  }
-
   /**
    * Reads and handles frames until the peer leaves or the connection fails.
    * Never rejects: every failure closes this connection and is reported to

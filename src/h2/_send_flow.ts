@@ -10,7 +10,6 @@
 
 import type { StreamStore } from "./_stream_store.ts";
 import { ConnectionError, H2_ERROR, StreamError } from "./errors.ts";
-import type { FrameWriter } from "./frame_writer.ts";
 import { type FrameHeader, MAX_INT31, readUint31 } from "./frames.ts";
 import { INITIAL_SETTINGS } from "./settings.ts";
 import type { Http2Stream } from "./stream.ts";
@@ -36,9 +35,10 @@ export class SendFlow {
   }
 
   /**
-   * WINDOW_UPDATE, of the connection or of one stream: the window grows and
-   * the streams it held back go back in the writer's line.
+   * WINDOW_UPDATE, of the connection or of one stream: the window grows.
    *
+   * @returns What may write more now: `"connection"` (every stream), a
+   *   stream, or nothing (an update of a stream already closed).
    * @throws {ConnectionError} For a malformed update, one on an idle stream, or a connection window past 2^31-1.
    * @throws {StreamError} For a zero increment or a stream window past 2^31-1.
    */
@@ -46,8 +46,7 @@ export class SendFlow {
     h: FrameHeader,
     payload: Uint8Array,
     streams: StreamStore,
-    writer: FrameWriter,
-  ): void {
+  ): "connection" | Http2Stream | undefined {
     if (h.length !== 4) {
       throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "WINDOW_UPDATE is not 4 bytes");
     }
@@ -63,8 +62,7 @@ export class SendFlow {
         );
       }
       this.#connection += increment;
-      writer.resume(streams);
-      return;
+      return "connection";
     }
     const stream = streams.get(h.streamId);
     if (stream === undefined) {
@@ -74,7 +72,7 @@ export class SendFlow {
           `WINDOW_UPDATE on idle stream ${h.streamId}`,
         );
       }
-      return;
+      return undefined;
     }
     if (increment === 0) {
       throw new StreamError(h.streamId, H2_ERROR.PROTOCOL_ERROR, "WINDOW_UPDATE of 0");
@@ -87,7 +85,7 @@ export class SendFlow {
       );
     }
     stream.sendWindow += increment;
-    if (stream.peek() !== undefined) writer.schedule(stream);
+    return stream;
   }
 
   /**
@@ -97,14 +95,13 @@ export class SendFlow {
    * @param delta The new initial size less the old; may be negative.
    * @throws {ConnectionError} When a window would pass 2^31-1.
    */
-  initialWindowChanged(delta: number, streams: StreamStore, writer: FrameWriter): void {
+  initialWindowChanged(delta: number, streams: StreamStore): void {
     if (delta === 0) return;
     for (const stream of streams.values()) {
       if (stream.sendWindow + delta > MAX_INT31) {
         throw new ConnectionError(H2_ERROR.FLOW_CONTROL_ERROR, "a stream window passed 2^31-1");
       }
       stream.sendWindow += delta;
-      if (delta > 0 && stream.peek() !== undefined) writer.schedule(stream);
     }
   }
 }

@@ -396,7 +396,7 @@ export class Http2Connection implements StreamHost {
       case FRAME_TYPE.GOAWAY:
         return this.#onGoaway(h, payload);
       case FRAME_TYPE.WINDOW_UPDATE:
-        return this.#sendFlow.onWindowUpdate(h, payload, this.#streams, this.#writer);
+        return this.#onWindowUpdate(h, payload);
       default:
         // Unknown frame types are ignored (RFC 9113 section 4.1).
         return;
@@ -466,9 +466,17 @@ export class Http2Connection implements StreamHost {
       this.#keepalive.settled();
     }
     const delta = applySettings(this.#peer, payload);
-    this.#sendFlow.initialWindowChanged(delta, this.#streams, this.#writer);
+    this.#sendFlow.initialWindowChanged(delta, this.#streams);
+    if (delta > 0) this.#writer.resume(this.#streams);
     this.#encoder.setMaxTableSize(Math.min(this.#peer.headerTableSize, 4096));
     this.#life.send(SETTINGS_ACK);
+  }
+
+  /** WINDOW_UPDATE: the streams the window held back go back in the writer's line. */
+  #onWindowUpdate(h: FrameHeader, payload: Uint8Array): void {
+    const grown = this.#sendFlow.onWindowUpdate(h, payload, this.#streams);
+    if (grown === "connection") this.#writer.resume(this.#streams);
+    else if (grown?.peek() !== undefined) this.#writer.schedule(grown);
   }
 
   /** PING: answered; an answer to ours sends the final GOAWAY or ends a keepalive wait. */

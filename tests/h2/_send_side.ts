@@ -1,4 +1,4 @@
-// What the writer and send-flow tests both build: a FrameWriter within a
+// What the writer and send-flow tests build: a FrameWriter within a
 // SendFlow, and a peer's WINDOW_UPDATE fed to that flow.
 import assert from "node:assert/strict";
 import type { SendFlow } from "../../src/h2/_send_flow.ts";
@@ -23,15 +23,13 @@ export function writerWithin(conn: Pick<Deno.Conn, "write">, flow: SendFlow): Fr
 export function receiveWindowUpdate(
   flow: SendFlow,
   streams: StreamStore,
-  writer: FrameWriter,
   streamId: number,
   increment: number,
-): void {
+): ReturnType<SendFlow["onWindowUpdate"]> {
   const frame = windowUpdateFrame(streamId, increment);
-  flow.onWindowUpdate(
+  return flow.onWindowUpdate(
     readFrameHeader(frame, 0),
     frame.subarray(FRAME_HEADER_BYTES),
     streams,
-    writer,
   );
 }

@@ -101,7 +101,7 @@ function recordingWriter(): {
   const writer = writerWithin(conn, flow);
   // The connection's window at 2^30, as a peer's WINDOW_UPDATE grows it.
   const increment = (1 << 30) - INITIAL_SETTINGS.initialWindowSize;
-  receiveWindowUpdate(flow, new StreamStore("server"), writer, 0, increment);
+  receiveWindowUpdate(flow, new StreamStore("server"), 0, increment);
   const streamHost: StreamHost = {
     schedule: (stream) => writer.schedule(stream),
     resetStream: () => {},

@@ -4,11 +4,10 @@ import assert from "node:assert/strict";
 import { SendFlow } from "../../src/h2/_send_flow.ts";
 import { StreamStore } from "../../src/h2/_stream_store.ts";
 import { ConnectionError, H2_ERROR, StreamError } from "../../src/h2/errors.ts";
-import type { FrameWriter } from "../../src/h2/frame_writer.ts";
 import { MAX_INT31 } from "../../src/h2/frames.ts";
 import { INITIAL_SETTINGS } from "../../src/h2/settings.ts";
 import { Http2Stream, type StreamHost } from "../../src/h2/stream.ts";
-import { receiveWindowUpdate, writerWithin } from "./_send_side.ts";
+import { receiveWindowUpdate } from "./_send_side.ts";
 
 const IDLE_HOST: StreamHost = {
   schedule: () => {},
@@ -17,24 +16,26 @@ const IDLE_HOST: StreamHost = {
   localEnded: () => {},
 };
 
-/** A server's flow, store and writer (on a socket that takes every write), with stream 1 open. */
+/** A server's flow and store, with stream 1 open. */
 function setUp(): {
   flow: SendFlow;
   streams: StreamStore;
-  writer: FrameWriter;
   stream: Http2Stream;
 } {
   const flow = new SendFlow();
-  const writer = writerWithin({ write: (p) => Promise.resolve(p.byteLength) }, flow);
   const streams = new StreamStore("server");
   assert.equal(streams.acceptPeerStream(1, false, MAX_INT31, 10), true);
   const stream = new Http2Stream(1, IDLE_HOST, INITIAL_SETTINGS.initialWindowSize, 1 << 20);
   streams.set(1, stream);
-  return { flow, streams, writer, stream };
+  return { flow, streams, stream };
 }
 
-function update(s: ReturnType<typeof setUp>, streamId: number, increment: number): void {
-  receiveWindowUpdate(s.flow, s.streams, s.writer, streamId, increment);
+function update(
+  s: ReturnType<typeof setUp>,
+  streamId: number,
+  increment: number,
+): ReturnType<SendFlow["onWindowUpdate"]> {
+  return receiveWindowUpdate(s.flow, s.streams, streamId, increment);
 }
 
 /** Asserts `run` throws a `kind` error with `code`. */
@@ -48,14 +49,15 @@ function throwsCode(
 
 Deno.test("SendFlow grows a window to 2^31 - 1 and refuses one byte more", async (t) => {
   const cases = [
-    { name: "the connection's", streamId: 0, kind: ConnectionError },
-    { name: "a stream's, on that stream", streamId: 1, kind: StreamError },
+    { name: "the connection's", streamId: 0, kind: ConnectionError, wakes: "every stream" },
+    { name: "a stream's, on that stream", streamId: 1, kind: StreamError, wakes: "the stream" },
   ];
   for (const c of cases) {
     await t.step(c.name, () => {
       const s = setUp();
       const size = () => c.streamId === 0 ? s.flow.connectionWindow : s.stream.sendWindow;
-      update(s, c.streamId, MAX_INT31 - 65_535);
+      const woken = update(s, c.streamId, MAX_INT31 - 65_535);
+      assert.equal(woken, c.streamId === 0 ? "connection" : s.stream, `it wakes ${c.wakes}`);
       assert.equal(size(), MAX_INT31);
       throwsCode(() => update(s, c.streamId, 1), c.kind, H2_ERROR.FLOW_CONTROL_ERROR);
       assert.equal(size(), MAX_INT31);
@@ -73,19 +75,19 @@ Deno.test("SendFlow fails an update of an idle stream and ignores one of a close
   const s = setUp();
   throwsCode(() => update(s, 3, 10), ConnectionError, H2_ERROR.PROTOCOL_ERROR);
   s.streams.remove(s.stream);
-  update(s, 1, 10);
+  assert.equal(update(s, 1, 10), undefined);
   assert.equal(s.stream.sendWindow, 65_535);
 });
 
 Deno.test("SendFlow moves open streams' windows with the initial size, below zero too", () => {
   const s = setUp();
-  s.flow.initialWindowChanged(-65_545, s.streams, s.writer);
+  s.flow.initialWindowChanged(-65_545, s.streams);
   assert.equal(s.stream.sendWindow, -10);
   assert.equal(s.flow.available(s.stream), -10);
-  s.flow.initialWindowChanged(110, s.streams, s.writer);
+  s.flow.initialWindowChanged(110, s.streams);
   assert.equal(s.flow.available(s.stream), 100);
   throwsCode(
-    () => s.flow.initialWindowChanged(MAX_INT31, s.streams, s.writer),
+    () => s.flow.initialWindowChanged(MAX_INT31, s.streams),
     ConnectionError,
     H2_ERROR.FLOW_CONTROL_ERROR,
   );

@@ -164,7 +164,7 @@ export class CallState implements ServerCall, StreamListener, MessageSink {
   readonly path: string;
   readonly connection: object;
   readonly #stream: Http2Stream;
-  readonly #o: CallOptions;
+  readonly #options: CallOptions;
   /** Made when someone asks for the signal: most unary calls never do. */
   #controller: AbortController | undefined;
   /** Why the call was aborted, once it was. */
@@ -185,7 +185,7 @@ export class CallState implements ServerCall, StreamListener, MessageSink {
     options: CallOptions,
   ) {
     this.#stream = stream;
-    this.#o = options;
+    this.#options = options;
     this.connection = connection;
     this.path = request.path;
     this.#metadata = request.metadata;
@@ -236,7 +236,7 @@ export class CallState implements ServerCall, StreamListener, MessageSink {
       return this.#finish(STATUS.UNIMPLEMENTED, this.#unsupported);
     }
     if (this.#timeoutMs !== undefined) {
-      const clock = this.#o.clock ?? systemClock;
+      const clock = this.#options.clock ?? systemClock;
       this.#cancelDeadline = clock.setTimer(this.#timeoutMs, () => this.#deadline());
     }
     if (endStream) this.#requestComplete();
@@ -276,7 +276,7 @@ export class CallState implements ServerCall, StreamListener, MessageSink {
           : "Cannot serve a call without its request message",
       );
     }
-    const method = this.#o.methods.get(this.path);
+    const method = this.#options.methods.get(this.path);
     if (method === undefined) {
       return this.#finish(
         STATUS.UNIMPLEMENTED,
@@ -305,7 +305,7 @@ export class CallState implements ServerCall, StreamListener, MessageSink {
   /** Ends the call with the status of what its handler threw. */
   #failed(err: unknown): void {
     if (err instanceof GrpcError) return this.#finish(err.code, err.message);
-    this.#o.observer?.handlerError?.(this.path, err);
+    this.#options.observer?.handlerError?.(this.path, err);
     this.#finish(STATUS.INTERNAL, "internal error");
   }
 
@@ -354,7 +354,7 @@ export class CallState implements ServerCall, StreamListener, MessageSink {
 
   /** `undefined` while the stream's backlog is within its limit, else a wait for it to be. */
   #drained(): Promise<void> | undefined {
-    return this.#stream.drained(this.#o.streamHighWaterBytes ?? 256 * 1024);
+    return this.#stream.drained(this.#options.streamHighWaterBytes ?? 256 * 1024);
   }
 
   /** Queues a message: its head and tail are one item, written as one payload. */
@@ -363,7 +363,7 @@ export class CallState implements ServerCall, StreamListener, MessageSink {
   }
 
   #checkSendSize(framed: FramedMessage): void {
-    const limit = this.#o.maxSendMessageBytes ?? 256 * 1024 * 1024;
+    const limit = this.#options.maxSendMessageBytes ?? 256 * 1024 * 1024;
     if (framed.messageBytes > limit) {
       throw new GrpcError(
         STATUS.RESOURCE_EXHAUSTED,

@@ -71,14 +71,14 @@ function isGrpcContentType(value: string): boolean {
 
 /** A gRPC server; give it listeners with {@linkcode GrpcServer.serve}. */
 export class GrpcServer {
-  readonly #o: GrpcServerOptions;
+  readonly #options: GrpcServerOptions;
   readonly #connections = new Set<Http2Connection>();
   readonly #loops = new Map<Deno.Listener, { loop: AcceptLoop; done: Promise<void> }>();
   #closing = false;
 
   /** @param options Methods, limits and observer. */
   constructor(options: GrpcServerOptions) {
-    this.#o = options;
+    this.#options = options;
   }
 
   /** Open client connections. */
@@ -92,17 +92,17 @@ export class GrpcServer {
    * @param listener A unix or tcp listener.
    */
   serve(listener: Deno.Listener): void {
-    const observer = this.#o.observer;
+    const observer = this.#options.observer;
     const loop = new AcceptLoop(listener, {
       name: "grpc",
-      maxConnections: this.#o.maxConnections ?? 1024,
+      maxConnections: this.#options.maxConnections ?? 1024,
       openConnections: () => this.#connections.size,
       observer: {
         refused: (reason) => observer?.connectionRefused?.(reason),
         acceptFailed: (code) => observer?.acceptFailed?.(code),
       },
-      log: this.#o.log ?? silentLogger,
-      sleep: clockSleep(this.#o.clock ?? systemClock),
+      log: this.#options.log ?? silentLogger,
+      sleep: clockSleep(this.#options.clock ?? systemClock),
     });
     if (this.#closing) loop.drain();
     const done = loop.run((conn) => this.#accept(conn)).finally(() => this.#loops.delete(listener));
@@ -119,11 +119,11 @@ export class GrpcServer {
   }
 
   #accept(conn: Deno.Conn): Promise<void> {
-    const observer = this.#o.observer;
+    const observer = this.#options.observer;
     const connection: Http2Connection = new Http2Connection(conn, {
       role: "server",
-      ...(this.#o.limits === undefined ? {} : { limits: this.#o.limits }),
-      clock: this.#o.clock ?? systemClock,
+      ...(this.#options.limits === undefined ? {} : { limits: this.#options.limits }),
+      clock: this.#options.clock ?? systemClock,
       onStream: (stream, fields, endStream, oversizedBytes) =>
         this.#onStream(connection, stream, fields, endStream, oversizedBytes),
       observer: {
@@ -148,7 +148,7 @@ export class GrpcServer {
     oversizedBytes: number,
   ): void {
     if (oversizedBytes > 0) {
-      const limit = this.#o.limits?.maxHeaderListSize ?? DEFAULT_LIMITS.maxHeaderListSize;
+      const limit = this.#options.limits?.maxHeaderListSize ?? DEFAULT_LIMITS.maxHeaderListSize;
       return this.#refuse(
         stream,
         STATUS.RESOURCE_EXHAUSTED,
@@ -162,7 +162,7 @@ export class GrpcServer {
     if (request.method !== "POST") {
       return this.#plainHttpError(stream, 405, endStream);
     }
-    const call = new CallState(stream, request, connection, this.#o);
+    const call = new CallState(stream, request, connection, this.#options);
     call.start(endStream);
   }
 

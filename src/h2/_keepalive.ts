@@ -14,30 +14,20 @@ import type { ConnectionLimits } from "./connection_options.ts";
 /** The payload of our keepalive PINGs ("keepaliv"). */
 export const KEEPALIVE_PING = new Uint8Array([0x6b, 0x65, 0x65, 0x70, 0x61, 0x6c, 0x69, 0x76]);
 
-/** What the timers read of their connection and what they make it do. */
-export interface KeepaliveHost {
-  /** @returns Whether the peer's first SETTINGS has arrived. */
-  settingsSeen(): boolean;
-  /** @returns Streams open now. */
-  streamCount(): number;
-  /** @returns Whether the connection is closed (the timers stop). */
-  closed(): boolean;
-  /** No preface and SETTINGS in time. */
-  handshakeTimedOut(): void;
-  /** No stream for `idleTimeoutMs`. */
-  idle(): void;
-  /** A keepalive PING went unanswered for `keepaliveTimeoutMs`. */
-  pingUnanswered(): void;
-  /** Sends a keepalive PING. */
-  sendPing(payload: Uint8Array): void;
-}
+/**
+ * A deadline that passed: no preface and SETTINGS in time, no stream for
+ * `idleTimeoutMs`, time to PING a silent peer, or a keepalive PING that
+ * went unanswered for `keepaliveTimeoutMs`.
+ */
+export type Deadline = "handshake" | "idle" | "ping" | "unanswered";
 
 /** The timers of one connection. */
 export class Keepalive {
-  readonly #host: KeepaliveHost;
+  readonly #expired: (deadline: Deadline) => void;
   readonly #limits: ConnectionLimits;
   readonly #clock: Clock;
-  readonly #startedAt: number;
+  /** When the handshake must be done by; `Infinity` once it is (or with no limit). */
+  #handshakeBy: number;
   #lastActivity: number;
   #idleSince: number;
   #pingSentAt: number | undefined;
@@ -47,15 +37,18 @@ export class Keepalive {
   #stopped = false;
 
   /**
-   * @param host The connection.
-   * @param limits Its handshake, idle and keepalive periods.
+   * @param limits The handshake, idle and keepalive periods.
    * @param clock Reads the time and holds the timer.
+   * @param expired Acts on a deadline that passed.
    */
-  constructor(host: KeepaliveHost, limits: ConnectionLimits, clock: Clock) {
-    this.#host = host;
+  constructor(limits: ConnectionLimits, clock: Clock, expired: (deadline: Deadline) => void) {
+    this.#expired = expired;
     this.#limits = limits;
     this.#clock = clock;
-    this.#startedAt = this.#lastActivity = this.#idleSince = clock.now();
+    this.#lastActivity = this.#idleSince = clock.now();
+    this.#handshakeBy = limits.handshakeTimeoutMs > 0
+      ? this.#lastActivity + limits.handshakeTimeoutMs
+      : Infinity;
   }
 
   /** Arms the timer for the first deadline (when any period is set). */
@@ -71,6 +64,11 @@ export class Keepalive {
     this.#armedFor = Infinity;
   }
 
+  /** The peer's first SETTINGS arrived: the handshake is done. */
+  settled(): void {
+    this.#handshakeBy = Infinity;
+  }
+
   /** Bytes arrived from the peer. */
   received(): void {
     this.#lastActivity = this.#clock.now();
@@ -79,9 +77,9 @@ export class Keepalive {
   /** A stream opened: the connection is not idle, and a silent peer is PINGed. */
   busy(): void {
     this.#idleSince = Infinity;
-    const l = this.#limits;
-    if (l.keepaliveMs > 0 && this.#pingSentAt === undefined) {
-      this.#arm(this.#lastActivity + l.keepaliveMs);
+    const limits = this.#limits;
+    if (limits.keepaliveMs > 0 && this.#pingSentAt === undefined) {
+      this.#arm(this.#lastActivity + limits.keepaliveMs);
     }
   }
 
@@ -114,34 +112,30 @@ export class Keepalive {
 
   /** Acts on every deadline that passed, then arms the timer for the next one. */
   #check(): void {
-    const host = this.#host;
-    if (this.#stopped || host.closed()) return;
+    if (this.#stopped) return;
     const now = this.#clock.now();
-    const l = this.#limits;
-    let next = Infinity;
-    if (!host.settingsSeen() && l.handshakeTimeoutMs > 0) {
-      const at = this.#startedAt + l.handshakeTimeoutMs;
-      if (now >= at) return host.handshakeTimedOut();
-      next = at;
-    }
-    if (l.idleTimeoutMs > 0 && this.#idleSince !== Infinity) {
-      const at = this.#idleSince + l.idleTimeoutMs;
-      if (now >= at) return host.idle();
+    const limits = this.#limits;
+    if (now >= this.#handshakeBy) return this.#expired("handshake");
+    let next = this.#handshakeBy;
+    if (limits.idleTimeoutMs > 0 && this.#idleSince !== Infinity) {
+      const at = this.#idleSince + limits.idleTimeoutMs;
+      if (now >= at) return this.#expired("idle");
       next = Math.min(next, at);
     }
-    if (l.keepaliveMs > 0 && host.streamCount() > 0) {
+    // Streams are open exactly while the connection is not idle.
+    if (limits.keepaliveMs > 0 && this.#idleSince === Infinity) {
       if (this.#pingSentAt !== undefined) {
-        const at = this.#pingSentAt + l.keepaliveTimeoutMs;
-        if (now >= at) return host.pingUnanswered();
+        const at = this.#pingSentAt + limits.keepaliveTimeoutMs;
+        if (now >= at) return this.#expired("unanswered");
         next = Math.min(next, at);
-      } else if (now >= this.#lastActivity + l.keepaliveMs) {
+      } else if (now >= this.#lastActivity + limits.keepaliveMs) {
         this.#pingSentAt = now;
-        host.sendPing(KEEPALIVE_PING);
-        next = Math.min(next, now + l.keepaliveTimeoutMs);
+        this.#expired("ping");
+        next = Math.min(next, now + limits.keepaliveTimeoutMs);
       } else {
-        next = Math.min(next, this.#lastActivity + l.keepaliveMs);
+        next = Math.min(next, this.#lastActivity + limits.keepaliveMs);
       }
     }
-    if (next !== Infinity && !host.closed()) this.#arm(next);
+    if (next !== Infinity) this.#arm(next);
   }
 }

@@ -5,21 +5,6 @@
  * @module
  */
 
-/** What the frame reader and the control frames may do with the table. */
-export interface ReadonlyStreamTable<V extends object> {
-  /** Streams held now. */
-  readonly size: number;
-  /** @returns The stream with id `id`, if open. */
-  get(id: number): V | undefined;
-  /** @returns The streams by ascending id, in a new array (safe to change the table while walking it). */
-  values(): V[];
-  /**
-   * Calls `visit` with each stream, in no set order, allocating nothing (for
-   * what runs per frame). `visit` must not open or forget streams.
-   */
-  forEach(visit: (stream: V) => void): void;
-}
-
 /** Slots of a new or cleared table (a power of two). */
 const INITIAL_SLOTS = 8;
 /** Fibonacci hashing's multiplier: 2^32 divided by the golden ratio. */
@@ -36,15 +21,12 @@ const GOLDEN = 0x9e3779b9;
  * in each replaced table a link to its successor (for live iterators). Once a
  * full collection has moved one table to the old generation, each dead table
  * keeps the next one alive through the scavenges, and every stream it held,
- * which is then promoted: under GetPod at 1000 pods every request's stream,
- * call and headers were promoted, and mark-compacts ran several times a
- * second. These two arrays are made once and only grow (when a connection
+ * which is then promoted, with its call and headers. These two arrays are made once and only grow (when a connection
  * has more streams open at once than ever before); a slot is written in
- * place. One request's operations on it cost about what a `Map`'s do and far
- * less than a null-prototype object's, which it replaces (BENCHMARKS.md,
- * "Design figures").
+ * place. Its operations cost about what a `Map`'s do, and far less than a
+ * null-prototype object's (BENCHMARKS.md, "Design figures").
  */
-export class StreamTable<V extends object> implements ReadonlyStreamTable<V> {
+export class StreamTable<V extends object> {
   #ids = new Int32Array(INITIAL_SLOTS);
   #streams: (V | undefined)[] = new Array<V | undefined>(INITIAL_SLOTS).fill(undefined);
   /** 32 minus log2 of the slots: the hash's top bits index the table. */
@@ -52,6 +34,7 @@ export class StreamTable<V extends object> implements ReadonlyStreamTable<V> {
   #mask = INITIAL_SLOTS - 1;
   #size = 0;
 
+  /** Streams held now. */
   get size(): number {
     return this.#size;
   }
@@ -61,6 +44,7 @@ export class StreamTable<V extends object> implements ReadonlyStreamTable<V> {
     return Math.imul(id, GOLDEN) >>> this.#shift;
   }
 
+  /** @returns The stream with id `id`, if open. */
   get(id: number): V | undefined {
     const ids = this.#ids;
     for (let i = this.#home(id);; i = (i + 1) & this.#mask) {
@@ -73,7 +57,7 @@ export class StreamTable<V extends object> implements ReadonlyStreamTable<V> {
   /**
    * @param id A stream id, 1 to 2^31-1.
    * @param stream The stream, in place of any under that id.
-   * @throws {RangeError} For an id out of that range (a caller's bug: ids come checked from the frame reader).
+   * @throws {RangeError} For an id out of that range (a caller's bug: ids come checked from the connection).
    */
   set(id: number, stream: V): void {
     if (!(id > 0 && id <= 0x7fffffff && Number.isInteger(id))) {
@@ -124,12 +108,17 @@ export class StreamTable<V extends object> implements ReadonlyStreamTable<V> {
     return true;
   }
 
+  /** @returns The streams by ascending id, in a new array (safe to change the table while walking it). */
   values(): V[] {
     const ids: number[] = [];
     for (const id of this.#ids) if (id !== 0) ids.push(id);
     return ids.sort((a, b) => a - b).map((id) => this.get(id)!);
   }
 
+  /**
+   * Calls `visit` with each stream, in no set order, allocating nothing (for
+   * what runs per frame). `visit` must not open or forget streams.
+   */
   forEach(visit: (stream: V) => void): void {
     const ids = this.#ids;
     const streams = this.#streams;

@@ -1,29 +1,32 @@
 /**
  * One HTTP/2 connection over a Deno socket (RFC 9113), either side: the
- * preface and SETTINGS exchange, frame parsing and checks, the stream table,
- * flow control both ways, PING, RST_STREAM, GOAWAY (two-phase on shutdown),
- * and the limits that keep a hostile peer from costing more than its own
- * connection. Nothing here knows gRPC.
+ * preface and SETTINGS exchange, frame parsing and checks, flow control both
+ * ways, PING, RST_STREAM, GOAWAY (two-phase on shutdown), and the limits
+ * that keep a hostile peer from costing more than its own connection.
+ * Nothing here knows gRPC.
  *
  * Reads are parsed synchronously out of one reused buffer; writes are
  * gathered into one reused buffer and written by a single loop, so a slow
  * reader holds back only its own connection.
  *
- * This file is the connection's lifecycle, stream table and writes; the
- * parts live beside it: `_frame_reader.ts` (the preface and every stream
- * frame), `_control_frames.ts` (SETTINGS, PING, GOAWAY, WINDOW_UPDATE),
- * `_keepalive.ts` (handshake, idle and keepalive timers) and
- * `connection_options.ts` (role, limits, observer).
+ * This file reads frames and dispatches each to the one owner of what it
+ * changes, passing it the other state it needs: `_stream_store.ts` (the
+ * streams and their ids), `_receiver.ts` (DATA, header blocks and the
+ * receive windows), `_send_flow.ts` (the send windows), `_life.ts` (the
+ * connection's state from open to closed, GOAWAY and shutdown),
+ * `frame_writer.ts` (every write), `_keepalive.ts` (handshake, idle and
+ * keepalive deadlines) and `connection_options.ts` (role, limits, observer).
  *
  * @module
  */
 
-import { type CancelTimer, type Clock, systemClock } from "../clock.ts";
-import { bytesEqual } from "../bytes_equal.ts";
-import { ControlFrames } from "./_control_frames.ts";
-import { FrameReader } from "./_frame_reader.ts";
+import { systemClock } from "../clock.ts";
+import { TokenBucket } from "../ratelimit/mod.ts";
 import { Keepalive } from "./_keepalive.ts";
-import { StreamTable } from "./_stream_table.ts";
+import { ConnectionLife } from "./_life.ts";
+import { Receiver } from "./_receiver.ts";
+import { SendFlow } from "./_send_flow.ts";
+import { StreamStore } from "./_stream_store.ts";
 import {
   ConnectionClosedError,
   type ConnectionLimits,
@@ -31,20 +34,27 @@ import {
   type ConnectionRole,
   DEFAULT_LIMITS,
 } from "./connection_options.ts";
-import { H2_ERROR } from "./errors.ts";
-import { FlowWindow } from "./flow_window.ts";
+import { ConnectionError, H2_ERROR, StreamError } from "./errors.ts";
 import { FrameWriter } from "./frame_writer.ts";
 import {
   CLIENT_PREFACE,
-  goawayFrame,
+  FLAG,
+  FRAME_HEADER_BYTES,
+  FRAME_TYPE,
+  type FrameHeader,
   MAX_INT31,
   pingFrame,
+  readFrameHeader,
+  readUint31,
+  readUint32,
   rstStreamFrame,
+  SETTINGS_ACK,
   settingsFrame,
   windowUpdateFrame,
 } from "./frames.ts";
+import { type HeaderBlock, HeaderBlockReader } from "./header_block.ts";
 import { type HeaderField, HpackEncoder } from "./hpack.ts";
-import { INITIAL_SETTINGS, SETTING, type Settings } from "./settings.ts";
+import { applySettings, INITIAL_SETTINGS, SETTING, type Settings } from "./settings.ts";
 import { Http2Stream, type StreamHost } from "./stream.ts";
 
 export {
@@ -56,6 +66,8 @@ export {
   DEFAULT_LIMITS,
 } from "./connection_options.ts";
 
+/** Our SETTINGS_MAX_FRAME_SIZE: the protocol's initial value, which every reader must take. */
+const OUR_MAX_FRAME_SIZE = INITIAL_SETTINGS.maxFrameSize;
 /**
  * A connection's read buffer at first: room for what a watcher or a unary
  * client sends (a request, SETTINGS, PINGs, WINDOW_UPDATEs). Every
@@ -68,21 +80,6 @@ const FIRST_READ_BUFFER_BYTES = 4 * 1024;
  * two of the largest frames we accept (SETTINGS_MAX_FRAME_SIZE is 16 KiB).
  */
 const READ_BUFFER_BYTES = 32 * 1024;
-/** Streams this side reset whose late frames are ignored, not treated as errors. */
-const RESET_MEMORY = 1024;
-const SHUTDOWN_PING = new Uint8Array([0x73, 0x68, 0x75, 0x74, 0x64, 0x6f, 0x77, 0x6e]);
-/** Longest wait for the shutdown PING's answer before the final GOAWAY, ms. */
-const SHUTDOWN_PING_WAIT_MS = 1000;
-/** Longest wait for the last frames to reach a peer that does not read, ms. */
-const FLUSH_TIMEOUT_MS = 1000;
-/**
- * How long a server keeps a drained connection open after the client's
- * GOAWAY, still answering its PINGs and SETTINGS, unless the client closes
- * first (as Go's server waits after a GOAWAY). Closing at once lost a PING
- * the client had sent right behind its GOAWAY whenever the two arrived in
- * separate reads (h2spec http2/7 failed that way on a loaded machine), ms.
- */
-const PEER_GOAWAY_LINGER_MS = 1000;
 
 /** An HTTP/2 connection. */
 export class Http2Connection implements StreamHost {
@@ -90,27 +87,21 @@ export class Http2Connection implements StreamHost {
   readonly #conn: Deno.Conn;
   readonly #limits: ConnectionLimits;
   readonly #options: ConnectionOptions;
-  readonly #clock: Clock;
-  readonly #streams = new StreamTable<Http2Stream>();
-  readonly #resetByUs = new Set<number>();
+  readonly #streams: StreamStore;
+  readonly #receiver: Receiver;
+  readonly #sendFlow = new SendFlow();
   readonly #peer: Settings = { ...INITIAL_SETTINGS };
   readonly #encoder = new HpackEncoder();
   readonly #writer: FrameWriter;
-  readonly #sendWindow = new FlowWindow(INITIAL_SETTINGS.initialWindowSize);
-  #nextLocalStreamId: number;
-  #goawaySent = false;
-  #goawayLastId = MAX_INT31;
-  #closed = false;
-  #closing = false;
-  readonly #done: Promise<void>;
-  #resolveDone!: () => void;
-  #cancelShutdownTimer: CancelTimer | undefined;
-  #shutdownPingPending = false;
-  #cancelGraceTimer: CancelTimer | undefined;
-  #cancelLingerTimer: CancelTimer | undefined;
-  readonly #control: ControlFrames;
   readonly #keepalive: Keepalive;
-  readonly #reader: FrameReader;
+  readonly #headerBlocks: HeaderBlockReader;
+  /** PING and SETTINGS frames the peer may send. */
+  readonly #controlBucket: TokenBucket;
+  /** RST_STREAM frames the peer may send. */
+  readonly #resetBucket: TokenBucket;
+  readonly #life: ConnectionLife;
+  #prefaceSeen: boolean;
+  #settingsSeen = false;
 
   /**
    * Starts speaking HTTP/2 on `conn`: the client sends its preface at once;
@@ -123,107 +114,62 @@ export class Http2Connection implements StreamHost {
     this.role = options.role;
     this.#conn = conn;
     this.#options = options;
-    this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.#clock = options.clock ?? systemClock;
-    this.#nextLocalStreamId = this.role === "client" ? 1 : 2;
-    this.#control = new ControlFrames(
-      {
-        role: this.role,
-        peer: this.#peer,
-        encoder: this.#encoder,
-        sendWindow: this.#sendWindow,
-        streams: this.#streams,
-        isIdle: (id) => this.#reader.isIdle(id),
-        queueStream: (stream) => this.#writer.schedule(stream),
-        schedule: (stream) => this.schedule(stream),
-        queueControl: (frame) => this.#queueControl(frame),
-        kick: () => this.#kick(),
-        forget: (stream, code) => this.#forget(stream, code),
-        closeIfDrained: () => this.#closeIfDrained(),
-        pingAcked: (payload) => this.#pingAcked(payload),
-      },
-      this.#limits.controlRate,
-      this.#clock,
+    const limits = this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
+    const clock = options.clock ?? systemClock;
+    this.#streams = new StreamStore(this.role);
+    this.#receiver = new Receiver(this.role, limits);
+    this.#writer = new FrameWriter(
+      conn,
+      this.#encoder,
+      this.#peer,
+      this.#sendFlow,
+      () => this.#life.terminate(H2_ERROR.CANCEL),
     );
-    this.#keepalive = new Keepalive(
-      {
-        settingsSeen: () => this.#control.settingsSeen,
-        streamCount: () => this.#streams.size,
-        closed: () => this.#closed,
-        handshakeTimedOut: () =>
-          this.#fail(H2_ERROR.SETTINGS_TIMEOUT, "no HTTP/2 preface and SETTINGS in time"),
-        idle: () => void this.shutdown(1000),
-        pingUnanswered: () => this.#fail(H2_ERROR.NO_ERROR, "keepalive PING not answered"),
-        sendPing: (payload) => this.#queueControl(pingFrame(payload, false)),
-      },
-      this.#limits,
-      this.#clock,
-    );
-    this.#reader = new FrameReader({
+    this.#keepalive = new Keepalive(limits, clock, (deadline) => this.#life.expired(deadline));
+    this.#life = new ConnectionLife({
       role: this.role,
-      limits: this.#limits,
-      peer: this.#peer,
+      conn,
       streams: this.#streams,
-      resetByUs: this.#resetByUs,
-      control: this.#control,
-      nextLocalStreamId: () => this.#nextLocalStreamId,
-      goawaySent: () => this.#goawaySent,
-      goawayLastId: () => this.#goawayLastId,
-      closing: () => this.#closing,
-      openPeerStream: (id) => this.#openStream(id),
-      onStream: (stream, fields, endStream, oversized) =>
-        this.#options.onStream?.(stream, fields, endStream, oversized),
-      released: (stream, bytes) => this.released(stream, bytes),
-      afterRemoteEnd: (stream) => this.#afterRemoteEnd(stream),
-      forget: (stream, code) => this.#forget(stream, code),
-      queueControl: (frame) => this.#queueControl(frame),
-      streamError: (code, message) => this.#options.observer?.streamError?.(code, message),
-      resetById: (id, code) => this.#resetById(id, code),
-      fail: (code, message) => this.#fail(code, message),
-      internalFailure: (err) => this.#internalFailure(err),
-    }, this.#clock);
-    this.#done = new Promise((resolve) => this.#resolveDone = resolve);
-    this.#writer = new FrameWriter(conn, this.#encoder, {
-      peerMaxFrameSize: () => this.#peer.maxFrameSize,
-      sendWindow: this.#sendWindow,
-      owns: (stream) => this.#streams.get(stream.id) === stream,
-      localEnded: (stream) => this.#localEnded(stream),
-      writeFailed: () => this.#terminate(H2_ERROR.CANCEL),
+      writer: this.#writer,
+      keepalive: this.#keepalive,
+      clock,
+      maxControlBacklog: limits.maxControlBacklog,
+      observer: options.observer,
     });
-    if (this.role === "client") this.#queueControl(CLIENT_PREFACE);
+    this.#headerBlocks = new HeaderBlockReader({
+      maxHeaderListSize: limits.maxHeaderListSize,
+      maxContinuationFrames: limits.maxContinuationFrames,
+      maxBlockBytes: limits.maxHeaderListSize * 2 + OUR_MAX_FRAME_SIZE,
+    });
+    this.#controlBucket = new TokenBucket({ ...limits.controlRate, clock });
+    this.#resetBucket = new TokenBucket({ ...limits.resetRate, clock });
+    this.#prefaceSeen = this.role === "client";
+    if (this.role === "client") this.#life.send(CLIENT_PREFACE);
     const settings: [number, number][] = [
-      [SETTING.MAX_CONCURRENT_STREAMS, this.#limits.maxConcurrentStreams],
-      [SETTING.INITIAL_WINDOW_SIZE, this.#limits.streamWindow],
-      [SETTING.MAX_HEADER_LIST_SIZE, this.#limits.maxHeaderListSize],
+      [SETTING.MAX_CONCURRENT_STREAMS, limits.maxConcurrentStreams],
+      [SETTING.INITIAL_WINDOW_SIZE, limits.streamWindow],
+      [SETTING.MAX_HEADER_LIST_SIZE, limits.maxHeaderListSize],
     ];
     if (this.role === "client") settings.unshift([SETTING.ENABLE_PUSH, 0]);
-    this.#queueControl(settingsFrame(settings));
-    const extra = this.#limits.connectionWindow - INITIAL_SETTINGS.initialWindowSize;
-    if (extra > 0) {
-      this.#queueControl(windowUpdateFrame(0, extra));
-    }
+    this.#life.send(settingsFrame(settings));
+    const extra = limits.connectionWindow - INITIAL_SETTINGS.initialWindowSize;
+    if (extra > 0) this.#life.send(windowUpdateFrame(0, extra));
     this.#keepalive.start();
   }
 
   /** Resolves once the connection is closed and its socket released. */
   get done(): Promise<void> {
-    return this.#done;
+    return this.#life.done;
   }
 
   /** Whether the connection is closed or closing. */
   get closed(): boolean {
-    return this.#closed || this.#closing;
+    return this.#life.ending;
   }
 
   /** Whether new streams may be opened on it (client side). */
   get usable(): boolean {
-    return !this.closed && !this.#control.goawayReceived && !this.#goawaySent &&
-      this.#nextLocalStreamId <= MAX_INT31;
-  }
-
-  /** Streams open now. */
-  get streamCount(): number {
-    return this.#streams.size;
+    return this.#life.open && this.#streams.nextLocalStreamId <= MAX_INT31;
   }
 
   /**
@@ -261,19 +207,19 @@ export class Http2Connection implements StreamHost {
         } catch {
           n = null;
         }
-        if (n === null || this.#closed) break;
+        if (n === null || this.closed) break;
         busy = n === room;
         end += n;
         this.#keepalive.received();
-        start = this.#reader.parse(buf, start, end);
+        start = this.#parse(buf, start, end);
         if (start === end) start = end = 0;
-        if (this.#closing || this.#closed) break;
+        if (this.closed) break;
       }
     } catch (err) {
-      this.#internalFailure(err);
+      this.#life.internalFailure(err);
     }
-    if (!this.#closing) this.#terminate(H2_ERROR.CANCEL);
-    await this.#done;
+    if (!this.closed) this.#life.terminate(H2_ERROR.CANCEL);
+    await this.#life.done;
   }
 
   /**
@@ -291,8 +237,7 @@ export class Http2Connection implements StreamHost {
         `the peer allows ${this.#peer.maxConcurrentStreams} concurrent streams`,
       );
     }
-    const stream = this.#openStream(this.#nextLocalStreamId);
-    this.#nextLocalStreamId += 2;
+    const stream = this.#openStream(this.#streams.allocateLocalId());
     stream.sendHeaders({ fields }, endStream);
     return stream;
   }
@@ -307,29 +252,8 @@ export class Http2Connection implements StreamHost {
    * @returns Resolves when the connection is closed.
    */
   shutdown(graceMs: number): Promise<void> {
-    if (this.#closed || this.#closing) return this.#done;
-    // No grace: GOAWAY naming the last stream taken, and close now (no timer
-    // to wait on, whatever the clock).
-    if (graceMs <= 0) {
-      this.#fail(H2_ERROR.NO_ERROR, "shutdown without a grace period");
-      return this.#done;
-    }
-    if (!this.#goawaySent) {
-      this.#goawaySent = true;
-      this.#queueControl(goawayFrame(MAX_INT31, H2_ERROR.NO_ERROR));
-      this.#queueControl(pingFrame(SHUTDOWN_PING, false));
-      this.#shutdownPingPending = true;
-      this.#cancelShutdownTimer = this.#clock.setTimer(
-        Math.min(SHUTDOWN_PING_WAIT_MS, graceMs),
-        () => this.#finalGoaway(),
-      );
-      this.#cancelGraceTimer = this.#clock.setTimer(
-        graceMs,
-        () => this.#fail(H2_ERROR.NO_ERROR, "shutdown grace period over"),
-      );
-    }
-    this.#closeIfDrained();
-    return this.#done;
+    this.#life.shutdown(graceMs);
+    return this.#life.done;
   }
 
   /**
@@ -340,16 +264,15 @@ export class Http2Connection implements StreamHost {
    * @returns Resolves when closed.
    */
   close(code: number = H2_ERROR.NO_ERROR, message = ""): Promise<void> {
-    if (!this.#closed && !this.#closing) this.#fail(code, message);
-    return this.#done;
+    this.#life.fail(code, message);
+    return this.#life.done;
   }
 
   // --- StreamHost -------------------------------------------------------
 
   /** @param stream A stream with frames to write. */
   schedule(stream: Http2Stream): void {
-    if (this.#closed || this.#closing) return;
-    this.#writer.schedule(stream);
+    if (!this.closed) this.#writer.schedule(stream);
   }
 
   /**
@@ -357,14 +280,12 @@ export class Http2Connection implements StreamHost {
    * @param code The RST_STREAM code.
    */
   resetStream(stream: Http2Stream, code: number): void {
-    if (this.#streams.get(stream.id) !== stream) return;
+    if (!this.#streams.holds(stream)) return;
     // A stream this side opened but whose HEADERS never went out is idle for
     // the peer: RST_STREAM there is a protocol error (RFC 9113 section 5.1).
     // Dropping it is enough; the next stream's higher id closes it.
-    const known = stream.headersWritten || (stream.id % 2 === 1) !== (this.role === "client");
-    if (known) {
-      this.#queueControl(rstStreamFrame(stream.id, code));
-      this.#rememberReset(stream.id);
+    if (stream.headersWritten || !this.#streams.isLocal(stream.id)) {
+      this.#sendReset(stream.id, code);
     }
     this.#forget(stream, code);
   }
@@ -374,20 +295,224 @@ export class Http2Connection implements StreamHost {
    * @param bytes How much.
    */
   released(stream: Http2Stream, bytes: number): void {
-    if (!stream.remoteOpen) return;
-    const unacked = stream.recvUnacked + bytes;
-    if (unacked >= this.#limits.streamWindow / 2) {
-      stream.recvUnacked = 0;
-      stream.recvWindow += unacked;
-      this.#queueControl(windowUpdateFrame(stream.id, unacked));
-    } else {
-      stream.recvUnacked = unacked;
+    this.#receiver.release(stream, bytes, this.#writer);
+    this.#life.checkBacklog();
+  }
+
+  /** This side wrote END_STREAM: close, or stop a peer still sending (as gRPC servers do). */
+  localEnded(stream: Http2Stream): void {
+    if (stream.state === "closed") return this.#forget(stream, undefined);
+    if (this.role === "server") {
+      this.#sendReset(stream.id, H2_ERROR.NO_ERROR);
+      this.#forget(stream, undefined);
     }
   }
 
   // --- reading ----------------------------------------------------------
 
-  /** A new stream (either side's): in the table, and the connection is no longer idle. */
+  /**
+   * Parses and handles every whole frame in `buf[start, end)`.
+   *
+   * @returns Where the first incomplete frame begins (`end` after a failure).
+   */
+  #parse(buf: Uint8Array, start: number, end: number): number {
+    if (!this.#prefaceSeen) {
+      const have = Math.min(end - start, CLIENT_PREFACE.byteLength);
+      for (let i = 0; i < have; i++) {
+        if (buf[start + i] !== CLIENT_PREFACE[i]) {
+          this.#life.fail(
+            H2_ERROR.PROTOCOL_ERROR,
+            "the connection did not start with the HTTP/2 preface",
+          );
+          return end;
+        }
+      }
+      if (have < CLIENT_PREFACE.byteLength) return start;
+      start += CLIENT_PREFACE.byteLength;
+      this.#prefaceSeen = true;
+    }
+    while (end - start >= FRAME_HEADER_BYTES && !this.closed) {
+      const header = readFrameHeader(buf, start);
+      if (header.length > OUR_MAX_FRAME_SIZE) {
+        this.#life.fail(
+          H2_ERROR.FRAME_SIZE_ERROR,
+          `frame of ${header.length} bytes is above SETTINGS_MAX_FRAME_SIZE`,
+        );
+        return end;
+      }
+      const frameEnd = start + FRAME_HEADER_BYTES + header.length;
+      if (frameEnd > end) break;
+      const payload = buf.subarray(start + FRAME_HEADER_BYTES, frameEnd);
+      start = frameEnd;
+      try {
+        this.#frame(header, payload);
+      } catch (err) {
+        if (err instanceof StreamError) {
+          this.#options.observer?.streamError?.(err.code, err.message);
+          this.#resetById(err.streamId, err.code);
+        } else if (err instanceof ConnectionError) {
+          this.#life.fail(err.code, err.message);
+          return end;
+        } else {
+          this.#life.internalFailure(err);
+          return end;
+        }
+      }
+      this.#life.checkBacklog();
+    }
+    return start;
+  }
+
+  #frame(h: FrameHeader, payload: Uint8Array): void {
+    if (!this.#settingsSeen && h.type !== FRAME_TYPE.SETTINGS) {
+      throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "the first frame was not SETTINGS");
+    }
+    if (this.#headerBlocks.open && h.type !== FRAME_TYPE.CONTINUATION) {
+      throw new ConnectionError(
+        H2_ERROR.PROTOCOL_ERROR,
+        "a header block was interrupted by another frame",
+      );
+    }
+    switch (h.type) {
+      case FRAME_TYPE.DATA:
+        return this.#afterRemoteEnd(this.#receiver.onData(h, payload, this.#streams, this.#writer));
+      case FRAME_TYPE.HEADERS:
+        if (h.streamId === 0) {
+          throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "HEADERS on stream 0");
+        }
+        return this.#onHeaderBlock(this.#headerBlocks.headers(h, payload));
+      case FRAME_TYPE.CONTINUATION:
+        return this.#onHeaderBlock(this.#headerBlocks.continuation(h, payload));
+      case FRAME_TYPE.PRIORITY:
+        return checkPriority(h, payload);
+      case FRAME_TYPE.RST_STREAM:
+        return this.#onRstStream(h, payload);
+      case FRAME_TYPE.SETTINGS:
+        return this.#onSettings(h, payload);
+      case FRAME_TYPE.PUSH_PROMISE:
+        throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "PUSH_PROMISE was not enabled");
+      case FRAME_TYPE.PING:
+        return this.#onPing(h, payload);
+      case FRAME_TYPE.GOAWAY:
+        return this.#onGoaway(h, payload);
+      case FRAME_TYPE.WINDOW_UPDATE:
+        return this.#onWindowUpdate(h, payload);
+      default:
+        // Unknown frame types are ignored (RFC 9113 section 4.1).
+        return;
+    }
+  }
+
+  /** A whole header block: it may open a stream of the peer's first. */
+  #onHeaderBlock(block: HeaderBlock | undefined): void {
+    if (block === undefined) return;
+    const id = block.streamId;
+    let stream = this.#streams.get(id);
+    if (stream === undefined) {
+      const { refuseAbove } = this.#life;
+      const limit = this.#limits.maxConcurrentStreams;
+      if (!this.#streams.acceptPeerStream(id, block.selfDependent, refuseAbove, limit)) return;
+      stream = this.#openStream(id);
+    } else if (block.selfDependent) {
+      throw new StreamError(id, H2_ERROR.PROTOCOL_ERROR, "stream depends on itself");
+    }
+    if (this.#receiver.onHeaderBlock(stream, block, this.#options.onStream)) {
+      this.#afterRemoteEnd(stream);
+    }
+  }
+
+  #onRstStream(h: FrameHeader, payload: Uint8Array): void {
+    if (h.streamId === 0) {
+      throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "RST_STREAM on stream 0");
+    }
+    if (h.length !== 4) {
+      throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "RST_STREAM is not 4 bytes");
+    }
+    const stream = this.#streams.get(h.streamId);
+    if (stream === undefined) {
+      if (this.#streams.isIdle(h.streamId)) {
+        throw new ConnectionError(
+          H2_ERROR.PROTOCOL_ERROR,
+          `RST_STREAM on idle stream ${h.streamId}`,
+        );
+      }
+      return;
+    }
+    if (!this.#resetBucket.tryTake()) {
+      throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, "too many stream resets");
+    }
+    this.#forget(stream, readUint32(payload, 0));
+  }
+
+  /** SETTINGS: applied (window changes to every stream), then ACKed. */
+  #onSettings(h: FrameHeader, payload: Uint8Array): void {
+    if (h.streamId !== 0) {
+      throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "SETTINGS on a stream");
+    }
+    if (h.flags & FLAG.ACK) {
+      if (h.length !== 0) {
+        throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "SETTINGS ACK with a payload");
+      }
+      return;
+    }
+    if (h.length % 6 !== 0) {
+      throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "SETTINGS length not a multiple of 6");
+    }
+    if (this.#settingsSeen && !this.#controlBucket.tryTake()) {
+      throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, "too many SETTINGS frames");
+    }
+    if (!this.#settingsSeen) {
+      this.#settingsSeen = true;
+      this.#keepalive.settled();
+    }
+    const delta = applySettings(this.#peer, payload);
+    this.#sendFlow.initialWindowChanged(delta, this.#streams);
+    if (delta > 0) this.#writer.resume(this.#streams);
+    this.#encoder.setMaxTableSize(Math.min(this.#peer.headerTableSize, 4096));
+    this.#life.send(SETTINGS_ACK);
+  }
+
+  /** WINDOW_UPDATE: the streams the window held back go back in the writer's line. */
+  #onWindowUpdate(h: FrameHeader, payload: Uint8Array): void {
+    const grown = this.#sendFlow.onWindowUpdate(h, payload, this.#streams);
+    if (grown === "connection") this.#writer.resume(this.#streams);
+    else if (grown?.peek() !== undefined) this.#writer.schedule(grown);
+  }
+
+  /** PING: answered; an answer to ours sends the final GOAWAY or ends a keepalive wait. */
+  #onPing(h: FrameHeader, payload: Uint8Array): void {
+    if (h.streamId !== 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "PING on a stream");
+    if (h.length !== 8) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "PING is not 8 bytes");
+    if (h.flags & FLAG.ACK) {
+      return this.#life.pingAnswered(payload);
+    }
+    if (!this.#controlBucket.tryTake()) {
+      throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, "too many PING frames");
+    }
+    this.#life.send(pingFrame(payload.slice(), true));
+  }
+
+  /**
+   * GOAWAY: streams this side opened above the peer's last id are refused
+   * (retry elsewhere); the connection closes once the rest are done.
+   */
+  #onGoaway(h: FrameHeader, payload: Uint8Array): void {
+    if (h.streamId !== 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "GOAWAY on a stream");
+    if (h.length < 8) {
+      throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, "GOAWAY shorter than 8 bytes");
+    }
+    const lastId = readUint31(payload, 0);
+    for (const stream of this.#streams.values()) {
+      if (this.#streams.isLocal(stream.id) && stream.id > lastId) {
+        this.#forget(stream, H2_ERROR.REFUSED_STREAM);
+      }
+    }
+    this.#life.peerGoingAway();
+  }
+
+  // --- streams ------------------------------------------------------------
+
+  /** A new stream (either side's): in the store, and the connection is no longer idle. */
   #openStream(id: number): Http2Stream {
     const stream = new Http2Stream(
       id,
@@ -400,156 +525,49 @@ export class Http2Connection implements StreamHost {
     return stream;
   }
 
-  #afterRemoteEnd(stream: Http2Stream): void {
-    stream.recvUnacked = 0;
-    if (stream.state === "closed") this.#forget(stream, undefined);
+  /** The peer ended its side of `stream` (if given): forgotten once this side's is over too. */
+  #afterRemoteEnd(stream: Http2Stream | undefined): void {
+    if (stream?.state === "closed") this.#forget(stream, undefined);
   }
-
-  // --- stream bookkeeping -------------------------------------------------
 
   #resetById(streamId: number, code: number): void {
     const stream = this.#streams.get(streamId);
     if (stream !== undefined) return this.resetStream(stream, code);
-    this.#queueControl(rstStreamFrame(streamId, code));
-    this.#rememberReset(streamId);
+    this.#sendReset(streamId, code);
   }
 
-  #rememberReset(streamId: number): void {
-    this.#resetByUs.add(streamId);
-    if (this.#resetByUs.size > RESET_MEMORY) {
-      this.#resetByUs.delete(this.#resetByUs.values().next().value!);
-    }
+  /** RST_STREAM out; the stream's late frames will be ignored. */
+  #sendReset(streamId: number, code: number): void {
+    this.#life.send(rstStreamFrame(streamId, code));
+    this.#streams.rememberReset(streamId);
   }
 
   #forget(stream: Http2Stream, code: number | undefined): void {
-    if (this.#streams.get(stream.id) !== stream) return;
-    this.#streams.delete(stream.id);
+    if (!this.#streams.remove(stream)) return;
     this.#writer.unschedule(stream);
     if (this.#streams.size === 0) this.#keepalive.quiet();
     try {
       stream.finish(code);
     } finally {
-      this.#closeIfDrained();
+      this.#life.closeIfDrained();
     }
   }
+}
 
-  /** This side wrote END_STREAM: close, or stop a peer still sending (as gRPC servers do). */
-  #localEnded(stream: Http2Stream): void {
-    if (stream.state === "closed") return this.#forget(stream, undefined);
-    if (this.role === "server") {
-      this.#queueControl(rstStreamFrame(stream.id, H2_ERROR.NO_ERROR));
-      this.#rememberReset(stream.id);
-      this.#forget(stream, undefined);
-    }
+/**
+ * PRIORITY is ignored (RFC 9113 section 5.3.2 deprecates it) once checked.
+ *
+ * @throws {ConnectionError} On stream 0.
+ * @throws {StreamError} For a wrong length or a stream that depends on itself.
+ */
+function checkPriority(h: FrameHeader, payload: Uint8Array): void {
+  if (h.streamId === 0) {
+    throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "PRIORITY on stream 0");
   }
-
-  /** Our shutdown PING's answer sends the final GOAWAY; any answer ends a keepalive wait. */
-  #pingAcked(payload: Uint8Array): void {
-    if (bytesEqual(payload, SHUTDOWN_PING)) this.#finalGoaway();
-    this.#keepalive.pingAnswered();
+  if (h.length !== 5) {
+    throw new StreamError(h.streamId, H2_ERROR.FRAME_SIZE_ERROR, "PRIORITY is not 5 bytes");
   }
-
-  #finalGoaway(): void {
-    if (!this.#shutdownPingPending || this.#closed) return;
-    this.#shutdownPingPending = false;
-    this.#goawayLastId = this.#reader.lastPeerStreamId;
-    this.#queueControl(goawayFrame(this.#goawayLastId, H2_ERROR.NO_ERROR));
-    this.#closeIfDrained();
-  }
-
-  #closeIfDrained(): void {
-    if (this.#closed || this.#closing || this.#streams.size > 0) return;
-    if (this.#goawaySent && !this.#shutdownPingPending) {
-      this.#finishWritesThenClose();
-    } else if (this.#control.goawayReceived) {
-      if (this.role === "client") this.#finishWritesThenClose();
-      else {
-        this.#cancelLingerTimer ??= this.#clock.setTimer(
-          PEER_GOAWAY_LINGER_MS,
-          () => this.#finishWritesThenClose(),
-        );
-      }
-    }
-  }
-
-  // --- writing ------------------------------------------------------------
-
-  #queueControl(frame: Uint8Array): void {
-    if (this.#closed) return;
-    const backlog = this.#writer.queueControl(frame);
-    if (backlog > this.#limits.maxControlBacklog && !this.#closing) {
-      // The peer keeps asking for answers it does not read.
-      this.#writer.clearControl();
-      this.#fail(H2_ERROR.ENHANCE_YOUR_CALM, "the peer does not read what it asks for");
-    }
-  }
-
-  #kick(): void {
-    if (!this.#closed) this.#writer.kick();
-  }
-
-  // --- ending -------------------------------------------------------------
-
-  /** A protocol error or a request to close: GOAWAY with `code`, then close. */
-  #fail(code: number, message: string): void {
-    if (this.#closed || this.#closing) return;
-    if (code !== H2_ERROR.NO_ERROR) this.#options.observer?.connectionError?.(code, message);
-    this.#writer.clearStreams();
-    this.#writer.clearControl();
-    this.#queueControl(goawayFrame(this.#reader.lastPeerStreamId, code, message));
-    this.#finishWritesThenClose(code === H2_ERROR.NO_ERROR ? H2_ERROR.CANCEL : code);
-  }
-
-  #internalFailure(err: unknown): void {
-    this.#options.observer?.internalError?.(err);
-    this.#fail(H2_ERROR.INTERNAL_ERROR, "internal error");
-  }
-
-  #finishWritesThenClose(streamCode: number = H2_ERROR.CANCEL): void {
-    if (this.#closing || this.#closed) return;
-    this.#closing = true;
-    this.#writer.controlOnly = true;
-    this.#writer.clearStreams();
-    this.#kick();
-    const flushed = this.#writer.idle;
-    // A peer that does not read cannot hold the socket open: give up after a
-    // second. This bounds a socket write, an I/O wait, so it runs on real
-    // time: a test's frozen clock must not keep a socket open forever.
-    let cancel: CancelTimer | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      cancel = systemClock.setTimer(FLUSH_TIMEOUT_MS, resolve);
-    });
-    Promise.race([flushed, timeout]).then(() => {
-      cancel?.();
-      this.#terminate(streamCode);
-    });
-  }
-
-  /** Closes the socket and ends every stream; safe to call more than once. */
-  #terminate(streamCode: number): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#closing = true;
-    this.#keepalive.stop();
-    this.#cancelShutdownTimer?.();
-    this.#cancelGraceTimer?.();
-    this.#cancelLingerTimer?.();
-    this.#writer.clearStreams();
-    this.#writer.clearControl();
-    const streams = this.#streams.values();
-    this.#streams.clear();
-    for (const stream of streams) {
-      try {
-        stream.finish(streamCode);
-      } catch (err) {
-        this.#options.observer?.internalError?.(err);
-      }
-    }
-    try {
-      this.#conn.close();
-    } catch {
-      // Already closed by the peer.
-    }
-    this.#resolveDone();
+  if (readUint31(payload, 0) === h.streamId) {
+    throw new StreamError(h.streamId, H2_ERROR.PROTOCOL_ERROR, "stream depends on itself");
   }
 }

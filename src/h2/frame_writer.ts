@@ -9,74 +9,38 @@
  * @module
  */
 
-import type { FlowWindow } from "./flow_window.ts";
+import type { SendFlow } from "./_send_flow.ts";
+import type { StreamStore } from "./_stream_store.ts";
 import { FLAG, FRAME_HEADER_BYTES, FRAME_TYPE, writeFrameHeader } from "./frames.ts";
 import type { HeaderField, HpackEncoder } from "./hpack.ts";
+import type { Settings } from "./settings.ts";
 import type { Http2Stream, OutboundItem, TwoPartPayload } from "./stream.ts";
 
-/** What the writer needs from its connection. */
-export interface FrameWriterHost {
-  /** The peer's SETTINGS_MAX_FRAME_SIZE. */
-  peerMaxFrameSize(): number;
-  /** The connection's send window. */
-  readonly sendWindow: FlowWindow;
-  /** Whether the stream is still one of the connection's. */
-  owns(stream: Http2Stream): boolean;
-  /** This side wrote the stream's END_STREAM. */
-  localEnded(stream: Http2Stream): void;
-  /** A write failed: the peer is gone. */
-  writeFailed(): void;
-}
-
 /**
- * The buffer of a loop that writes many small messages (watch events, unary
- * responses of a few pods): a connection holds one only while it writes, and
- * all of them write at once when many watchers sync together, so its size is
- * multiplied by the watchers syncing (BENCHMARKS.md, "Design figures").
+ * Write buffers by size, each with a pool shared by every connection: a
+ * connection holds one only while it writes, so idle watchers pin none, and
+ * the pools keep a fan-out or a round of listings from making a buffer per
+ * loop (BENCHMARKS.md, "Design figures", has the measurements).
+ * - The usual one, for many small messages (watch events, small responses):
+ *   watchers syncing at once each hold one, so its size is multiplied by them.
+ * - The large one, only for a loop that starts with one body of at least
+ *   `LARGE_BODY_BYTES` (a large ListPods): fewer socket writes; no larger
+ *   than a UNIX socket's default send buffer, past which a write is partial.
+ *   A watcher's backlog of small events never takes it, which keeps a
+ *   fan-out's memory down.
+ * - The small one, for a loop with little to write (a live event, a control
+ *   frame): after each relist every watcher's connection writes at once.
  */
 const WRITE_BUFFER_BYTES = 16 * 1024;
-/**
- * Write buffers not in use, shared by every connection: a connection holds
- * one only while it writes, so a thousand idle watchers pin none. Enough for
- * a fan-out (at most 2 MiB kept): a watcher's initial list goes out in
- * several loops, one per window the client grants, and watchers syncing at
- * once each hold a buffer through their loop's writes; with only a few
- * spare, every loop past them made a new buffer, and the fan-out's CPU per
- * event showed it (BENCHMARKS.md, "Design figures").
- */
 const SPARE_BUFFERS: Uint8Array<ArrayBuffer>[] = [];
 const MAX_SPARE_BUFFERS = 128;
-/**
- * The buffer of a loop that starts with a stream whose next DATA is one body
- * of at least `LARGE_BODY_BYTES` (a ListPods of more than a few dozen pods):
- * fewer socket writes, so less of their per-call work and garbage. Not
- * larger than a UNIX socket's default send buffer (208 KiB): a write that
- * does not fit is partial, and Deno then waits for the socket to be
- * writable again; of the sizes tried, 128 KiB cost ListPods the least CPU
- * (BENCHMARKS.md, "Design figures"). Only such loops take one: a watcher's
- * backlog of many small events (its initial list) does not, so a fan-out to
- * many watchers holds a small buffer per writing connection (taking the
- * large one there raised the fan-out's peak RSS by tens of MB).
- */
 const LARGE_WRITE_BUFFER_BYTES = 128 * 1024;
 const LARGE_BODY_BYTES = 64 * 1024;
 const SPARE_LARGE_BUFFERS: Uint8Array<ArrayBuffer>[] = [];
-/**
- * One per client listing at once, for a few: with 2, four clients listing
- * at once made two new large buffers per round of responses, and the
- * collector's share of the daemon's CPU rose with them. At most 1 MiB kept.
- */
+/** One per client listing at once, for a few. */
 const MAX_SPARE_LARGE_BUFFERS = 8;
-/**
- * The buffer of a loop with little to write: a live watch event or two, a
- * control frame, a small response. After each relist every watcher's
- * connection writes at once; with only the 16 KiB buffers, each of those
- * writes made a new buffer under live churn, and the collector took a large
- * share of the daemon's CPU (BENCHMARKS.md, "Design figures").
- */
 const SMALL_WRITE_BUFFER_BYTES = 4 * 1024;
 const SPARE_SMALL_BUFFERS: Uint8Array<ArrayBuffer>[] = [];
-/** Enough for every watcher of a busy node to write at once; at most 512 KiB kept. */
 const MAX_SPARE_SMALL_BUFFERS = 128;
 /** What a loop may need beyond the queued payload per ready stream: frame headers, trailers. */
 const PER_STREAM_SLACK_BYTES = 64;
@@ -90,7 +54,9 @@ export class FrameWriter {
   controlOnly = false;
   readonly #conn: Deno.Conn;
   readonly #encoder: HpackEncoder;
-  readonly #host: FrameWriterHost;
+  readonly #peer: Readonly<Settings>;
+  readonly #flow: SendFlow;
+  readonly #writeFailed: () => void;
   /**
    * Streams with frames to write, in round-robin order; a stream's
    * `inWriteLine` says whether it is here. An array, not a Set: a Set that
@@ -109,12 +75,22 @@ export class FrameWriter {
   /**
    * @param conn The socket.
    * @param encoder The connection's HPACK encoder.
-   * @param host The connection.
+   * @param peer The peer's settings, as they change (its SETTINGS_MAX_FRAME_SIZE).
+   * @param flow The send windows DATA is written within.
+   * @param writeFailed Called when a write failed: the peer is gone.
    */
-  constructor(conn: Deno.Conn, encoder: HpackEncoder, host: FrameWriterHost) {
+  constructor(
+    conn: Deno.Conn,
+    encoder: HpackEncoder,
+    peer: Readonly<Settings>,
+    flow: SendFlow,
+    writeFailed: () => void,
+  ) {
     this.#conn = conn;
     this.#encoder = encoder;
-    this.#host = host;
+    this.#peer = peer;
+    this.#flow = flow;
+    this.#writeFailed = writeFailed;
   }
 
   /** Resolves when nothing is being written. */
@@ -124,17 +100,16 @@ export class FrameWriter {
     return this.#idle.promise;
   }
 
-  /**
-   * Queues a control frame (written before any stream's frames).
-   *
-   * @param frame A whole frame.
-   * @returns The control bytes now waiting.
-   */
-  queueControl(frame: Uint8Array): number {
+  /** Control bytes waiting to be written. */
+  get controlBacklog(): number {
+    return this.#controlBytes;
+  }
+
+  /** @param frame A whole control frame, written before any stream's frames. */
+  queueControl(frame: Uint8Array): void {
     this.#control.push(frame);
     this.#controlBytes += frame.byteLength;
     this.kick();
-    return this.#controlBytes;
   }
 
   /** Drops every queued control frame. */
@@ -148,6 +123,17 @@ export class FrameWriter {
     this.#enter(stream);
     this.kick();
   }
+
+  /** A send window grew: every stream with frames waiting goes back in the line. */
+  resume(streams: StreamStore): void {
+    streams.forEach(this.#requeue);
+    this.kick();
+  }
+
+  /** Allocated once: `resume` runs per connection WINDOW_UPDATE. */
+  readonly #requeue = (stream: Http2Stream): void => {
+    if (stream.peek() !== undefined) this.#enter(stream);
+  };
 
   /** @param stream A stream to leave out until scheduled again. */
   unschedule(stream: Http2Stream): void {
@@ -199,7 +185,7 @@ export class FrameWriter {
       }
     } catch {
       // The peer is gone; the read side sees it too.
-      this.#host.writeFailed();
+      this.#writeFailed();
     } finally {
       this.#giveBack(this.#out);
       this.#out = NO_BUFFER;
@@ -279,7 +265,7 @@ export class FrameWriter {
         const before = pos;
         pos = this.#writeItem(stream, item, pos);
         if (pos === before) {
-          if (item.kind === "data" && this.#host.sendWindow.size <= 0) return pos;
+          if (item.kind === "data" && this.#flow.connectionWindow <= 0) return pos;
           continue;
         }
         progress = true;
@@ -325,9 +311,9 @@ export class FrameWriter {
       : this.#writeData(stream, item, pos);
   }
 
-  /** Whether a stream that just wrote stays ready: it has more, and is still the connection's. */
+  /** Whether a stream that just wrote stays ready (a stream its connection forgot has nothing queued). */
   #hasMore(stream: Http2Stream): boolean {
-    return stream.peek() !== undefined && this.#host.owns(stream);
+    return stream.peek() !== undefined;
   }
 
   #writeHeaders(
@@ -335,7 +321,7 @@ export class FrameWriter {
     item: Extract<OutboundItem, { kind: "headers" }>,
     pos: number,
   ): number {
-    const maxFrame = this.#host.peerMaxFrameSize();
+    const maxFrame = this.#peer.maxFrameSize;
     const estimate = item.block?.byteLength ?? estimateBlock(item.fields ?? []);
     const need = estimate + Math.ceil(Math.max(estimate, 1) / maxFrame) * FRAME_HEADER_BYTES;
     if (pos + need > this.#out.byteLength) {
@@ -356,7 +342,6 @@ export class FrameWriter {
       type = FRAME_TYPE.CONTINUATION;
     } while (offset < block.byteLength);
     stream.wrote(0, true);
-    if (item.endStream) this.#host.localEnded(stream);
     return pos;
   }
 
@@ -372,15 +357,14 @@ export class FrameWriter {
     pos: number,
   ): number {
     const limit = Math.min(
-      stream.sendWindow.size,
-      this.#host.sendWindow.size,
-      this.#host.peerMaxFrameSize(),
+      this.#flow.available(stream),
+      this.#peer.maxFrameSize,
       MAX_DATA_FRAME,
       this.#out.byteLength - pos - FRAME_HEADER_BYTES,
     );
     if (limit <= 0 && item.size > item.offset) {
       // Blocked by the stream's own window: WINDOW_UPDATE schedules it again.
-      if (stream.sendWindow.size <= 0) this.#leave(stream);
+      if (stream.sendWindow <= 0) this.#leave(stream);
       return pos;
     }
     const room = Math.max(limit, 0);
@@ -404,9 +388,7 @@ export class FrameWriter {
     }
     const flags = endStream ? FLAG.END_STREAM : 0;
     writeFrameHeader(this.#out, pos, size, FRAME_TYPE.DATA, flags, stream.id);
-    stream.sendWindow.consume(size);
-    this.#host.sendWindow.consume(size);
-    if (endStream) this.#host.localEnded(stream);
+    this.#flow.consume(stream, size);
     return body + size;
   }
 }

@@ -6,7 +6,6 @@
  * @module
  */
 
-import { FlowWindow } from "./flow_window.ts";
 import type { HeaderField } from "./hpack.ts";
 
 /** What the layer above hears from a stream. Callbacks run synchronously inside the read loop. */
@@ -71,6 +70,8 @@ export interface StreamHost {
   resetStream(stream: Http2Stream, code: number): void;
   /** The layer above consumed `bytes` of DATA on this stream: reopen the window. */
   released(stream: Http2Stream, bytes: number): void;
+  /** This side's END_STREAM went into the write buffer. */
+  localEnded(stream: Http2Stream): void;
 }
 
 /** Stream states that matter once a stream exists (idle and reserved are never stored). */
@@ -85,11 +86,11 @@ interface DrainWaiter {
 export class Http2Stream {
   /** The stream id. */
   readonly id: number;
-  /** Bytes this side may still send on the stream. */
-  readonly sendWindow: FlowWindow;
-  /** Bytes the peer may still send before this side opens the window again. */
+  /** Bytes this side may still send on the stream; may go negative (changed by `SendFlow` only). */
+  sendWindow: number;
+  /** Bytes the peer may still send before this side opens the window again (changed by `Receiver` only). */
   recvWindow: number;
-  /** DATA bytes consumed and not yet given back to the peer in a WINDOW_UPDATE (the connection's count). */
+  /** DATA bytes consumed and not yet given back to the peer in a WINDOW_UPDATE (`Receiver`'s count). */
   recvUnacked = 0;
   /** Header blocks received so far (1: headers, 2: trailers). */
   headerBlocks = 0;
@@ -125,7 +126,7 @@ export class Http2Stream {
   constructor(id: number, host: StreamHost, sendWindow: number, recvWindow: number) {
     this.id = id;
     this.#host = host;
-    this.sendWindow = new FlowWindow(sendWindow);
+    this.sendWindow = sendWindow;
     this.recvWindow = recvWindow;
     this.#state = "open";
   }
@@ -331,7 +332,10 @@ export class Http2Stream {
         this.#head = 0;
       }
       if (item.kind === "headers") this.#headersWritten = true;
-      if (item.endStream) this.#localEnded();
+      if (item.endStream) {
+        this.#state = this.#state === "open" ? "halfClosedLocal" : "closed";
+        this.#host.localEnded(this);
+      }
     }
     this.#wakeWaiters();
   }
@@ -339,10 +343,6 @@ export class Http2Stream {
   /** The peer ended its side (END_STREAM received). */
   remoteEnded(): void {
     this.#state = this.#state === "open" ? "halfClosedRemote" : "closed";
-  }
-
-  #localEnded(): void {
-    this.#state = this.#state === "open" ? "halfClosedLocal" : "closed";
   }
 
   /**
@@ -365,9 +365,9 @@ export class Http2Stream {
   #wakeWaiters(): void {
     if (this.#waiters.length === 0 || !this.#closed && !this.#anyWaiterDrained()) return;
     const still: DrainWaiter[] = [];
-    for (const w of this.#waiters) {
-      if (this.#closed || this.#queuedBytes <= w.limit) w.resolve();
-      else still.push(w);
+    for (const waiter of this.#waiters) {
+      if (this.#closed || this.#queuedBytes <= waiter.limit) waiter.resolve();
+      else still.push(waiter);
     }
     this.#waiters = still;
   }

@@ -1,11 +1,13 @@
 // The connection's writer on a fake socket that records each write: which
 // write buffer a loop takes (DESIGN.md §13 bounds what a connection holds).
 import assert from "node:assert/strict";
-import { FlowWindow } from "../../src/h2/flow_window.ts";
-import { FrameWriter, type FrameWriterHost } from "../../src/h2/frame_writer.ts";
+import { SendFlow } from "../../src/h2/_send_flow.ts";
+import { StreamStore } from "../../src/h2/_stream_store.ts";
+import { FrameWriter } from "../../src/h2/frame_writer.ts";
 import { FLAG, FRAME_HEADER_BYTES, FRAME_TYPE, readFrameHeader } from "../../src/h2/frames.ts";
-import { HpackEncoder } from "../../src/h2/hpack.ts";
+import { INITIAL_SETTINGS } from "../../src/h2/settings.ts";
 import { Http2Stream, type StreamHost } from "../../src/h2/stream.ts";
+import { receiveWindowUpdate, writerWithin } from "./_send_side.ts";
 
 /** A socket that takes every write whole and records its size and bytes. */
 class RecordingConn {
@@ -71,7 +73,7 @@ async function writtenInSteps(
   steps: readonly number[],
 ): Promise<{ payload: number[]; end: boolean }[]> {
   for (const step of steps) {
-    stream.sendWindow.grow(step);
+    stream.sendWindow += step;
     writer.schedule(stream);
     await written(writer);
   }
@@ -95,18 +97,16 @@ function recordingWriter(): {
   open: (id: number, sendWindow: number) => Http2Stream;
 } {
   const conn = new RecordingConn();
-  const host: FrameWriterHost = {
-    peerMaxFrameSize: () => 16_384,
-    sendWindow: new FlowWindow(1 << 30),
-    owns: () => true,
-    localEnded: () => {},
-    writeFailed: () => assert.fail("a write failed"),
-  };
-  const writer = new FrameWriter(conn as unknown as Deno.Conn, new HpackEncoder(), host);
+  const flow = new SendFlow();
+  const writer = writerWithin(conn, flow);
+  // The connection's window at 2^30, as a peer's WINDOW_UPDATE grows it.
+  const increment = (1 << 30) - INITIAL_SETTINGS.initialWindowSize;
+  receiveWindowUpdate(flow, new StreamStore("server"), 0, increment);
   const streamHost: StreamHost = {
     schedule: (stream) => writer.schedule(stream),
     resetStream: () => {},
     released: () => {},
+    localEnded: () => {},
   };
   const open = (id: number, sendWindow: number): Http2Stream => {
     const stream = new Http2Stream(id, streamHost, sendWindow, 1 << 20);
@@ -166,7 +166,7 @@ Deno.test("FrameWriter splits gathered DATA at the stream's window and ends the 
   await written(writer);
   assert.deepEqual(conn.dataFrames().map((f) => f.payload.length), [50]);
   assert.equal(stream.queuedBytes, 20);
-  stream.sendWindow.grow(100);
+  stream.sendWindow += 100;
   writer.schedule(stream);
   await written(writer);
   const frames = conn.dataFrames();

@@ -16,6 +16,7 @@ class FakeHost implements StreamHost {
   released(_stream: Http2Stream, bytes: number): void {
     this.releasedBytes.push(bytes);
   }
+  localEnded(_stream: Http2Stream): void {}
 }
 
 function open(): { stream: Http2Stream; host: FakeHost } {
@@ -39,7 +40,7 @@ Deno.test("Http2Stream starts open with its two windows", () => {
   const { stream } = open();
   assert.equal(stream.id, 1);
   assert.equal(stream.state, "open");
-  assert.equal(stream.sendWindow.size, 65_535);
+  assert.equal(stream.sendWindow, 65_535);
   assert.equal(stream.recvWindow, 1 << 20);
   assert.equal(stream.remoteOpen, true);
   assert.equal(stream.localOpen, true);

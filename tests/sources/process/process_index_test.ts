@@ -75,6 +75,29 @@ Deno.test("parseContainerInfo() reads containerd's pid and cgroupsPath", () => {
   assert.equal(parseContainerInfo(undefined), undefined);
 });
 
+Deno.test("parseContainerInfo() reads CRI-O's info, whose JSON has sandboxID and privileged beside pid and runtimeSpec", () => {
+  // CRI-O's verbose ContainerStatus: info["info"] is its containerInfo, and
+  // under the systemd driver cgroupsPath is slice:crio:ID (crio-ID.scope).
+  const info = {
+    sandboxID: "5f1e",
+    pid: 3117,
+    privileged: false,
+    runtimeSpec: {
+      ociVersion: "1.0.2-dev",
+      linux: { cgroupsPath: "kubepods-burstable-pod7c1d.slice:crio:9ab2" },
+    },
+  };
+  const process = parseContainerInfo({ info: JSON.stringify(info) });
+  assert.deepEqual(process, {
+    pid: 3117,
+    cgroupsPath: "kubepods-burstable-pod7c1d.slice:crio:9ab2",
+  });
+  assert.equal(
+    cgroupDirOf(process.cgroupsPath),
+    "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod7c1d.slice/crio-9ab2.scope",
+  );
+});
+
 Deno.test("cgroupDirOf() expands the systemd driver's slice:prefix:name as runc does", () => {
   assert.equal(
     cgroupDirOf("kubepods-besteffort-pod1.slice:cri-containerd:abc"),

@@ -16,3 +16,4 @@ export {
   serveHttp1,
   streamingResponse,
 } from "./server.ts";
+export { textResponse } from "./text_body.ts";

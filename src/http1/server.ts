@@ -14,7 +14,8 @@
  *   or when a write stalls. It is sent chunked and its connection closes
  *   after it.
  *
- * Handlers are the web's `(Request) => Response`, as `Deno.serve` takes them.
+ * Handlers are the web's `(Request) => Response`, as `Deno.serve` takes them;
+ * a large body made per request goes through `textResponse` (text_body.ts).
  *
  * @module
  */
@@ -26,6 +27,7 @@ import { clockSleep } from "../sleep.ts";
 import { DeadlineSweep, type Expiring, tickFor } from "./deadlines.ts";
 import { headEnd, parseRequestHead, type RequestHead, RequestHeadError } from "./request_head.ts";
 import { type BodyFraming, chunk, LAST_CHUNK, plainError, responseHead } from "./response_head.ts";
+import { joined, TextBodyEncoder, textBodyOf } from "./text_body.ts";
 import { acceptTls, type ByteConn } from "./tls_conn.ts";
 
 /** The deadlines of a connection, as counted when one cuts it. */
@@ -133,10 +135,11 @@ export function serveHttp1(options: Http1ServerOptions, handler: Http1Handler): 
     sleep: clockSleep(clock),
   });
   const connections = new Set<Http1Connection>();
+  const encoder = new TextBodyEncoder();
   const accepting = loop.run(async (conn) => {
     // Each response is one write: Nagle's wait for an ACK would only delay its tail.
     (conn as Deno.TcpConn).setNoDelay(true);
-    const connection = new Http1Connection(conn, options, deadlines, handler);
+    const connection = new Http1Connection(conn, options, deadlines, encoder, handler);
     connections.add(connection);
     try {
       await connection.run();
@@ -176,6 +179,8 @@ class Http1Connection implements Expiring {
   #conn: ByteConn;
   readonly #options: Http1ServerOptions;
   readonly #deadlines: DeadlineSweep;
+  /** The server's, shared by its connections. */
+  readonly #encoder: TextBodyEncoder;
   /** The deadline armed, for the count when it expires. */
   #deadline: Deadline = "read_header";
   readonly #handler: Http1Handler;
@@ -192,11 +197,13 @@ class Http1Connection implements Expiring {
     conn: Deno.Conn,
     options: Http1ServerOptions,
     deadlines: DeadlineSweep,
+    encoder: TextBodyEncoder,
     handler: Http1Handler,
   ) {
     this.#conn = conn;
     this.#options = options;
     this.#deadlines = deadlines;
+    this.#encoder = encoder;
     this.#handler = handler;
   }
 
@@ -341,6 +348,20 @@ class Http1Connection implements Expiring {
       }
       const noBody = head.method === "HEAD" || response.status === 204 ||
         response.status === 304;
+      const parts = noBody ? undefined : textBodyOf(response);
+      if (parts !== undefined) {
+        const encoded = this.#encoder.encode(
+          parts,
+          (length) =>
+            responseHead(response.status, response.headers, { kind: "length", length }, keepAlive),
+        );
+        try {
+          await this.#write(encoded.bytes);
+        } finally {
+          encoded.release();
+        }
+        return keepAlive;
+      }
       const bytes = await response.arrayBuffer().then((b) => new Uint8Array(b), () => undefined);
       if (bytes === undefined) {
         const error = this.#options.onError(new Error("the response body failed"));
@@ -353,7 +374,7 @@ class Http1Connection implements Expiring {
         { kind: "length", length: response.status === 204 ? 0 : bytes.length },
         keepAlive,
       );
-      await this.#write(noBody ? out : concat(out, bytes));
+      await this.#write(noBody ? out : joined(out, bytes));
       return keepAlive;
     } finally {
       completed.resolve();
@@ -474,11 +495,4 @@ class Http1Connection implements Expiring {
     this.#options.observer.timedOut(this.#deadline);
     this.close();
   }
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }

@@ -116,11 +116,15 @@ export class PodListPages {
         }).replace('"meta.k8s.io/v1"', `"meta.k8s.io/${table}"`),
       );
     }
-    const items = page.map((pod) => podItemJson(pod, engine.token(pod.version), true));
-    return json(
-      `{"kind":"PodList","apiVersion":"v1","metadata":${JSON.stringify(metadata)},"items":[${
-        items.join(",")
-      }]}`,
-    );
+    // The cached items as parts of the body: no string of the whole list is made per request.
+    const parts = [
+      `{"kind":"PodList","apiVersion":"v1","metadata":${JSON.stringify(metadata)},"items":[`,
+    ];
+    page.forEach((pod, i) => {
+      if (i > 0) parts.push(",");
+      parts.push(podItemJson(pod, engine.token(pod.version), true));
+    });
+    parts.push("]}");
+    return json(parts);
   }
 }

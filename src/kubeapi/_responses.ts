@@ -7,6 +7,7 @@
  * @module
  */
 
+import { textResponse } from "../http1/mod.ts";
 import type { JsonObject } from "../model/json.ts";
 import type { Refusal } from "../serving/mod.ts";
 import { type IncludeObject, type StatusCodeHttp, statusObject } from "./api_objects.ts";
@@ -18,9 +19,16 @@ export const JSON_TYPE = "application/json";
 /** Seconds a client refused for load is told to wait (`Retry-After`), as the API server says. */
 const RETRY_AFTER_SECONDS = 1;
 
-/** A JSON response (a string is sent as it is). */
-export function json(body: string | JsonObject, status = 200, headers: HeadersInit = {}): Response {
-  return new Response(typeof body === "string" ? body : JSON.stringify(body), {
+/** A JSON response (a string is sent as it is, an array of strings one after another). */
+export function json(
+  body: string | readonly string[] | JsonObject,
+  status = 200,
+  headers: HeadersInit = {},
+): Response {
+  const text = typeof body === "string" || Array.isArray(body)
+    ? body as string | readonly string[]
+    : JSON.stringify(body);
+  return textResponse(text, {
     status,
     headers: { "content-type": JSON_TYPE, ...headers },
   });

@@ -64,14 +64,17 @@ def main():
         "Hold": grpc.unary_stream_rpc_method_handler(hold),
         "HoldForever": grpc.unary_stream_rpc_method_handler(hold_forever),
     }
+    # SIGTERM is blocked before C-core starts its threads (they inherit the
+    # mask) and taken with sigwait below: a handler would run only when the
+    # main thread wakes, and a signal the kernel hands to one of C-core's
+    # threads does not wake it, so the stop waited for the test's kill.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=32))
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("t.T", handlers),))
     server.add_insecure_port(f"unix:{socket}")
     server.start()
-    term = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: term.set())
     print("ready", flush=True)
-    term.wait()
+    signal.sigwait({signal.SIGTERM})
     print("stopping", flush=True)
     stopping.set()
     # C-core cancels what is left after the grace period; under load its

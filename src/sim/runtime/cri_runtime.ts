@@ -30,7 +30,6 @@ import {
   matches,
   sandboxOf,
   sandboxStatusOf,
-  simCgroupDir,
   type SimContainer,
   type SimSandbox,
 } from "./_runtime_records.ts";
@@ -73,6 +72,7 @@ import {
 import { IpPool } from "../_ip_pool.ts";
 import { SIMULATED_RUNTIME_NAME } from "../simulated_runtime_name.ts";
 import { CallFaults } from "./_call_faults.ts";
+import { SimProcessTable } from "./_process_table.ts";
 import { KILLED_EXIT_CODE, SimRuntimeState } from "./_runtime_state.ts";
 
 export type { SimContainer, SimSandbox };
@@ -97,9 +97,6 @@ export interface SimCriRuntimeOptions {
   eventStatuses?: boolean;
 }
 
-/** Where simulated init PIDs start: above what a host's own daemons take. */
-const FIRST_PID = 100_000;
-
 /**
  * An in-memory CRI runtime. Every read returns fresh objects, as decoding a
  * gRPC answer does, so callers cannot rely on object identity by accident.
@@ -122,10 +119,7 @@ export class SimCriRuntime implements RuntimeService {
   readonly #ipv6Prefix: string | undefined;
   readonly #state: SimRuntimeState;
   readonly #faults = new CallFaults();
-  /** The host PID the next started container's init process gets (never reused). */
-  #nextPid = FIRST_PID;
-  /** Started containers by init PID; entries of exited or removed ones are pruned as it grows. */
-  #byPid = new Map<number, SimContainer>();
+  readonly #processes: SimProcessTable;
 
   /** @param options Clock, runtime name, IP prefixes, events switch. */
   constructor(options: SimCriRuntimeOptions = {}) {
@@ -134,6 +128,7 @@ export class SimCriRuntime implements RuntimeService {
       ips: new IpPool({ prefix: options.ipv4Prefix ?? "10.88" }),
       eventStatuses: options.eventStatuses ?? true,
     });
+    this.#processes = new SimProcessTable(this.#state.sandboxes, this.#state.containers);
     this.#runtimeName = options.runtimeName ?? SIMULATED_RUNTIME_NAME;
     this.#ipv6Prefix = options.ipv6Prefix;
     this.eventsImplemented = options.eventsImplemented ?? true;
@@ -315,19 +310,7 @@ export class SimCriRuntime implements RuntimeService {
    * @returns The container, its pod's UID and its cgroup directory, or `undefined`.
    */
   processOf(pid: number): { containerId: string; podUid: string; cgroupDir: string } | undefined {
-    const c = this.#byPid.get(pid);
-    if (!this.#alive(c)) return undefined;
-    const podUid = this.#state.sandboxes.get(c.sandboxId)?.uid ?? "";
-    return { containerId: c.id, podUid, cgroupDir: simCgroupDir(podUid, c.id) };
-  }
-
-  #alive(c: SimContainer | undefined): c is SimContainer {
-    return c !== undefined && c.state === CONTAINER_STATE.running &&
-      this.#state.containers.get(c.id) === c;
-  }
-
-  #pruneProcesses(): void {
-    for (const [pid, c] of this.#byPid) if (!this.#alive(c)) this.#byPid.delete(pid);
+    return this.#processes.processOf(pid);
   }
 
   /** Number of sandboxes held. */
@@ -536,9 +519,7 @@ export class SimCriRuntime implements RuntimeService {
       }
       c.state = CONTAINER_STATE.running;
       c.startedAt = this.#state.nowNs();
-      c.pid = this.#nextPid++;
-      this.#byPid.set(c.pid, c);
-      if (this.#byPid.size > 2 * this.#state.containers.size + 16) this.#pruneProcesses();
+      this.#processes.start(c);
       this.#state.emit(c.id, CONTAINER_EVENT_TYPE.started, c.sandboxId);
       return {};
     });

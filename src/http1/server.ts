@@ -19,6 +19,7 @@
  * @module
  */
 
+import { concatBytes } from "../bytes_concat.ts";
 import { type Clock, systemClock } from "../clock.ts";
 import { AcceptLoop, type AcceptObserver, closeQuietly } from "../listen/accept_loop.ts";
 import type { Logger } from "../log.ts";
@@ -353,7 +354,7 @@ class Http1Connection implements Expiring {
         { kind: "length", length: response.status === 204 ? 0 : bytes.length },
         keepAlive,
       );
-      await this.#write(noBody ? out : concat(out, bytes));
+      await this.#write(noBody ? out : concatBytes([out, bytes]));
       return keepAlive;
     } finally {
       completed.resolve();
@@ -474,11 +475,4 @@ class Http1Connection implements Expiring {
     this.#options.observer.timedOut(this.#deadline);
     this.close();
   }
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }

@@ -59,7 +59,6 @@ export {
   decodeListDevicesRequest,
   decodeListDevicesResponse,
   decodePodResourcesMessage,
-  type DeviceHolderMessage,
   encodeListDevicesRequest,
   encodeListDevicesResponse,
   encodePodResourcesMessage,

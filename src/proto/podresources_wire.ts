@@ -95,17 +95,6 @@ function podOf(p: Wire.PodResources): PodResources {
 }
 
 /**
- * Decodes one `PodResources` (as decoded, not normalized).
- *
- * @param bytes The serialized message.
- * @returns The pod's resources.
- * @throws {TypeError} When the bytes are malformed.
- */
-export function decodePodResources(bytes: Uint8Array): PodResources {
-  return podOf(POD_RESOURCES.decode(bytes));
-}
-
-/**
  * Decodes `ListPodResourcesResponse { repeated PodResources pod_resources = 1 }`.
  *
  * @param bytes The serialized response.

@@ -19,7 +19,6 @@ export {
   decodeGetPodResourcesRequest,
   decodeGetPodResourcesResponse,
   decodeListPodResourcesResponse,
-  decodePodResources,
   encodeAllocatableResourcesResponse,
   encodeGetPodResourcesRequest,
   encodeListPodResourcesResponse,

@@ -71,8 +71,6 @@ export interface Http1ServerOptions {
   readonly name: string;
   readonly maxConnections: number;
   readonly timeouts: Http1Timeouts;
-  /** Largest request head, bytes. @default {65536} */
-  readonly maxHeaderBytes?: number;
   /** Largest request body, bytes. @default {65536} */
   readonly maxBodyBytes?: number;
   readonly observer: Http1Observer;
@@ -172,6 +170,9 @@ export function serveHttp1(options: Http1ServerOptions, handler: Http1Handler): 
 
 const FIRST_BUFFER = 4096;
 
+/** Largest request head, bytes. */
+const MAX_HEAD_BYTES = 65536;
+
 /** One client connection: requests read, handled and answered in turn. */
 class Http1Connection implements Expiring {
   #conn: ByteConn;
@@ -270,10 +271,9 @@ class Http1Connection implements Expiring {
   async #readRequest(): Promise<
     { head: RequestHead; body: Uint8Array<ArrayBuffer> | undefined } | undefined
   > {
-    const maxHead = this.#options.maxHeaderBytes ?? 65536;
     let end = headEnd(this.#buf, this.#filled);
     while (end < 0) {
-      if (this.#filled > maxHead) {
+      if (this.#filled > MAX_HEAD_BYTES) {
         await this.#refuse(431, "request header fields too large");
         return undefined;
       }
@@ -281,7 +281,7 @@ class Http1Connection implements Expiring {
       if (!await this.#fill()) return undefined;
       end = headEnd(this.#buf, this.#filled, from - 3);
     }
-    if (end > maxHead) {
+    if (end > MAX_HEAD_BYTES) {
       await this.#refuse(431, "request header fields too large");
       return undefined;
     }
@@ -433,7 +433,7 @@ class Http1Connection implements Expiring {
 
   /** Reads more; false at the end of the stream (or a closed connection). */
   async #fill(): Promise<boolean> {
-    const limit = (this.#options.maxHeaderBytes ?? 65536) + (this.#options.maxBodyBytes ?? 65536) +
+    const limit = MAX_HEAD_BYTES + (this.#options.maxBodyBytes ?? 65536) +
       1;
     if (this.#filled === this.#buf.length) {
       if (this.#buf.length >= limit) return false;

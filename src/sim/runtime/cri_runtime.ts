@@ -83,10 +83,6 @@ export interface SimCriRuntimeOptions {
   clock?: Clock;
   /** `runtimeName` of Version, the prefix of container IDs. @default {"pods-api-simulated"} */
   runtimeName?: string;
-  /** First two octets of pod IPs (a /16: about 65000 pods). @default {"10.88"} */
-  ipv4Prefix?: string;
-  /** Also give each pod an IPv6 address under this prefix (e.g. `fd00::`). */
-  ipv6Prefix?: string;
   /** Whether GetContainerEvents is implemented (false: UNIMPLEMENTED, as containerd 1.6). @default {true} */
   eventsImplemented?: boolean;
   /**
@@ -116,21 +112,20 @@ export class SimCriRuntime implements RuntimeService {
   /** Whether GetContainerEvents is served (false: UNIMPLEMENTED). */
   eventsImplemented: boolean;
   readonly #runtimeName: string;
-  readonly #ipv6Prefix: string | undefined;
   readonly #state: SimRuntimeState;
   readonly #faults = new CallFaults();
   readonly #processes: SimProcessTable;
 
-  /** @param options Clock, runtime name, IP prefixes, events switch. */
+  /** @param options Clock, runtime name, events switches. */
   constructor(options: SimCriRuntimeOptions = {}) {
     this.#state = new SimRuntimeState({
       clock: options.clock ?? systemClock,
-      ips: new IpPool({ prefix: options.ipv4Prefix ?? "10.88" }),
+      // A /16: about 65000 pods.
+      ips: new IpPool({ prefix: "10.88" }),
       eventStatuses: options.eventStatuses ?? true,
     });
     this.#processes = new SimProcessTable(this.#state.sandboxes, this.#state.containers);
     this.#runtimeName = options.runtimeName ?? SIMULATED_RUNTIME_NAME;
-    this.#ipv6Prefix = options.ipv6Prefix;
     this.eventsImplemented = options.eventsImplemented ?? true;
   }
 
@@ -384,9 +379,7 @@ export class SimCriRuntime implements RuntimeService {
         annotations: copyMap(config?.annotations),
         runtimeHandler: request.runtimeHandler ?? "",
         ip,
-        additionalIps: ip !== "" && this.#ipv6Prefix !== undefined
-          ? [`${this.#ipv6Prefix}${ip.split(".").slice(2).join(":")}`]
-          : [],
+        additionalIps: [],
         network: ns?.network ?? NAMESPACE_MODE.pod,
         pid: ns?.pid ?? NAMESPACE_MODE.container,
         ipc: ns?.ipc ?? NAMESPACE_MODE.pod,

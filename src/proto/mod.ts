@@ -66,4 +66,3 @@ export {
   type NodeDeviceMessage,
   type PodResourcesMessage,
 } from "./pod_query_resources_wire.ts";
-export { MessageWriter } from "./message_writer.ts";

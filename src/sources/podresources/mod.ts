@@ -16,13 +16,9 @@ export {
 } from "./client.ts";
 export {
   decodeAllocatableResourcesResponse,
-  decodeGetPodResourcesRequest,
   decodeGetPodResourcesResponse,
   decodeListPodResourcesResponse,
-  encodeAllocatableResourcesResponse,
   encodeGetPodResourcesRequest,
-  encodeListPodResourcesResponse,
-  encodePodResources,
   PODRESOURCES_METHODS,
 } from "../../proto/podresources_wire.ts";
 export {

@@ -207,15 +207,6 @@ export class SimCriRuntime implements RuntimeService {
   }
 
   /**
-   * Kills a container for exceeding its memory limit: exit 137, reason OOMKilled.
-   *
-   * @param containerId The container.
-   */
-  oomKill(containerId: string): void {
-    this.exitContainer(containerId, { exitCode: 137, reason: "OOMKilled" });
-  }
-
-  /**
    * Makes a sandbox NOTREADY, as when its infra process dies.
    *
    * @param podSandboxId The sandbox.

@@ -101,16 +101,6 @@ export function getPodResponseHead(pod: Uint8Array): Uint8Array {
 }
 
 /**
- * Frames `GetPodResponse { bytes pod = 1 }` (and `PodGetResponse`: the same bytes).
- *
- * @param pod The serialized `v1.Pod`.
- * @returns The serialized response.
- */
-export function encodeGetPodResponse(pod: Uint8Array): Uint8Array {
-  return concatBytes([getPodResponseHead(pod), pod]);
-}
-
-/**
  * The bytes of `PodWatchResponse { v1.Pod pod = 1 }` before its pod (see
  * {@linkcode getPodResponseHead}).
  *
@@ -119,16 +109,6 @@ export function encodeGetPodResponse(pod: Uint8Array): Uint8Array {
  */
 export function podWatchResponseHead(pod: Uint8Array): Uint8Array {
   return lenFieldHead(1, pod.length);
-}
-
-/**
- * Frames `PodWatchResponse { v1.Pod pod = 1 }` of the package-less service.
- *
- * @param pod The serialized `v1.Pod`.
- * @returns The serialized response.
- */
-export function encodePodWatchResponse(pod: Uint8Array): Uint8Array {
-  return concatBytes([podWatchResponseHead(pod), pod]);
 }
 
 /**

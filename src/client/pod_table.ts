@@ -9,26 +9,9 @@
  * @module
  */
 
-import { humanDuration, printPod } from "../kubeapi/mod.ts";
+import { printPod } from "../kubeapi/mod.ts";
 import { isJsonObject } from "../model/json.ts";
 import type { PodObject } from "../model/pod.ts";
-
-/**
- * Formats a duration as kubectl's AGE column does (apimachinery's `HumanDuration`).
- *
- * @example Usage
- * ```ts
- * import { formatAge } from "./pod_table.ts";
- * formatAge(45_000); // "45s"
- * formatAge(3 * 3600_000 + 5 * 60_000); // "3h5m"
- * ```
- *
- * @param ms Elapsed milliseconds.
- * @returns The short form.
- */
-export function formatAge(ms: number): string {
-  return humanDuration(ms);
-}
 
 /** printPod's cells: NAME, READY, STATUS, RESTARTS, AGE, IP, NODE, NOMINATED NODE, READINESS GATES. */
 const CELL = {
@@ -42,17 +25,6 @@ const CELL = {
   nominated: 7,
   gates: 8,
 } as const;
-
-/**
- * The STATUS column, by kubectl's rules (`Init:1/2`, `CrashLoopBackOff`,
- * `Completed`, `Terminating`...): the HTTP API's printer, shared.
- *
- * @param pod A pod.
- * @returns The status text.
- */
-export function podStatusText(pod: PodObject): string {
-  return printPod(pod, 0).cells[CELL.status]!;
-}
 
 /** A table column: header, the mask paths it reads, and how to print it. */
 export interface PodColumn {

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { concatBytes } from "../bytes_concat.ts";
 import { ConnectionError, H2_ERROR } from "./errors.ts";
 import { FLAG, type FrameHeader, readUint31 } from "./frames.ts";
 import { type HeaderField, HpackDecoder, HpackError } from "./hpack.ts";
@@ -119,7 +120,7 @@ export class HeaderBlockReader {
   #decode(pending: Pending): HeaderBlock {
     const bytes = pending.fragments.length === 1
       ? pending.fragments[0]!
-      : concat(pending.fragments);
+      : concatBytes(pending.fragments);
     try {
       const decoded = this.#decoder.decode(bytes, this.#limits.maxHeaderListSize);
       return {
@@ -156,14 +157,4 @@ export function unpad(h: FrameHeader, payload: Uint8Array): { data: Uint8Array; 
     throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, "padding as long as the frame");
   }
   return { data: payload.subarray(1, payload.byteLength - padLength), padding: padLength + 1 };
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.byteLength;
-  }
-  return out;
 }

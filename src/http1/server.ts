@@ -20,6 +20,7 @@
  * @module
  */
 
+import { concatBytes } from "../bytes_concat.ts";
 import { type Clock, systemClock } from "../clock.ts";
 import { AcceptLoop, type AcceptObserver, closeQuietly } from "../listen/accept_loop.ts";
 import type { Logger } from "../log.ts";
@@ -27,7 +28,7 @@ import { clockSleep } from "../sleep.ts";
 import { DeadlineSweep, type Expiring, tickFor } from "./deadlines.ts";
 import { headEnd, parseRequestHead, type RequestHead, RequestHeadError } from "./request_head.ts";
 import { type BodyFraming, chunk, LAST_CHUNK, plainError, responseHead } from "./response_head.ts";
-import { joined, TextBodyEncoder, textBodyOf } from "./text_body.ts";
+import { TextBodyEncoder, textBodyOf } from "./text_body.ts";
 import { acceptTls, type ByteConn } from "./tls_conn.ts";
 
 /** The deadlines of a connection, as counted when one cuts it. */
@@ -72,8 +73,6 @@ export interface Http1ServerOptions {
   readonly name: string;
   readonly maxConnections: number;
   readonly timeouts: Http1Timeouts;
-  /** Largest request head, bytes. @default {65536} */
-  readonly maxHeaderBytes?: number;
   /** Largest request body, bytes. @default {65536} */
   readonly maxBodyBytes?: number;
   readonly observer: Http1Observer;
@@ -173,6 +172,9 @@ export function serveHttp1(options: Http1ServerOptions, handler: Http1Handler): 
 }
 
 const FIRST_BUFFER = 4096;
+
+/** Largest request head, bytes. */
+const MAX_HEAD_BYTES = 65536;
 
 /** One client connection: requests read, handled and answered in turn. */
 class Http1Connection implements Expiring {
@@ -276,10 +278,9 @@ class Http1Connection implements Expiring {
   async #readRequest(): Promise<
     { head: RequestHead; body: Uint8Array<ArrayBuffer> | undefined } | undefined
   > {
-    const maxHead = this.#options.maxHeaderBytes ?? 65536;
     let end = headEnd(this.#buf, this.#filled);
     while (end < 0) {
-      if (this.#filled > maxHead) {
+      if (this.#filled > MAX_HEAD_BYTES) {
         await this.#refuse(431, "request header fields too large");
         return undefined;
       }
@@ -287,7 +288,7 @@ class Http1Connection implements Expiring {
       if (!await this.#fill()) return undefined;
       end = headEnd(this.#buf, this.#filled, from - 3);
     }
-    if (end > maxHead) {
+    if (end > MAX_HEAD_BYTES) {
       await this.#refuse(431, "request header fields too large");
       return undefined;
     }
@@ -374,7 +375,7 @@ class Http1Connection implements Expiring {
         { kind: "length", length: response.status === 204 ? 0 : bytes.length },
         keepAlive,
       );
-      await this.#write(noBody ? out : joined(out, bytes));
+      await this.#write(noBody ? out : concatBytes([out, bytes]));
       return keepAlive;
     } finally {
       completed.resolve();
@@ -453,7 +454,7 @@ class Http1Connection implements Expiring {
 
   /** Reads more; false at the end of the stream (or a closed connection). */
   async #fill(): Promise<boolean> {
-    const limit = (this.#options.maxHeaderBytes ?? 65536) + (this.#options.maxBodyBytes ?? 65536) +
+    const limit = MAX_HEAD_BYTES + (this.#options.maxBodyBytes ?? 65536) +
       1;
     if (this.#filled === this.#buf.length) {
       if (this.#buf.length >= limit) return false;

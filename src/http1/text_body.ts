@@ -12,6 +12,8 @@
  * @module
  */
 
+import { concatBytes } from "../bytes_concat.ts";
+
 const ENCODER = new TextEncoder();
 /** Bytes kept free before the body for the head; a longer head is copied in front instead. */
 const HEAD_ROOM = 1024;
@@ -96,7 +98,7 @@ export class TextBodyEncoder {
     const release = () => void this.#free.push(lent);
     const headBytes = head(written);
     if (headBytes.length > HEAD_ROOM) {
-      const bytes = joined(headBytes, lent.subarray(HEAD_ROOM, HEAD_ROOM + written));
+      const bytes = concatBytes([headBytes, lent.subarray(HEAD_ROOM, HEAD_ROOM + written)]);
       release();
       return { bytes, release: NOTHING };
     }
@@ -139,13 +141,5 @@ function alone(
   head: (bodyLength: number) => Uint8Array,
 ): EncodedResponse {
   const body = ENCODER.encode(parts.join(""));
-  return { bytes: joined(head(body.length), body), release: NOTHING };
-}
-
-/** `a` then `b`, in a buffer of their own. */
-export function joined(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
+  return { bytes: concatBytes([head(body.length), body]), release: NOTHING };
 }

@@ -17,9 +17,7 @@ export {
   decodePodWatchResponse,
   decodeWatchPodsEvent,
   encodeGetPodRequest,
-  encodeGetPodResponse,
   encodeListPodsResponse,
-  encodePodWatchResponse,
   encodeWatchPodsEvent,
   getPodResponseHead,
   podWatchResponseHead,
@@ -59,7 +57,6 @@ export {
   decodeListDevicesRequest,
   decodeListDevicesResponse,
   decodePodResourcesMessage,
-  type DeviceHolderMessage,
   encodeListDevicesRequest,
   encodeListDevicesResponse,
   encodePodResourcesMessage,
@@ -67,4 +64,3 @@ export {
   type NodeDeviceMessage,
   type PodResourcesMessage,
 } from "./pod_query_resources_wire.ts";
-export { MessageWriter } from "./message_writer.ts";

@@ -9,12 +9,7 @@
  * @module
  */
 
-import type {
-  ContainerMemory,
-  DeviceHolder,
-  NodeDevice,
-  PodResources,
-} from "../model/pod_resources.ts";
+import type { ContainerMemory, NodeDevice, PodResources } from "../model/pod_resources.ts";
 import * as Wire from "./generated/pod_query_types.ts";
 import { type TypedCodec, typedCodec } from "./plain_codec.ts";
 
@@ -22,9 +17,6 @@ import { type TypedCodec, typedCodec } from "./plain_codec.ts";
 export interface PodResourcesMessage extends PodResources {
   readonly uid: string;
 }
-
-/** `podsapi.v1.DeviceHolder`. */
-export type DeviceHolderMessage = DeviceHolder;
 
 /** `podsapi.v1.NodeDevice`. */
 export type NodeDeviceMessage = NodeDevice;

@@ -3,8 +3,9 @@
  * `proto/k8s.io/kubelet/podresources/v1/api.proto`) in the plain values of
  * `model/pod_resources.ts`. The codecs are compiled from the generated
  * descriptor, strict (what the kubelet sends is checked like any input);
- * this module only maps the generated shapes. Encoding exists for the
- * requests and for test servers that play the kubelet.
+ * this module only maps the generated shapes. It encodes only the
+ * requests; the answers of test servers that play the kubelet are encoded
+ * in `tests/_support/podresources_answers.ts`.
  *
  * @module
  */
@@ -18,7 +19,7 @@ import type {
   PodResources,
 } from "../model/pod_resources.ts";
 import * as Wire from "./generated/podresources_types.ts";
-import { type MessageInit, type TypedCodec, typedCodec } from "./plain_codec.ts";
+import { type TypedCodec, typedCodec } from "./plain_codec.ts";
 
 /** Method paths of `v1.PodResourcesLister`. */
 export const PODRESOURCES_METHODS = {
@@ -33,11 +34,8 @@ function codec<T>(name: string): TypedCodec<T> {
 
 const LIST_RESPONSE = codec<Wire.ListPodResourcesResponse>("ListPodResourcesResponse");
 const GET_RESPONSE = codec<Wire.GetPodResourcesResponse>("GetPodResourcesResponse");
-const POD_RESOURCES = codec<Wire.PodResources>("PodResources");
 const ALLOCATABLE = codec<Wire.AllocatableResourcesResponse>("AllocatableResourcesResponse");
 const GET_REQUEST = codec<Wire.GetPodResourcesRequest>("GetPodResourcesRequest");
-
-// ---- decoding ---------------------------------------------------------------
 
 /**
  * An int64 ID (CPU, NUMA node). IDs are never negative; a negative one reads
@@ -95,17 +93,6 @@ function podOf(p: Wire.PodResources): PodResources {
 }
 
 /**
- * Decodes one `PodResources` (as decoded, not normalized).
- *
- * @param bytes The serialized message.
- * @returns The pod's resources.
- * @throws {TypeError} When the bytes are malformed.
- */
-export function decodePodResources(bytes: Uint8Array): PodResources {
-  return podOf(POD_RESOURCES.decode(bytes));
-}
-
-/**
  * Decodes `ListPodResourcesResponse { repeated PodResources pod_resources = 1 }`.
  *
  * @param bytes The serialized response.
@@ -142,102 +129,6 @@ export function decodeAllocatableResourcesResponse(bytes: Uint8Array): Allocatab
     cpuIds: m.cpuIds.map(idOf),
     memory: m.memory.map(memoryOf),
   };
-}
-
-/**
- * Decodes `GetPodResourcesRequest { pod_name = 1; pod_namespace = 2 }` (test servers).
- *
- * @param bytes The serialized request.
- * @returns The pod named.
- * @throws {TypeError} When the bytes are malformed.
- */
-export function decodeGetPodResourcesRequest(
-  bytes: Uint8Array,
-): { podName: string; podNamespace: string } {
-  return GET_REQUEST.decode(bytes);
-}
-
-// ---- encoding ---------------------------------------------------------------
-
-function topologyOf(numaNodes: readonly number[]): MessageInit<Wire.TopologyInfo> | undefined {
-  return numaNodes.length === 0 ? undefined : { nodes: numaNodes.map((ID) => ({ ID })) };
-}
-
-function devicesInit(d: ContainerDevices): MessageInit<Wire.ContainerDevices> {
-  return {
-    resourceName: d.resourceName,
-    deviceIds: d.deviceIds,
-    topology: topologyOf(d.numaNodes),
-  };
-}
-
-function memoryInit(m: ContainerMemory): MessageInit<Wire.ContainerMemory> {
-  return { memoryType: m.memoryType, size: m.size, topology: topologyOf(m.numaNodes) };
-}
-
-function containerInit(c: ContainerResources): MessageInit<Wire.ContainerResources> {
-  return {
-    name: c.name,
-    devices: c.devices.map(devicesInit),
-    cpuIds: c.cpuIds,
-    memory: c.memory.map(memoryInit),
-    dynamicResources: c.dynamicResources.map((r) => ({
-      claimName: r.claimName,
-      claimNamespace: r.claimNamespace,
-      claimResources: r.devices.map((d) => ({
-        cdiDevices: d.cdiDevices.map((name) => ({ name })),
-        driverName: d.driverName,
-        poolName: d.poolName,
-        deviceName: d.deviceName,
-        // `optional string share_id`: set only when the device is shared.
-        shareId: d.shareId === "" ? undefined : d.shareId,
-      })),
-    })),
-  };
-}
-
-function podInit(p: PodResources): MessageInit<Wire.PodResources> {
-  return {
-    name: p.name,
-    namespace: p.namespace,
-    containers: p.containers.map(containerInit),
-    cpuIds: p.cpuIds,
-    memory: p.memory.map(memoryInit),
-  };
-}
-
-/**
- * Encodes one `PodResources`.
- *
- * @param p The pod's resources.
- * @returns The serialized message.
- */
-export function encodePodResources(p: PodResources): Uint8Array {
-  return POD_RESOURCES.encode(podInit(p));
-}
-
-/**
- * Encodes a `ListPodResourcesResponse` (test servers).
- *
- * @param pods Every pod's resources.
- * @returns The serialized response.
- */
-export function encodeListPodResourcesResponse(pods: readonly PodResources[]): Uint8Array {
-  return LIST_RESPONSE.encode({ podResources: pods.map(podInit) });
-}
-
-/**
- * Encodes an `AllocatableResourcesResponse` (test servers).
- *
- * @param a The node's allocatable resources.
- * @returns The serialized response.
- */
-export function encodeAllocatableResourcesResponse(a: AllocatableResources): Uint8Array {
-  return ALLOCATABLE.encode({
-    devices: a.devices.map(devicesInit),
-    cpuIds: a.cpuIds,
-    memory: a.memory.map(memoryInit),
-  });
 }
 
 /**

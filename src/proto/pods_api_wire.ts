@@ -8,6 +8,7 @@
  * @module
  */
 
+import { concatBytes } from "../bytes_concat.ts";
 import { ProtoReader } from "./proto_reader.ts";
 import { decodeUtf8, WIRE_TYPE } from "./wire.ts";
 import { lenFieldSize, varintSize, writeLenField, writeVarint } from "./writer.ts";
@@ -100,16 +101,6 @@ export function getPodResponseHead(pod: Uint8Array): Uint8Array {
 }
 
 /**
- * Frames `GetPodResponse { bytes pod = 1 }` (and `PodGetResponse`: the same bytes).
- *
- * @param pod The serialized `v1.Pod`.
- * @returns The serialized response.
- */
-export function encodeGetPodResponse(pod: Uint8Array): Uint8Array {
-  return concat(getPodResponseHead(pod), pod);
-}
-
-/**
  * The bytes of `PodWatchResponse { v1.Pod pod = 1 }` before its pod (see
  * {@linkcode getPodResponseHead}).
  *
@@ -118,16 +109,6 @@ export function encodeGetPodResponse(pod: Uint8Array): Uint8Array {
  */
 export function podWatchResponseHead(pod: Uint8Array): Uint8Array {
   return lenFieldHead(1, pod.length);
-}
-
-/**
- * Frames `PodWatchResponse { v1.Pod pod = 1 }` of the package-less service.
- *
- * @param pod The serialized `v1.Pod`.
- * @returns The serialized response.
- */
-export function encodePodWatchResponse(pod: Uint8Array): Uint8Array {
-  return concat(podWatchResponseHead(pod), pod);
 }
 
 /**
@@ -164,7 +145,7 @@ export function watchPodsEventHead(type: WatchEventType, pod?: Uint8Array): Uint
  */
 export function encodeWatchPodsEvent(type: WatchEventType, pod?: Uint8Array): Uint8Array {
   const head = watchPodsEventHead(type, pod);
-  return pod !== undefined && pod.length > 0 ? concat(head, pod) : head;
+  return pod !== undefined && pod.length > 0 ? concatBytes([head, pod]) : head;
 }
 
 const NO_BYTES = new Uint8Array(0);
@@ -250,18 +231,11 @@ function decodeSinglePod(bytes: Uint8Array, what: string): Uint8Array {
     expectWireType(r, field, wireType, WIRE_LEN, "pod");
     // A repeated singular message field merges; concatenation is its merge.
     const value = r.bytes();
-    pod = pod === undefined ? value : concat(pod, value);
+    pod = pod === undefined ? value : concatBytes([pod, value]);
     return true;
   });
   // Absent is the empty message (proto3 `bytes` default; an empty v1.Pod).
   return pod ?? new Uint8Array(0);
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }
 
 /**

@@ -148,9 +148,6 @@ function removeFrom(map: Map<string, Set<PodUid>>, key: string, uid: PodUid): vo
   if (set.size === 0) map.delete(key);
 }
 
-/** The result of a container ID lookup. */
-export type ContainerLookup = readonly PodUid[];
-
 /** Indexes of a set of pods (live pods, or tombstones). */
 export class PodIndex {
   #keys = new Map<PodUid, PodKeys>();

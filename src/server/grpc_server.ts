@@ -36,10 +36,6 @@ export interface GrpcServerOptions {
   maxReceiveMessageBytes?: number;
   /** Largest response sent, bytes. @default {268435456} */
   maxSendMessageBytes?: number;
-  /** Largest request metadata accepted, bytes. @default {16384} */
-  maxMetadataBytes?: number;
-  /** How often to check that the socket file still exists, ms. @default {2000} */
-  socketCheckMs?: number;
   /** Concurrent streams per client connection. @default {1100} */
   maxConcurrentStreams?: number;
   /** Open client connections at once. @default {1024} */
@@ -136,7 +132,8 @@ export async function startGrpcServer(
   const observer = transportObserver(deps);
   const limits = {
     maxConcurrentStreams: options.maxConcurrentStreams ?? 1100,
-    maxHeaderListSize: options.maxMetadataBytes ?? 16 * 1024,
+    // Largest request metadata accepted.
+    maxHeaderListSize: 16 * 1024,
     // A connection with no call for 5 minutes is closed gracefully (clients
     // reconnect on their next call); one with calls but silent for 2
     // minutes is PINGed and closed if the PING is not answered in 20 s, so
@@ -164,7 +161,6 @@ export async function startGrpcServer(
   ]);
   const socket = {
     ...(options.socketGroup === undefined ? {} : { group: options.socketGroup }),
-    ...(options.socketCheckMs === undefined ? {} : { checkMs: options.socketCheckMs }),
     ...(options.ownSockets === undefined ? {} : { own: options.ownSockets }),
   };
   const clock = deps.clock === undefined ? {} : { clock: deps.clock };

@@ -33,8 +33,6 @@ export interface MaskedBytesCacheOptions {
   encode: PodEncoder;
   /** Upper bound on the masked pod bytes held. @default {16777216} */
   maxBytes?: number;
-  /** Upper bound on the assembled list bodies held. @default {16777216} */
-  maxListBytes?: number;
 }
 
 /** Bookkeeping cost of one entry beyond its bytes (map slots, key, typed array header). */
@@ -61,11 +59,13 @@ interface PodEntry {
 const PACKAGELESS_SLOT = 5;
 const GET_SLOT = 6;
 
+/** Upper bound on the assembled list bodies held. */
+const MAX_LIST_BYTES = 16 * 1024 * 1024;
+
 /** A byte-bounded cache of masked pod encodings, list bodies and watch frames. */
 export class MaskedBytesCache {
   #encode: PodEncoder;
   #maxBytes: number;
-  #maxListBytes: number;
   /**
    * Masked bytes and framed responses by pod UID, for one version of each
    * pod (the latest asked for: an older version's are dropped, never kept
@@ -83,7 +83,6 @@ export class MaskedBytesCache {
   constructor(options: MaskedBytesCacheOptions) {
     this.#encode = options.encode;
     this.#maxBytes = options.maxBytes ?? 16 * 1024 * 1024;
-    this.#maxListBytes = options.maxListBytes ?? 16 * 1024 * 1024;
   }
 
   /**
@@ -146,7 +145,7 @@ export class MaskedBytesCache {
     }
     this.#lists.set(mask.key, { pods: new WeakRef(pods), framed });
     this.#listBytes += framed.byteLength;
-    while (this.#listBytes > this.#maxListBytes && this.#lists.size > 1) {
+    while (this.#listBytes > MAX_LIST_BYTES && this.#lists.size > 1) {
       const [oldestKey, oldest] = this.#lists.entries().next().value as [string, ListEntry];
       this.#lists.delete(oldestKey);
       this.#listBytes -= oldest.framed.byteLength;

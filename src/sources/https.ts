@@ -7,6 +7,8 @@
  * @module
  */
 
+import { concatBytes } from "../bytes_concat.ts";
+
 /** TLS material of one HTTP client, as PEM texts. */
 export interface TlsMaterial {
   /** CA bundle the server's certificate is checked against (absent: system roots). */
@@ -141,12 +143,5 @@ export async function readBody(response: Response, maxBytes: number): Promise<Ui
   } finally {
     reader.releaseLock();
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const body = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return body;
+  return chunks.length === 1 ? chunks[0]! : concatBytes(chunks);
 }

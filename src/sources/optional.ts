@@ -41,8 +41,6 @@ export interface OptionalSourcesOptions {
   kubeletInsecureSkipTlsVerify?: boolean;
   /** `/pods` poll period, ms (`--kubelet-poll-period`). @default {DEFAULT_KUBELET_POLL_MS} */
   kubeletPollPeriodMs?: number;
-  /** Timeout of one `/pods` request, ms. @default {10000} */
-  kubeletTimeoutMs?: number;
   /** `in-cluster`, an API server URL, or `""` (`--apiserver`). */
   apiserver?: string;
   /** Kubeconfig of the API server source; `""`: none (`--apiserver-kubeconfig`). */
@@ -110,7 +108,6 @@ export function createOptionalSources(
     if (options.kubeletClientKey) kubelet.clientKeyFile = options.kubeletClientKey;
     if (options.kubeletCaFile) kubelet.caFile = options.kubeletCaFile;
     if (options.kubeletPollPeriodMs) kubelet.pollPeriodMs = options.kubeletPollPeriodMs;
-    if (options.kubeletTimeoutMs) kubelet.timeoutMs = options.kubeletTimeoutMs;
     sources.push(new KubeletPodSource(kubelet));
   }
   const connection = apiServerConnectionOf(

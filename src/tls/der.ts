@@ -5,6 +5,8 @@
  * @module
  */
 
+import { concatBytes } from "../bytes_concat.ts";
+
 /** Universal tags used here. */
 export const TAG = {
   boolean: 0x01,
@@ -22,16 +24,6 @@ export const TAG = {
 /** Bytes on a plain `ArrayBuffer`, as WebCrypto takes them. */
 export type Bytes = Uint8Array<ArrayBuffer>;
 
-function concat(parts: readonly Uint8Array[]): Bytes {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 function lengthBytes(n: number): number[] {
   if (n < 0x80) return [n];
   const bytes: number[] = [];
@@ -47,8 +39,8 @@ function lengthBytes(n: number): number[] {
  * @returns The encoding.
  */
 export function tlv(tag: number, ...content: readonly Uint8Array[]): Bytes {
-  const body = concat(content);
-  return concat([Uint8Array.of(tag, ...lengthBytes(body.length)), body]);
+  const body = concatBytes(content);
+  return concatBytes([Uint8Array.of(tag, ...lengthBytes(body.length)), body]);
 }
 
 /**

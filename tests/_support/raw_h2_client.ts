@@ -7,6 +7,7 @@
  * @module
  */
 
+import { concatBytes } from "../../src/bytes_concat.ts";
 import {
   buildFrame,
   CLIENT_PREFACE,
@@ -108,7 +109,7 @@ export class RawClient implements AsyncDisposable {
    * @param parts Frames or raw bytes, written in order.
    */
   async write(...parts: Uint8Array[]): Promise<void> {
-    const bytes = parts.length === 1 ? parts[0]! : concat(parts);
+    const bytes = parts.length === 1 ? parts[0]! : concatBytes(parts);
     let offset = 0;
     while (offset < bytes.byteLength) offset += await this.conn.write(bytes.subarray(offset));
   }
@@ -250,20 +251,6 @@ export class RawClient implements AsyncDisposable {
     this.close();
     return Promise.resolve();
   }
-}
-
-/**
- * @param parts Byte arrays.
- * @returns One array holding them in order.
- */
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.byteLength;
-  }
-  return out;
 }
 
 /**

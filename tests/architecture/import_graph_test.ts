@@ -16,6 +16,7 @@ const SRC = new URL("../../src/", import.meta.url);
 const LAYERS: readonly (readonly string[])[] = [
   [
     "backoff.ts",
+    "bytes_concat.ts",
     "bytes_equal.ts",
     "churn_map.ts",
     "clock.ts",

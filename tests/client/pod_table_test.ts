@@ -1,12 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  alignColumns,
-  formatAge,
-  maskKeeps,
-  podColumns,
-  podRow,
-  podStatusText,
-} from "../../src/client/pod_table.ts";
+import { alignColumns, maskKeeps, podColumns, podRow } from "../../src/client/pod_table.ts";
+import { printPod } from "../../src/kubeapi/mod.ts";
 import type { JsonObject } from "../../src/model/json.ts";
 import type { PodObject } from "../../src/model/pod.ts";
 
@@ -32,7 +26,7 @@ function pod(
 
 const running = { running: { startedAt: "2026-12-01T11:00:05Z" } };
 
-Deno.test("podStatusText() follows kubectl's printPod rules", async (t) => {
+Deno.test("printPod()'s STATUS column follows kubectl's rules", async (t) => {
   const cases: Array<[string, PodObject, string]> = [
     [
       "phase",
@@ -136,7 +130,7 @@ Deno.test("podStatusText() follows kubectl's printPod rules", async (t) => {
     ],
   ];
   for (const [name, p, want] of cases) {
-    await t.step(name, () => assert.equal(podStatusText(p), want));
+    await t.step(name, () => assert.equal(printPod(p, 0).cells[2], want));
   }
 });
 
@@ -210,26 +204,6 @@ Deno.test("podRow() prints - for every column a field mask removed", () => {
   assert.equal(maskKeeps(["spec.containers.name"], "spec.containers"), true);
   assert.equal(maskKeeps(["metadata.labels"], "status.phase"), false);
   assert.equal(maskKeeps([], "anything"), true);
-});
-
-Deno.test("formatAge() matches apimachinery's HumanDuration", async (t) => {
-  const s = 1000, m = 60 * s, h = 60 * m, d = 24 * h;
-  const cases: Array<[number, string]> = [
-    [-5 * s, "<invalid>"],
-    [0, "0s"],
-    [119 * s, "119s"],
-    [2 * m, "2m"],
-    [3 * m + 12 * s, "3m12s"],
-    [45 * m, "45m"],
-    [3 * h + 5 * m, "3h5m"],
-    [5 * h, "5h"],
-    [30 * h, "30h"],
-    [2 * d + 3 * h, "2d3h"],
-    [10 * d, "10d"],
-    [800 * d, "2y70d"],
-    [3000 * d, "8y"],
-  ];
-  for (const [ms, want] of cases) await t.step(want, () => assert.equal(formatAge(ms), want));
 });
 
 Deno.test("alignColumns() pads like kubectl's tab writer: three spaces, last column bare", () => {

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { concatBytes } from "../../src/bytes_concat.ts";
 import {
   FramedMessage,
   frameMessage,
@@ -10,16 +11,6 @@ import { GrpcError, STATUS } from "../../src/grpc/status.ts";
 
 function bytes(n: number, seed: number): Uint8Array {
   return Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 0xff);
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.byteLength;
-  }
-  return out;
 }
 
 function readAll(reader: MessageReader, chunks: readonly Uint8Array[]): Uint8Array[] {
@@ -58,8 +49,8 @@ Deno.test("frameMessageEndingWith() keeps its end by reference and frames the sa
     const end = bytes(endBytes, 2);
     const framed = frameMessageEndingWith(start, end);
     assert.equal(framed.tail, end.byteLength === 0 ? framed.tail : end, "the end is not copied");
-    assert.deepEqual(framed.bytes, frameMessage(concat([start, end])).bytes);
-    assert.deepEqual(framed.message, concat([start, end]));
+    assert.deepEqual(framed.bytes, frameMessage(concatBytes([start, end])).bytes);
+    assert.deepEqual(framed.message, concatBytes([start, end]));
     assert.equal(framed.byteLength, MESSAGE_PREFIX_BYTES + startBytes + endBytes);
     assert.equal(framed.messageBytes, startBytes + endBytes);
     assert.equal(framed.head.byteLength, MESSAGE_PREFIX_BYTES + startBytes);
@@ -68,7 +59,7 @@ Deno.test("frameMessageEndingWith() keeps its end by reference and frames the sa
 
 Deno.test("MessageReader reassembles messages split across two chunks at every offset", () => {
   const messages = [bytes(3, 1), new Uint8Array(0), bytes(40, 2), bytes(1, 3)];
-  const wire = concat(messages.map((m) => frameMessage(m).bytes));
+  const wire = concatBytes(messages.map((m) => frameMessage(m).bytes));
   for (let cut = 0; cut <= wire.byteLength; cut++) {
     const reader = new MessageReader(1024);
     const got = readAll(reader, [wire.subarray(0, cut), wire.subarray(cut)]);
@@ -79,7 +70,7 @@ Deno.test("MessageReader reassembles messages split across two chunks at every o
 
 Deno.test("MessageReader reassembles messages split across three chunks at every pair of offsets", () => {
   const messages = [bytes(6, 4), new Uint8Array(0), bytes(9, 5)];
-  const wire = concat(messages.map((m) => frameMessage(m).bytes));
+  const wire = concatBytes(messages.map((m) => frameMessage(m).bytes));
   for (let a = 0; a <= wire.byteLength; a++) {
     for (let b = a; b <= wire.byteLength; b++) {
       const reader = new MessageReader(1024);
@@ -91,7 +82,7 @@ Deno.test("MessageReader reassembles messages split across three chunks at every
 
 Deno.test("MessageReader reads a stream fed one byte at a time", () => {
   const messages = [bytes(17, 6), new Uint8Array(0), new Uint8Array(0), bytes(2, 7)];
-  const wire = concat(messages.map((m) => frameMessage(m).bytes));
+  const wire = concatBytes(messages.map((m) => frameMessage(m).bytes));
   const reader = new MessageReader(1024);
   const got = readAll(reader, [...wire].map((b) => new Uint8Array([b])));
   assert.deepEqual(got, messages);
@@ -179,7 +170,7 @@ Deno.test("MessageReader refuses a compressed message with UNIMPLEMENTED", async
 Deno.test("MessageReader delivers the messages before a compressed one", () => {
   const bad = frameMessage(bytes(2, 12)).bytes;
   bad[0] = 1;
-  const wire = concat([frameMessage(bytes(3, 13)).bytes, bad]);
+  const wire = concatBytes([frameMessage(bytes(3, 13)).bytes, bad]);
   const got: Uint8Array[] = [];
   assert.throws(() => new MessageReader(1024).push(wire, (m) => got.push(m)), GrpcError);
   assert.deepEqual(got, [bytes(3, 13)]);

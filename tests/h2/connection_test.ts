@@ -3,6 +3,7 @@
 // needs: the handshake, the hostile-peer limits of DESIGN.md §13 and issue
 // 10 item 5, flow control both ways, graceful shutdown, and an exception in
 // one connection's code.
+import { concatBytes } from "../../src/bytes_concat.ts";
 import assert from "node:assert/strict";
 import {
   type ConnectionOptions,
@@ -410,7 +411,7 @@ const MALFORMED: MalformedCase[] = [
         FRAME_TYPE.HEADERS,
         FLAG.END_HEADERS | FLAG.PRIORITY,
         1,
-        concatBytes(u32(1), new Uint8Array([16]), c.encoder.encode(REQUEST)),
+        concatBytes([u32(1), new Uint8Array([16]), c.encoder.encode(REQUEST)]),
       ),
     ],
     expect: { rst: [1, E.PROTOCOL_ERROR] },
@@ -436,16 +437,6 @@ const MALFORMED: MalformedCase[] = [
     expect: { rst: [1, E.PROTOCOL_ERROR] },
   },
 ];
-
-function concatBytes(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.byteLength;
-  }
-  return out;
-}
 
 Deno.test("Http2Connection answers each malformed frame with the RFC 9113 error", async (t) => {
   for (const c of MALFORMED) {

@@ -19,12 +19,12 @@ import {
   encodeWatchRequest,
   QUERY_EVENT_TYPE,
 } from "../../src/proto/mod.ts";
+import { encodeGetPodResourcesRequest } from "../../src/sources/podresources/mod.ts";
 import {
   encodeAllocatableResourcesResponse,
-  encodeGetPodResourcesRequest,
   encodeListPodResourcesResponse,
   encodePodResources,
-} from "../../src/sources/podresources/mod.ts";
+} from "../_support/podresources_answers.ts";
 import type { PodResources } from "../../src/model/pod_resources.ts";
 
 const POD_A = new Uint8Array([10, 5, 10, 3, 119, 101, 98, 18, 2, 8, 1]);

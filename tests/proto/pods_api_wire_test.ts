@@ -8,10 +8,8 @@ import {
   decodePodWatchResponse,
   decodeWatchPodsEvent,
   encodeGetPodRequest,
-  encodeGetPodResponse,
   encodeListPodsResponse,
   encodePod,
-  encodePodWatchResponse,
   encodeWatchPodsEvent,
   getPodResponseHead,
   PODS_API_DESCRIPTOR,
@@ -21,6 +19,7 @@ import {
   watchPodsEventHead,
 } from "../../src/proto/mod.ts";
 import type { PodObject } from "../../src/model/pod.ts";
+import { concatBytes } from "../../src/bytes_concat.ts";
 
 function pod(uid: string): PodObject {
   return {
@@ -56,16 +55,16 @@ Deno.test("encodeListPodsResponse() round-trips and matches both services' schem
   deepStrictEqual(schemaEncode("v1alpha1.ListPodsResponse", { pods: [POD_A, POD_B] }), bytes);
 });
 
-Deno.test("encodeGetPodResponse() and encodePodWatchResponse() round-trip", () => {
-  const get = encodeGetPodResponse(POD_B);
+Deno.test("a GetPodResponse or PodWatchResponse head and its pod decode as one message", () => {
+  const get = concatBytes([getPodResponseHead(POD_B), POD_B]);
   deepStrictEqual(decodeGetPodResponse(get), POD_B);
   deepStrictEqual(decodePod(decodeGetPodResponse(get)), pod("b".repeat(200)));
   deepStrictEqual(
     type(".PodGetResponse").decode(get).toJSON().pod.metadata.name,
     `pod-${"b".repeat(200)}`,
   );
-  const watch = encodePodWatchResponse(POD_A);
-  deepStrictEqual(watch, encodeGetPodResponse(POD_A));
+  const watch = concatBytes([podWatchResponseHead(POD_A), POD_A]);
+  deepStrictEqual(watch, concatBytes([getPodResponseHead(POD_A), POD_A]));
   deepStrictEqual(decodePodWatchResponse(watch), POD_A);
   deepStrictEqual(decodeGetPodResponse(new Uint8Array(0)), new Uint8Array(0));
 });
@@ -166,17 +165,12 @@ Deno.test("decodeGetPodRequest() rejects malformed bytes with a TypeError", asyn
 });
 
 Deno.test("a single-pod message's head followed by the pod is the whole message", () => {
-  const joined = (head: Uint8Array, body: Uint8Array) => {
-    const out = new Uint8Array(head.length + body.length);
-    out.set(head);
-    out.set(body, head.length);
-    return out;
-  };
+  const joined = (head: Uint8Array, body: Uint8Array) => concatBytes([head, body]);
   // Lengths on both sides of each varint width (1, 2 and 3 bytes).
   for (const size of [0, 1, 127, 128, 16_383, 16_384, 70_000]) {
     const body = new Uint8Array(size).fill(7);
-    deepStrictEqual(joined(getPodResponseHead(body), body), encodeGetPodResponse(body));
-    deepStrictEqual(joined(podWatchResponseHead(body), body), encodePodWatchResponse(body));
+    deepStrictEqual(decodeGetPodResponse(joined(getPodResponseHead(body), body)), body);
+    deepStrictEqual(decodePodWatchResponse(joined(podWatchResponseHead(body), body)), body);
     for (const type of Object.values(WATCH_EVENT_TYPE) as WatchEventType[]) {
       deepStrictEqual(
         joined(watchPodsEventHead(type, body), body),

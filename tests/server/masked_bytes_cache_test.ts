@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
+import { concatBytes } from "../../src/bytes_concat.ts";
 import type { CachedPod } from "../../src/cache/types.ts";
 import { FieldMaskCache, project } from "../../src/fieldmask/mod.ts";
 import {
   encodeListPodsResponse,
   encodePod,
-  encodePodWatchResponse,
   encodeWatchPodsEvent,
   POD_SCHEMA,
+  podWatchResponseHead,
   WATCH_EVENT_TYPE,
 } from "../../src/proto/mod.ts";
 import { frameMessage } from "../../src/grpc/message_framing.ts";
@@ -89,7 +90,7 @@ Deno.test("MaskedBytesCache.frameOf() shares unmasked frames between watchers", 
   );
   assert.deepEqual(
     cache.frameOf(ALL, pod, WATCH_EVENT_TYPE.ADDED, true).message,
-    encodePodWatchResponse(pod.bytes),
+    concatBytes([podWatchResponseHead(pod.bytes), pod.bytes]),
   );
   assert.deepEqual(
     cache.frameOf(MASK, pod, WATCH_EVENT_TYPE.DELETED, false).message,

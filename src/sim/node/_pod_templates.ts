@@ -31,8 +31,6 @@ export interface PodIdentity {
   readonly tokenSuffix: string;
   /** For Job pods: the Job's name and UID. */
   readonly job?: { readonly name: string; readonly uid: string };
-  /** The owner's name for Deployment and DaemonSet pods. */
-  readonly ownerName?: string;
 }
 
 /** The node a pod runs on. */

@@ -30,7 +30,6 @@ import {
   matches,
   sandboxOf,
   sandboxStatusOf,
-  simCgroupDir,
   type SimContainer,
   type SimSandbox,
 } from "./_runtime_records.ts";
@@ -73,6 +72,7 @@ import {
 import { IpPool } from "../_ip_pool.ts";
 import { SIMULATED_RUNTIME_NAME } from "../simulated_runtime_name.ts";
 import { CallFaults } from "./_call_faults.ts";
+import { SimProcessTable } from "./_process_table.ts";
 import { KILLED_EXIT_CODE, SimRuntimeState } from "./_runtime_state.ts";
 
 export type { SimContainer, SimSandbox };
@@ -83,10 +83,6 @@ export interface SimCriRuntimeOptions {
   clock?: Clock;
   /** `runtimeName` of Version, the prefix of container IDs. @default {"pods-api-simulated"} */
   runtimeName?: string;
-  /** First two octets of pod IPs (a /16: about 65000 pods). @default {"10.88"} */
-  ipv4Prefix?: string;
-  /** Also give each pod an IPv6 address under this prefix (e.g. `fd00::`). */
-  ipv6Prefix?: string;
   /** Whether GetContainerEvents is implemented (false: UNIMPLEMENTED, as containerd 1.6). @default {true} */
   eventsImplemented?: boolean;
   /**
@@ -96,9 +92,6 @@ export interface SimCriRuntimeOptions {
    */
   eventStatuses?: boolean;
 }
-
-/** Where simulated init PIDs start: above what a host's own daemons take. */
-const FIRST_PID = 100_000;
 
 /**
  * An in-memory CRI runtime. Every read returns fresh objects, as decoding a
@@ -119,23 +112,20 @@ export class SimCriRuntime implements RuntimeService {
   /** Whether GetContainerEvents is served (false: UNIMPLEMENTED). */
   eventsImplemented: boolean;
   readonly #runtimeName: string;
-  readonly #ipv6Prefix: string | undefined;
   readonly #state: SimRuntimeState;
   readonly #faults = new CallFaults();
-  /** The host PID the next started container's init process gets (never reused). */
-  #nextPid = FIRST_PID;
-  /** Started containers by init PID; entries of exited or removed ones are pruned as it grows. */
-  #byPid = new Map<number, SimContainer>();
+  readonly #processes: SimProcessTable;
 
-  /** @param options Clock, runtime name, IP prefixes, events switch. */
+  /** @param options Clock, runtime name, events switches. */
   constructor(options: SimCriRuntimeOptions = {}) {
     this.#state = new SimRuntimeState({
       clock: options.clock ?? systemClock,
-      ips: new IpPool({ prefix: options.ipv4Prefix ?? "10.88" }),
+      // A /16: about 65000 pods.
+      ips: new IpPool({ prefix: "10.88" }),
       eventStatuses: options.eventStatuses ?? true,
     });
+    this.#processes = new SimProcessTable(this.#state.sandboxes, this.#state.containers);
     this.#runtimeName = options.runtimeName ?? SIMULATED_RUNTIME_NAME;
-    this.#ipv6Prefix = options.ipv6Prefix;
     this.eventsImplemented = options.eventsImplemented ?? true;
   }
 
@@ -214,15 +204,6 @@ export class SimCriRuntime implements RuntimeService {
     c.reason = options.reason ?? (options.exitCode === 0 ? "Completed" : "Error");
     c.message = options.message ?? "";
     this.#state.emit(c.id, CONTAINER_EVENT_TYPE.stopped, c.sandboxId);
-  }
-
-  /**
-   * Kills a container for exceeding its memory limit: exit 137, reason OOMKilled.
-   *
-   * @param containerId The container.
-   */
-  oomKill(containerId: string): void {
-    this.exitContainer(containerId, { exitCode: 137, reason: "OOMKilled" });
   }
 
   /**
@@ -315,19 +296,7 @@ export class SimCriRuntime implements RuntimeService {
    * @returns The container, its pod's UID and its cgroup directory, or `undefined`.
    */
   processOf(pid: number): { containerId: string; podUid: string; cgroupDir: string } | undefined {
-    const c = this.#byPid.get(pid);
-    if (!this.#alive(c)) return undefined;
-    const podUid = this.#state.sandboxes.get(c.sandboxId)?.uid ?? "";
-    return { containerId: c.id, podUid, cgroupDir: simCgroupDir(podUid, c.id) };
-  }
-
-  #alive(c: SimContainer | undefined): c is SimContainer {
-    return c !== undefined && c.state === CONTAINER_STATE.running &&
-      this.#state.containers.get(c.id) === c;
-  }
-
-  #pruneProcesses(): void {
-    for (const [pid, c] of this.#byPid) if (!this.#alive(c)) this.#byPid.delete(pid);
+    return this.#processes.processOf(pid);
   }
 
   /** Number of sandboxes held. */
@@ -401,9 +370,7 @@ export class SimCriRuntime implements RuntimeService {
         annotations: copyMap(config?.annotations),
         runtimeHandler: request.runtimeHandler ?? "",
         ip,
-        additionalIps: ip !== "" && this.#ipv6Prefix !== undefined
-          ? [`${this.#ipv6Prefix}${ip.split(".").slice(2).join(":")}`]
-          : [],
+        additionalIps: [],
         network: ns?.network ?? NAMESPACE_MODE.pod,
         pid: ns?.pid ?? NAMESPACE_MODE.container,
         ipc: ns?.ipc ?? NAMESPACE_MODE.pod,
@@ -536,9 +503,7 @@ export class SimCriRuntime implements RuntimeService {
       }
       c.state = CONTAINER_STATE.running;
       c.startedAt = this.#state.nowNs();
-      c.pid = this.#nextPid++;
-      this.#byPid.set(c.pid, c);
-      if (this.#byPid.size > 2 * this.#state.containers.size + 16) this.#pruneProcesses();
+      this.#processes.start(c);
       this.#state.emit(c.id, CONTAINER_EVENT_TYPE.started, c.sandboxId);
       return {};
     });

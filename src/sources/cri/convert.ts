@@ -96,7 +96,7 @@ export function containerIdScheme(runtimeName: string | undefined): string {
   return runtimeName || UNNAMED_RUNTIME;
 }
 
-/** Options of {@linkcode convertPod} and {@linkcode convertPods}. */
+/** Options of {@linkcode convertPod}. */
 export interface ConvertOptions {
   /** `spec.nodeName` of every pod. */
   nodeName?: string;
@@ -144,59 +144,6 @@ export function containerPodUid(container: Container): string | undefined {
  */
 export function isValidCriId(id: unknown): id is string {
   return identifier(id, MAX_ID_LENGTH) !== undefined;
-}
-
-/**
- * Groups sandboxes and containers by pod UID and converts each group. Items
- * without a valid UID are skipped and reported; containers whose pod has no
- * sandbox are ignored (the kubelet removes such orphans).
- *
- * @example Usage
- * ```ts
- * import { convertPods } from "./convert.ts";
- * const pods = convertPods([], [], { nodeName: "node-1" });
- * pods.length; // 0
- * ```
- *
- * @param sandboxes All listed sandboxes (with statuses where inspected).
- * @param containers All listed containers (with statuses where inspected).
- * @param options Node name, host IPs, runtime name, rejection handler.
- * @returns One pod per UID.
- */
-export function convertPods(
-  sandboxes: readonly SandboxInput[],
-  containers: readonly ContainerInput[],
-  options: ConvertOptions = {},
-): PodObject[] {
-  const onReject = options.onReject ?? ignoreRejection;
-  const groups = new Map<string, { sandboxes: SandboxInput[]; containers: ContainerInput[] }>();
-  const uidBySandboxId = new Map<string, string>();
-  for (const input of sandboxes) {
-    const uid = sandboxPodUid(input.sandbox);
-    if (uid === undefined) {
-      onReject(
-        "invalid_identity",
-        `sandbox ${JSON.stringify(input.sandbox.id)} has no valid pod UID`,
-      );
-      continue;
-    }
-    uidBySandboxId.set(input.sandbox.id, uid);
-    let group = groups.get(uid);
-    if (group === undefined) groups.set(uid, group = { sandboxes: [], containers: [] });
-    group.sandboxes.push(input);
-  }
-  for (const input of containers) {
-    const uid = uidBySandboxId.get(input.container.podSandboxId) ??
-      containerPodUid(input.container);
-    const group = uid === undefined ? undefined : groups.get(uid);
-    group?.containers.push(input);
-  }
-  const pods: PodObject[] = [];
-  for (const group of groups.values()) {
-    const pod = convertPod(group.sandboxes, group.containers, options);
-    if (pod !== undefined) pods.push(pod);
-  }
-  return pods;
 }
 
 /**

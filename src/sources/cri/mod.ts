@@ -22,7 +22,6 @@ export {
   type ContainerInput,
   type ConvertOptions,
   convertPod,
-  convertPods,
   type RejectHandler,
   type RejectReason,
   type SandboxInput,

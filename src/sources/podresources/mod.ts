@@ -16,14 +16,9 @@ export {
 } from "./client.ts";
 export {
   decodeAllocatableResourcesResponse,
-  decodeGetPodResourcesRequest,
   decodeGetPodResourcesResponse,
   decodeListPodResourcesResponse,
-  decodePodResources,
-  encodeAllocatableResourcesResponse,
   encodeGetPodResourcesRequest,
-  encodeListPodResourcesResponse,
-  encodePodResources,
   PODRESOURCES_METHODS,
 } from "../../proto/podresources_wire.ts";
 export {

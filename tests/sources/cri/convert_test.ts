@@ -6,7 +6,6 @@ import {
   type ContainerInput,
   type ConvertOptions,
   convertPod,
-  convertPods,
   type SandboxInput,
   UNNAMED_RUNTIME,
 } from "../../../src/sources/cri/mod.ts";
@@ -283,14 +282,6 @@ Deno.test("convertPod() keeps one pod per UID across sandbox attempts", async (t
     assert.equal(status(pod).podIPs, undefined);
     assert.equal(conditions(pod).PodReadyToStartContainers?.status, "False");
   });
-  await t.step("convertPods() merges the attempts of one UID into one pod", () => {
-    const pods = convertPods([
-      sandbox({ attempt: 0, ready: false, created: 0 }),
-      sandbox({ attempt: 1, created: 30 }),
-      sandbox({ uid: "uid-2", name: "db" }),
-    ], [container(), container({ uid: "uid-2", sandboxId: "sb-uid-2-0" })]);
-    assert.deepEqual(pods.map((p) => p.metadata.uid).sort(), ["uid-1", "uid-2"]);
-  });
 });
 
 Deno.test("convertPod() strips the kubelet's internal labels and annotations", () => {
@@ -554,15 +545,5 @@ Deno.test("convertPod() sanitizes hostile runtime data", async (t) => {
     const pod = convert([sandbox()], [container({ state: 42 })], { onReject: r.onReject });
     assert.deepEqual(statuses(pod)[0]?.state, { waiting: { reason: "ContainerStatusUnknown" } });
     assert.deepEqual(r.reasons(), ["invalid_status"]);
-  });
-  await t.step("convertPods() skips one bad sandbox and keeps the rest", () => {
-    const r = rejections();
-    const good = sandbox({ uid: "uid-2", name: "db" });
-    const bad = sandbox({ uid: "\ufffd" });
-    const pods = convertPods([bad, good], [container({ uid: "orphan", sandboxId: "gone" })], {
-      onReject: r.onReject,
-    });
-    assert.deepEqual(pods.map((p) => p.metadata.uid), ["uid-2"]);
-    assert.deepEqual(r.reasons(), ["invalid_identity"]);
   });
 });

@@ -5,14 +5,16 @@ import assert from "node:assert/strict";
 import { GrpcServer, type MethodHandler } from "../../../src/grpc/server.ts";
 import { GrpcError, STATUS } from "../../../src/grpc/status.ts";
 import {
+  PodResourcesClient,
+  podResourcesSocketPath,
+} from "../../../src/sources/podresources/mod.ts";
+import {
   decodeGetPodResourcesRequest,
   encodeAllocatableResourcesResponse,
   encodeListPodResourcesResponse,
   encodePodResources,
-  PodResourcesClient,
-  podResourcesSocketPath,
-} from "../../../src/sources/podresources/mod.ts";
-import { MessageWriter } from "../../../src/proto/message_writer.ts";
+} from "../../_support/podresources_answers.ts";
+import { MessageWriter } from "../../_support/message_writer.ts";
 import { gpuPod } from "../../_fixtures/pod_resources.ts";
 
 function unary(handle: (request: Uint8Array) => Uint8Array): MethodHandler {

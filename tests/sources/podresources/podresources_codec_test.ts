@@ -1,16 +1,18 @@
 import assert from "node:assert/strict";
 import {
   decodeAllocatableResourcesResponse,
-  decodeGetPodResourcesRequest,
   decodeGetPodResourcesResponse,
   decodeListPodResourcesResponse,
-  encodeAllocatableResourcesResponse,
   encodeGetPodResourcesRequest,
+} from "../../../src/sources/podresources/mod.ts";
+import {
+  decodeGetPodResourcesRequest,
+  encodeAllocatableResourcesResponse,
   encodeListPodResourcesResponse,
   encodePodResources,
-} from "../../../src/sources/podresources/mod.ts";
+} from "../../_support/podresources_answers.ts";
 import type { PodResources } from "../../../src/model/pod_resources.ts";
-import { MessageWriter } from "../../../src/proto/message_writer.ts";
+import { MessageWriter } from "../../_support/message_writer.ts";
 import { containerResources } from "../../_fixtures/pod_resources.ts";
 
 const FULL: PodResources = {

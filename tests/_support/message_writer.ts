@@ -1,6 +1,6 @@
 /**
  * Writing a protobuf message field by field, in the order of the calls:
- * for bytes no schema describes (tests that craft unusual input, messages
+ * for bytes no schema describes (input crafted to be unusual, messages
  * nested by hand). Scalars at their default (0, "", false) are left out as
  * proto3 does; a message field is written even when empty (it is "set").
  * It writes through the one protobuf {@linkcode Writer}.
@@ -8,8 +8,8 @@
  * @module
  */
 
-import { WIRE_TYPE } from "./wire.ts";
-import { Writer } from "./writer.ts";
+import { WIRE_TYPE } from "../../src/proto/wire.ts";
+import { Writer } from "../../src/proto/writer.ts";
 
 /**
  * Writes a message's fields in the order of the calls.

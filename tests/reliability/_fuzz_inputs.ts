@@ -156,7 +156,7 @@ export function randomMaskBinary(rng: Prng): Uint8Array {
 
 /**
  * Builds one call's mask metadata: none, one text, one binary, several, both,
- * bytes under the text key, or a huge one (every `hugeEvery` inputs).
+ * bytes under the text key, or, when `options.huge`, a huge one.
  *
  * @param rng The PRNG.
  * @param options `asciiOnly` for what a real client can send; `huge` to add

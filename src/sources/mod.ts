@@ -91,6 +91,11 @@ export interface PolledSource {
    * @returns Resolves once the signal aborts or the source has nothing to watch.
    */
   watchChanges?(signal: AbortSignal, changes: SourceChanges): Promise<void>;
+  /**
+   * The init processes of the source's running containers, for the process
+   * lookups: set by the one source that knows them, the runtime's.
+   */
+  readonly processes?: ContainerProcessSource;
   /** Releases what the source holds open (an HTTP client, a socket). */
   close?(): void;
 }
@@ -132,9 +137,7 @@ export function containerProcessSourceOf(
   sources: readonly PodSource[],
 ): ContainerProcessSource | undefined {
   for (const source of sources) {
-    if ("containerProcesses" in source && typeof source.containerProcesses === "function") {
-      return source as PodSource & ContainerProcessSource;
-    }
+    if (!isWatched(source) && source.processes !== undefined) return source.processes;
   }
   return undefined;
 }

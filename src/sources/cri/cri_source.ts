@@ -121,6 +121,8 @@ const NO_PROCESSES: readonly RunningContainerProcess[] = Object.freeze([]);
 export class CriPodSource implements PolledSource, ContainerProcessSource {
   /** Always `"cri"`. */
   readonly kind = "cri" as const;
+  /** Itself: the runtime's source is the one that knows its containers' processes. */
+  readonly processes: ContainerProcessSource = this;
   readonly #runtime: CriPodSourceOptions["runtime"];
   readonly #options: CriPodSourceOptions;
   readonly #log: Logger;
